@@ -1,0 +1,74 @@
+// @colloquy/core: the domain, no I/O.
+
+export type { ErrorCode } from './errors/colloquy-error.js';
+// --- errors ---
+export { ColloquyError, isColloquyError, toColloquyError } from './errors/colloquy-error.js';
+export type {
+  ChannelCapabilities,
+  ChannelCommand,
+  ChannelContext,
+  ChannelPlugin,
+  ChannelStatus,
+  InboundMessage,
+  MarkdownDialect,
+  OutboundMessage,
+  SendResult,
+  ThreadBindingAccess,
+  ThreadRequest,
+} from './interfaces/channel-plugin.js';
+export type {
+  AgentInfo,
+  AgentRunParams,
+  AgentWaitResult,
+  DeliveryOutcome,
+  Gateway,
+  GatewayEvent,
+  GatewayMethod,
+  GatewayMethods,
+  GatewayParams,
+  GatewayResult,
+  SessionStatusResult,
+  SessionsListParams,
+  SessionsListResult,
+  SessionsPatchFields,
+  SessionsResolveParams,
+} from './interfaces/gateway.js';
+export type { Logger } from './interfaces/logger.js';
+export { silentLogger } from './interfaces/logger.js';
+export type {
+  FinishReason,
+  ModelMessage,
+  ModelProvider,
+  ModelRequest,
+  ModelStreamEvent,
+  ModelToolSpec,
+} from './interfaces/model-provider.js';
+export type {
+  AnnounceOutcome,
+  ChatType,
+  ContentBlock,
+  DeliveryContext,
+  InboxEntry,
+  Lane,
+  MediaAttachment,
+  MessageProvenance,
+  MessageRole,
+  OutboxEntry,
+  OutboxStatus,
+  RunRecord,
+  RunStatus,
+  SendPolicyOverride,
+  SessionKind,
+  SessionOrigin,
+  SessionRecord,
+  SessionStatus,
+  StoredMessage,
+  ThreadBinding,
+  TokenUsage,
+  TranscriptMessage,
+} from './interfaces/records.js';
+// --- records and interfaces ---
+export { SESSION_KINDS, TERMINAL_RUN_STATUSES } from './interfaces/records.js';
+export type { RunListQuery, SessionListQuery, SessionPatch, Store } from './interfaces/store.js';
+export type { AgentTool, ToolResult } from './interfaces/tool.js';
+export { toolResult } from './interfaces/tool.js';

@@ -1,0 +1,127 @@
+import type { Logger } from './logger.js';
+import type { ChatType, DeliveryContext, MediaAttachment, ThreadBinding } from './records.js';
+
+/** The markdown dialect a channel renders; the plugin converts model markdown into it. */
+export type MarkdownDialect = 'commonmark' | 'telegram-html' | 'discord' | 'whatsapp' | 'plain';
+
+/** What a channel can do. Rare features live here, not in new required methods. */
+export interface ChannelCapabilities {
+  /** Threads or forum topics can be created and bound to sessions. */
+  threads: boolean;
+  /** How a bound thread is named in session keys: `thread` (Discord) or `topic` (Telegram). */
+  threadKind?: 'thread' | 'topic';
+  edits: boolean;
+  reactions: boolean;
+  media: boolean;
+  typing: boolean;
+  /** The platform's maximum text length of one message (after format conversion). */
+  maxTextLength: number;
+  markdown: MarkdownDialect;
+}
+
+/** An inbound platform message, normalised by the plugin. */
+export interface InboundMessage {
+  /** The plugin id. */
+  channel: string;
+  accountId: string;
+  chat: { type: ChatType; id: string; title?: string };
+  sender: { id: string; name?: string; username?: string; isBot?: boolean };
+  /** A thread or forum topic inside the chat. */
+  threadId?: string;
+  text: string;
+  media?: MediaAttachment[];
+  /**
+   * The bot is addressed: mentioned, replied to, a command, or the chat's gating config says
+   * "always". Group and channel messages without it are not answered.
+   */
+  mentionsBot: boolean;
+  /** The platform message id. */
+  messageId: string;
+  replyToMessageId?: string;
+  /** Epoch ms; default now. */
+  timestamp?: number;
+}
+
+/** An outbound message. `text` is model markdown; the plugin converts and chunks it. */
+export interface OutboundMessage {
+  text: string;
+  /** Reply to (quote) this platform message. */
+  replyToMessageId?: string;
+  /** `plain` sends the text as is, without markdown conversion. Default `markdown`. */
+  format?: 'markdown' | 'plain';
+}
+
+/** Result of a send: the id of the first message and of every chunk sent. */
+export interface SendResult {
+  messageId: string;
+  messageIds: string[];
+}
+
+/** Plugin health, shown by `colloquy status`. */
+export interface ChannelStatus {
+  state: 'starting' | 'connected' | 'reconnecting' | 'disconnected' | 'logged-out' | 'error';
+  detail?: string;
+  accounts?: { accountId: string; state: string; detail?: string }[];
+}
+
+/** Binding persistence offered to plugins (backed by the Store). */
+export interface ThreadBindingAccess {
+  get(accountId: string, threadId: string): ThreadBinding | undefined;
+  put(binding: Omit<ThreadBinding, 'channel'>): void;
+  touch(accountId: string, threadId: string, at: number): void;
+  remove(accountId: string, threadId: string): void;
+  list(): ThreadBinding[];
+}
+
+/** A slash command a plugin may register with its platform. */
+export interface ChannelCommand {
+  name: string;
+  description: string;
+}
+
+/** What the runtime gives a plugin at start. The plugin never imports the runtime. */
+export interface ChannelContext {
+  /** Hands an inbound message to the runtime. Resolves once it is accepted (not answered). */
+  receive(message: InboundMessage): Promise<void>;
+  /** Runs a slash command as the given sender and returns the reply text (for native command UIs). */
+  runCommand?(message: InboundMessage): Promise<string>;
+  /** Thread bindings for this plugin's channel. */
+  threadBindings: ThreadBindingAccess;
+  /** The slash commands the app supports (for setMyCommands and friends). */
+  commands: readonly ChannelCommand[];
+  log: Logger;
+  /** Aborted when the runtime shuts down. */
+  signal: AbortSignal;
+}
+
+/** A request to create a thread/topic for a session. */
+export interface ThreadRequest {
+  /** The chat that holds the new thread (a delivery context without `threadId`). */
+  parent: DeliveryContext;
+  /** A human title for the thread. */
+  title: string;
+  /** The session the thread will be bound to. */
+  sessionKey: string;
+  /** Start the thread from this platform message, where the platform supports it. */
+  fromMessageId?: string;
+}
+
+/**
+ * A chat platform. Each plugin package exports one factory returning this.
+ * Chunking, format conversion and rate-limit retries live in the plugin; send policy does not
+ * (the runtime checks it before calling `send`).
+ */
+export interface ChannelPlugin {
+  readonly id: string;
+  readonly capabilities: ChannelCapabilities;
+  start(ctx: ChannelContext): Promise<void>;
+  /** Stops polling/sockets and releases every resource. Idempotent. */
+  stop(): Promise<void>;
+  /** Sends a message; resolves with the platform message id(s). Throws `ColloquyError` `CHANNEL_ERROR`. */
+  send(to: DeliveryContext, message: OutboundMessage): Promise<SendResult>;
+  /** Shows or refreshes a typing indicator. */
+  sendTyping?(to: DeliveryContext): Promise<void>;
+  /** Creates a thread/topic; returns the delivery context inside it. */
+  createThread?(request: ThreadRequest): Promise<DeliveryContext & { threadId: string }>;
+  status?(): ChannelStatus;
+}

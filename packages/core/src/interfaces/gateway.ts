@@ -1,0 +1,155 @@
+import type {
+  DeliveryContext,
+  Lane,
+  MessageProvenance,
+  RunStatus,
+  SendPolicyOverride,
+  SessionKind,
+  SessionRecord,
+  SessionStatus,
+  StoredMessage,
+  TokenUsage,
+} from './records.js';
+
+/** Parameters of `sessions.list`. Visibility is applied by the caller (the tools), not here. */
+export interface SessionsListParams {
+  kinds?: SessionKind[];
+  activeMinutes?: number;
+  spawnedBy?: string;
+  agentIds?: string[];
+  keys?: string[];
+  includeArchived?: boolean;
+  limit?: number;
+}
+
+/** Result of `sessions.list`: rows (newest first) and how many matched before `limit`. */
+export interface SessionsListResult {
+  sessions: SessionRecord[];
+  total: number;
+}
+
+/**
+ * Parameters of `sessions.resolve`: exactly one of `key`, `sessionId` or `label`.
+ * `agentId` is the requester's agent: it resolves the `main` alias and scopes label look-ups.
+ */
+export interface SessionsResolveParams {
+  key?: string;
+  sessionId?: string;
+  label?: string;
+  agentId?: string;
+}
+
+/** Fields `sessions.patch` may change; `null` clears. */
+export interface SessionsPatchFields {
+  label?: string | null;
+  displayName?: string | null;
+  model?: string | null;
+  thinkingLevel?: string | null;
+  verboseLevel?: string | null;
+  sendPolicy?: SendPolicyOverride | null;
+}
+
+/** The outcome of any outbound delivery. Refusals and failures are values, not exceptions. */
+export type DeliveryOutcome =
+  | { status: 'delivered'; messageId: string; messageIds: string[] }
+  | { status: 'denied'; reason: string }
+  | { status: 'skipped'; reason: string }
+  | { status: 'failed'; error: string; code?: string };
+
+/** Parameters of `agent`: enqueue a run. Returns at once with its `runId`. */
+export interface AgentRunParams {
+  sessionKey: string;
+  message: string;
+  /** Default `main`. */
+  lane?: Lane;
+  /** Deliver the final reply to the session's channel (default true for channel sessions). */
+  deliver?: boolean;
+  spawnedBy?: string;
+  extraSystemPrompt?: string;
+  /** 0 or absent: no timeout. */
+  timeoutSeconds?: number;
+  provenance?: MessageProvenance;
+  /** A caller-chosen key: a second `agent` call with the same key returns the first run. */
+  idempotencyKey?: string;
+}
+
+/** Result of `agent.wait`. `waitTimedOut` means the run is still going. */
+export interface AgentWaitResult {
+  runId: string;
+  status: RunStatus;
+  waitTimedOut: boolean;
+  reply?: string;
+  error?: string;
+  usage?: TokenUsage;
+}
+
+/** One agent, as `agents.list` returns it. */
+export interface AgentInfo {
+  id: string;
+  name?: string;
+  default?: true;
+  model?: string;
+}
+
+/** Result of `session.status`. */
+export interface SessionStatusResult {
+  session: SessionRecord;
+  status: SessionStatus;
+  queueDepth: number;
+  activeRunId?: string;
+  transcriptLocator?: string;
+}
+
+/**
+ * The RPC surface of a Colloquy gateway: method name -> [params, result].
+ * Served in-process and over WebSocket with exactly the same shapes.
+ */
+export interface GatewayMethods {
+  'sessions.list': [SessionsListParams, SessionsListResult];
+  'sessions.resolve': [SessionsResolveParams, { session: SessionRecord }];
+  'sessions.patch': [{ key: string; patch: SessionsPatchFields }, { session: SessionRecord }];
+  'sessions.delete': [{ key: string }, { deleted: boolean }];
+  'chat.history': [
+    { key: string; limit?: number; beforeSeq?: number },
+    { sessionKey: string; messages: StoredMessage[]; total: number },
+  ];
+  'chat.send': [{ key: string; text: string; replyToMessageId?: string }, DeliveryOutcome];
+  agent: [AgentRunParams, { runId: string; sessionKey: string; status: RunStatus }];
+  'agent.wait': [{ runId: string; timeoutMs: number }, AgentWaitResult];
+  'agent.abort': [{ runId?: string; sessionKey?: string; reason?: string }, { aborted: string[] }];
+  'agents.list': [Record<string, never>, { agents: AgentInfo[] }];
+  'session.status': [{ key: string }, SessionStatusResult];
+}
+
+/** A gateway method name. */
+export type GatewayMethod = keyof GatewayMethods;
+/** The params type of a gateway method. */
+export type GatewayParams<M extends GatewayMethod> = GatewayMethods[M][0];
+/** The result type of a gateway method. */
+export type GatewayResult<M extends GatewayMethod> = GatewayMethods[M][1];
+
+/** Events pushed by a gateway (in-process listeners and WebSocket subscribers). */
+export type GatewayEvent =
+  | { type: 'run.queued'; runId: string; sessionKey: string; lane: Lane }
+  | { type: 'run.started'; runId: string; sessionKey: string }
+  | { type: 'run.delta'; runId: string; sessionKey: string; text: string }
+  | { type: 'run.tool'; runId: string; sessionKey: string; toolName: string; toolCallId: string }
+  | { type: 'run.ended'; runId: string; sessionKey: string; status: RunStatus; error?: string }
+  | { type: 'session.updated'; sessionKey: string }
+  | { type: 'session.deleted'; sessionKey: string }
+  | { type: 'delivery'; sessionKey: string; to: DeliveryContext; outcome: DeliveryOutcome };
+
+/**
+ * The methods tools and clients call. Every method rejects with a `ColloquyError`
+ * (e.g. `SESSION_NOT_FOUND`, `INVALID_ARGUMENT`, `RUN_NOT_FOUND`) on failure.
+ *
+ * @example
+ * ```ts
+ * const { sessions } = await gateway.call('sessions.list', { kinds: ['group'], limit: 20 });
+ * ```
+ */
+export interface Gateway {
+  call<M extends GatewayMethod>(method: M, params: GatewayParams<M>): Promise<GatewayResult<M>>;
+  /** Subscribes to gateway events; returns the unsubscribe function. */
+  subscribe?(listener: (event: GatewayEvent) => void): () => void;
+}

@@ -1,0 +1,29 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+
+/** What a tool returns: the JSON as text for the model, and the same object as `details`. */
+export interface ToolResult<T = unknown> {
+  content: [{ type: 'text'; text: string }];
+  details: T;
+  isError?: boolean;
+}
+
+/**
+ * A model-callable tool. `parameters` is a TypeBox schema: JSON Schema for the model, and
+ * validated at run time. Tools never throw for a user or model mistake: they return
+ * `{ status: "error" | "forbidden", error }`.
+ */
+export interface AgentTool<P extends TSchema = TSchema, R = unknown> {
+  name: string;
+  description: string;
+  parameters: P;
+  execute(toolCallId: string, args: Static<P>, signal?: AbortSignal): Promise<ToolResult<R>>;
+}
+
+/** Builds a tool result from a JSON-serialisable object. */
+export function toolResult<T>(details: T, isError = false): ToolResult<T> {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(details, null, 2) }],
+    details,
+    ...(isError ? { isError } : {}),
+  };
+}
