@@ -1,3 +1,4 @@
+import type { Gateway } from './gateway.js';
 import type { Logger } from './logger.js';
 import type { ChatType, DeliveryContext, MediaAttachment, ThreadBinding } from './records.js';
 
@@ -90,6 +91,11 @@ export interface ChannelContext {
   /** The slash commands the app supports (for setMyCommands and friends). */
   commands: readonly ChannelCommand[];
   log: Logger;
+  /**
+   * The gateway, for plugins that show or stream session state (the web chat's owner panel and
+   * streamed replies use `subscribe`). Plugins must not bypass policy: outbound goes through `send`.
+   */
+  gateway?: Gateway;
   /** Aborted when the runtime shuts down. */
   signal: AbortSignal;
 }
