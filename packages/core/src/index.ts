@@ -67,6 +67,10 @@ export type {
   TokenUsage,
   TranscriptMessage,
 } from './interfaces/records.js';
+// --- stores ---
+export { MemoryStore } from './store/memory-store.js';
+export { compareSessionsNewestFirst, matchesSessionQuery } from './store/session-query.js';
+
 // --- records and interfaces ---
 export { SESSION_KINDS, TERMINAL_RUN_STATUSES } from './interfaces/records.js';
 export type { RunListQuery, SessionListQuery, SessionPatch, Store } from './interfaces/store.js';

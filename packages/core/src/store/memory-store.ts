@@ -1,0 +1,406 @@
+import { ColloquyError } from '../errors/colloquy-error.js';
+import type {
+  InboxEntry,
+  OutboxEntry,
+  OutboxStatus,
+  RunRecord,
+  SessionRecord,
+  StoredMessage,
+  ThreadBinding,
+  TranscriptMessage,
+} from '../interfaces/records.js';
+import type { RunListQuery, SessionListQuery, SessionPatch, Store } from '../interfaces/store.js';
+import { compareSessionsNewestFirst, matchesSessionQuery } from './session-query.js';
+
+type Undo = () => void;
+
+const outboxId = (childSessionKey: string, runId: string) => `${childSessionKey}\u0000${runId}`;
+const bindingId = (channel: string, accountId: string, threadId: string) =>
+  `${channel}\u0000${accountId}\u0000${threadId}`;
+
+/**
+ * A Store held in memory: the reference implementation of the Store contract, for tests and
+ * for embedding without persistence. Values are copied in and out, as a database would.
+ *
+ * @example
+ * ```ts
+ * const store = new MemoryStore();
+ * store.putSession({ key: 'agent:main:main', sessionId: 'id-1', agentId: 'main', kind: 'main', createdAt: 0, updatedAt: 0 });
+ * ```
+ */
+export class MemoryStore implements Store {
+  private readonly sessions = new Map<string, SessionRecord>();
+  private readonly sessionKeysById = new Map<string, string>();
+  private readonly transcripts = new Map<string, StoredMessage[]>();
+  private readonly runs = new Map<string, RunRecord>();
+  private readonly outbox = new Map<string, OutboxEntry>();
+  private readonly inboxes = new Map<string, Map<string, InboxEntry>>();
+  private readonly bindings = new Map<string, ThreadBinding>();
+  private undoLog: Undo[] | undefined;
+  private closed = false;
+
+  transaction<T>(fn: () => T): T {
+    this.assertOpen();
+    if (this.undoLog) return fn();
+    const log: Undo[] = [];
+    this.undoLog = log;
+    try {
+      const result = fn();
+      if (result instanceof Promise) {
+        throw new ColloquyError(
+          'STORE_ERROR',
+          'Store.transaction takes a synchronous function; do the async work before or after it.',
+        );
+      }
+      return result;
+    } catch (error) {
+      for (let i = log.length - 1; i >= 0; i--) log[i]!();
+      throw error;
+    } finally {
+      this.undoLog = undefined;
+    }
+  }
+
+  // --- sessions ---
+
+  getSession(key: string): SessionRecord | undefined {
+    this.assertOpen();
+    return copy(this.sessions.get(key));
+  }
+
+  getSessionById(sessionId: string): SessionRecord | undefined {
+    this.assertOpen();
+    const key = this.sessionKeysById.get(sessionId);
+    return key === undefined ? undefined : this.getSession(key);
+  }
+
+  findSessionsByLabel(label: string, agentId?: string): SessionRecord[] {
+    this.assertOpen();
+    return [...this.sessions.values()]
+      .filter((s) => s.label === label && (agentId === undefined || s.agentId === agentId))
+      .sort(compareSessionsNewestFirst)
+      .map((s) => copy(s));
+  }
+
+  putSession(record: SessionRecord): void {
+    this.assertOpen();
+    const previous = this.sessions.get(record.key);
+    this.setSession(record.key, copy(record), previous);
+  }
+
+  patchSession(key: string, patch: SessionPatch): SessionRecord {
+    this.assertOpen();
+    const previous = this.sessions.get(key);
+    if (!previous) throw sessionNotFound(key);
+    const next: Record<string, unknown> = { ...copy(previous) };
+    for (const [field, value] of Object.entries(patch)) {
+      if (field === 'key' || value === undefined) continue;
+      if (value === null) delete next[field];
+      else next[field] = copy(value);
+    }
+    const record = next as unknown as SessionRecord;
+    this.setSession(key, record, previous);
+    return copy(record);
+  }
+
+  deleteSession(key: string): boolean {
+    this.assertOpen();
+    const previous = this.sessions.get(key);
+    if (!previous) return false;
+    this.setSession(key, undefined, previous);
+    this.replaceMapEntry(this.transcripts, key, undefined);
+    this.replaceMapEntry(this.inboxes, key, undefined);
+    for (const [id, binding] of this.bindings) {
+      if (binding.sessionKey === key) this.replaceMapEntry(this.bindings, id, undefined);
+    }
+    return true;
+  }
+
+  listSessions(query: SessionListQuery = {}): SessionRecord[] {
+    this.assertOpen();
+    const rows = this.matchingSessions(query);
+    const limited = query.limit === undefined ? rows : rows.slice(0, Math.max(0, query.limit));
+    return limited.map((s) => copy(s));
+  }
+
+  countSessions(query: SessionListQuery = {}): number {
+    this.assertOpen();
+    return this.matchingSessions(query).length;
+  }
+
+  // --- transcripts ---
+
+  appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): StoredMessage[] {
+    this.assertOpen();
+    if (!this.sessions.has(sessionKey)) throw sessionNotFound(sessionKey);
+    const previous = this.transcripts.get(sessionKey);
+    const transcript = previous ? [...previous] : [];
+    let seq = transcript.at(-1)?.seq ?? 0;
+    const stored = messages.map((m) => ({ ...copy(m), seq: ++seq }));
+    transcript.push(...stored);
+    this.replaceMapEntry(this.transcripts, sessionKey, transcript);
+    return stored.map((m) => copy(m));
+  }
+
+  readTail(sessionKey: string, limit: number, options: { beforeSeq?: number } = {}): StoredMessage[] {
+    this.assertOpen();
+    const transcript = this.transcripts.get(sessionKey) ?? [];
+    if (limit <= 0) return [];
+    let end = transcript.length;
+    if (options.beforeSeq !== undefined) {
+      const before = options.beforeSeq;
+      end = lowerBound(transcript, (m) => m.seq >= before);
+    }
+    return transcript.slice(Math.max(0, end - limit), end).map((m) => copy(m));
+  }
+
+  countMessages(sessionKey: string): number {
+    this.assertOpen();
+    return this.transcripts.get(sessionKey)?.length ?? 0;
+  }
+
+  // --- runs ---
+
+  createRun(run: RunRecord): void {
+    this.assertOpen();
+    if (this.runs.has(run.runId)) {
+      throw new ColloquyError('CONFLICT', `Run "${run.runId}" already exists; run ids must be unique.`, {
+        runId: run.runId,
+      });
+    }
+    this.replaceMapEntry(this.runs, run.runId, copy(run));
+  }
+
+  getRun(runId: string): RunRecord | undefined {
+    this.assertOpen();
+    return copy(this.runs.get(runId));
+  }
+
+  updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): RunRecord {
+    this.assertOpen();
+    const previous = this.runs.get(runId);
+    if (!previous) {
+      throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
+    }
+    const next = { ...copy(previous), ...withoutUndefined(copy(patch)), runId };
+    this.replaceMapEntry(this.runs, runId, next);
+    return copy(next);
+  }
+
+  listRuns(query: RunListQuery = {}): RunRecord[] {
+    this.assertOpen();
+    const rows = [...this.runs.values()]
+      .filter(
+        (r) =>
+          (query.sessionKey === undefined || r.sessionKey === query.sessionKey) &&
+          (query.spawnedBy === undefined || r.spawnedBy === query.spawnedBy) &&
+          (query.statuses === undefined || query.statuses.includes(r.status)),
+      )
+      .sort((a, b) => b.createdAt - a.createdAt || (a.runId < b.runId ? 1 : -1));
+    const limited = query.limit === undefined ? rows : rows.slice(0, Math.max(0, query.limit));
+    return limited.map((r) => copy(r));
+  }
+
+  // --- announce outbox ---
+
+  putOutbox(entry: OutboxEntry): boolean {
+    this.assertOpen();
+    const id = outboxId(entry.childSessionKey, entry.runId);
+    if (this.outbox.has(id)) return false;
+    this.replaceMapEntry(this.outbox, id, copy(entry));
+    return true;
+  }
+
+  getOutbox(childSessionKey: string, runId: string): OutboxEntry | undefined {
+    this.assertOpen();
+    return copy(this.outbox.get(outboxId(childSessionKey, runId)));
+  }
+
+  updateOutbox(
+    childSessionKey: string,
+    runId: string,
+    patch: Partial<Omit<OutboxEntry, 'childSessionKey' | 'runId'>>,
+  ): OutboxEntry {
+    this.assertOpen();
+    const id = outboxId(childSessionKey, runId);
+    const previous = this.outbox.get(id);
+    if (!previous) {
+      throw new ColloquyError('STORE_ERROR', `No outbox entry for run "${runId}" of "${childSessionKey}".`, {
+        childSessionKey,
+        runId,
+      });
+    }
+    const next = { ...copy(previous), ...withoutUndefined(copy(patch)), childSessionKey, runId };
+    this.replaceMapEntry(this.outbox, id, next);
+    return copy(next);
+  }
+
+  listOutbox(
+    query: {
+      statuses?: readonly OutboxStatus[];
+      requesterSessionKey?: string;
+      dueBefore?: number;
+      limit?: number;
+    } = {},
+  ): OutboxEntry[] {
+    this.assertOpen();
+    const statuses = query.statuses ?? ['pending'];
+    const rows = [...this.outbox.values()]
+      .filter(
+        (e) =>
+          statuses.includes(e.status) &&
+          (query.requesterSessionKey === undefined || e.requesterSessionKey === query.requesterSessionKey) &&
+          (query.dueBefore === undefined || e.nextAttemptAt <= query.dueBefore),
+      )
+      .sort((a, b) => a.createdAt - b.createdAt);
+    const limited = query.limit === undefined ? rows : rows.slice(0, Math.max(0, query.limit));
+    return limited.map((e) => copy(e));
+  }
+
+  // --- session inbox ---
+
+  putInbox(entry: InboxEntry): boolean {
+    this.assertOpen();
+    const inbox = this.inboxes.get(entry.sessionKey);
+    if (inbox?.has(entry.id)) return false;
+    const next = new Map(inbox);
+    next.set(entry.id, copy(entry));
+    this.replaceMapEntry(this.inboxes, entry.sessionKey, next);
+    return true;
+  }
+
+  listInbox(sessionKey: string): InboxEntry[] {
+    this.assertOpen();
+    return [...(this.inboxes.get(sessionKey)?.values() ?? [])]
+      .filter((e) => e.consumedAt === undefined)
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((e) => copy(e));
+  }
+
+  consumeInbox(sessionKey: string, ids: readonly string[], at: number): void {
+    this.assertOpen();
+    const inbox = this.inboxes.get(sessionKey);
+    if (!inbox) return;
+    const next = new Map(inbox);
+    for (const id of ids) {
+      const entry = next.get(id);
+      if (entry && entry.consumedAt === undefined) next.set(id, { ...entry, consumedAt: at });
+    }
+    this.replaceMapEntry(this.inboxes, sessionKey, next);
+  }
+
+  // --- thread bindings ---
+
+  putThreadBinding(binding: ThreadBinding): void {
+    this.assertOpen();
+    this.replaceMapEntry(
+      this.bindings,
+      bindingId(binding.channel, binding.accountId, binding.threadId),
+      copy(binding),
+    );
+  }
+
+  getThreadBinding(channel: string, accountId: string, threadId: string): ThreadBinding | undefined {
+    this.assertOpen();
+    return copy(this.bindings.get(bindingId(channel, accountId, threadId)));
+  }
+
+  listThreadBindings(query: { sessionKey?: string; channel?: string } = {}): ThreadBinding[] {
+    this.assertOpen();
+    return [...this.bindings.values()]
+      .filter(
+        (b) =>
+          (query.sessionKey === undefined || b.sessionKey === query.sessionKey) &&
+          (query.channel === undefined || b.channel === query.channel),
+      )
+      .map((b) => copy(b));
+  }
+
+  deleteThreadBinding(channel: string, accountId: string, threadId: string): boolean {
+    this.assertOpen();
+    const id = bindingId(channel, accountId, threadId);
+    if (!this.bindings.has(id)) return false;
+    this.replaceMapEntry(this.bindings, id, undefined);
+    return true;
+  }
+
+  transcriptLocator(session: SessionRecord): string {
+    return `memory:${session.sessionId}`;
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  // --- internals ---
+
+  private matchingSessions(query: SessionListQuery): SessionRecord[] {
+    const now = query.now ?? Date.now();
+    const candidates =
+      query.keys === undefined
+        ? this.sessions.values()
+        : query.keys.flatMap((k) => this.sessions.get(k) ?? []).values();
+    const seen = new Set<string>();
+    const rows: SessionRecord[] = [];
+    for (const s of candidates) {
+      if (seen.has(s.key) || !matchesSessionQuery(s, query, now)) continue;
+      seen.add(s.key);
+      rows.push(s);
+    }
+    return rows.sort(compareSessionsNewestFirst);
+  }
+
+  private setSession(
+    key: string,
+    record: SessionRecord | undefined,
+    previous: SessionRecord | undefined,
+  ): void {
+    if (previous && previous.sessionId !== record?.sessionId) {
+      this.replaceMapEntry(this.sessionKeysById, previous.sessionId, undefined);
+    }
+    if (record) this.replaceMapEntry(this.sessionKeysById, record.sessionId, key);
+    this.replaceMapEntry(this.sessions, key, record);
+  }
+
+  /** Sets or deletes one map entry, logging how to undo it inside a transaction. */
+  private replaceMapEntry<K, V>(map: Map<K, V>, key: K, value: V | undefined): void {
+    if (this.undoLog) {
+      const had = map.has(key);
+      const old = map.get(key);
+      this.undoLog.push(() => {
+        if (had) map.set(key, old as V);
+        else map.delete(key);
+      });
+    }
+    if (value === undefined) map.delete(key);
+    else map.set(key, value);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ColloquyError('STORE_ERROR', 'This store is closed; open a new one.');
+  }
+}
+
+function sessionNotFound(key: string): ColloquyError {
+  return new ColloquyError('SESSION_NOT_FOUND', `No session "${key}".`, { key });
+}
+
+function copy<T>(value: T): T {
+  return value === undefined ? value : structuredClone(value);
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Index of the first element for which `pred` holds, in an array where it flips false -> true once. */
+function lowerBound<T>(items: readonly T[], pred: (item: T) => boolean): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pred(items[mid]!)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
