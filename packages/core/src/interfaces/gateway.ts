@@ -1,10 +1,12 @@
 import type {
+  AnnounceOutcome,
   DeliveryContext,
   Lane,
   MessageProvenance,
   RunStatus,
   SendPolicyOverride,
   SessionKind,
+  SessionOrigin,
   SessionRecord,
   SessionStatus,
   StoredMessage,
@@ -26,6 +28,8 @@ export interface SessionsListParams {
 export interface SessionsListResult {
   sessions: SessionRecord[];
   total: number;
+  /** Best-effort transcript locators by session key (see `Store.transcriptLocator`). */
+  transcriptLocators?: Record<string, string>;
 }
 
 /**
@@ -71,6 +75,26 @@ export interface AgentRunParams {
   provenance?: MessageProvenance;
   /** A caller-chosen key: a second `agent` call with the same key returns the first run. */
   idempotencyKey?: string;
+  /**
+   * Creates the session when `sessionKey` does not exist yet (sub-agent spawns), with these fields.
+   * Without it, `agent` on an unknown key fails with `SESSION_NOT_FOUND` (the agent's main key excepted).
+   */
+  session?: AgentSessionInit;
+}
+
+/** The fields of a session created by `agent` (see {@link AgentRunParams.session}). */
+export interface AgentSessionInit {
+  label?: string;
+  displayName?: string;
+  /** `provider/model`; an unknown model fails with `INVALID_ARGUMENT`. */
+  model?: string;
+  thinkingLevel?: string;
+  sandboxed?: boolean;
+  /** Default: the `spawnedBy` session's depth + 1, else 0. */
+  spawnDepth?: number;
+  /** Default: taken from the `spawnedBy` session's delivery context. */
+  requesterOrigin?: SessionOrigin;
+  meta?: Record<string, unknown>;
 }
 
 /** Result of `agent.wait`. `waitTimedOut` means the run is still going. */
@@ -117,6 +141,8 @@ export interface GatewayMethods {
   agent: [AgentRunParams, { runId: string; sessionKey: string; status: RunStatus }];
   'agent.wait': [{ runId: string; timeoutMs: number }, AgentWaitResult];
   'agent.abort': [{ runId?: string; sessionKey?: string; reason?: string }, { aborted: string[] }];
+  /** Records how the announce step of a run ended (delivered, skipped, denied, failed). */
+  'agent.recordAnnounce': [{ runId: string; outcome: AnnounceOutcome }, { runId: string }];
   'agents.list': [Record<string, never>, { agents: AgentInfo[] }];
   'session.status': [{ key: string }, SessionStatusResult];
 }

@@ -82,6 +82,12 @@ export interface Store {
   /** The last `limit` messages (ascending `seq`), optionally only those with `seq < beforeSeq`. O(limit). */
   readTail(sessionKey: string, limit: number, options?: { beforeSeq?: number }): StoredMessage[];
   countMessages(sessionKey: string): number;
+  /**
+   * Optional: records the platform message id on a delivered transcript message (by `seq`). The
+   * runtime calls it right after a platform send when the store offers it (it records the id on
+   * the run's `meta.delivery` either way).
+   */
+  setMessagePlatformId?(sessionKey: string, seq: number, platformMessageId: string): void;
 
   // --- runs ---
   createRun(run: RunRecord): void;
