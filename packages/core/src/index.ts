@@ -1,5 +1,30 @@
 // @colloquy/core: the domain, no I/O.
 
+// --- config ---
+export type {
+  AgentEntry,
+  ColloquyConfig,
+  ColloquyConfigInput,
+  ConfigCheckResult,
+  ConfigIssue,
+  DmScope,
+  ModelPrice,
+  ModelProviderConfig,
+  ResolvedAgentConfig,
+  SendPolicyConfig,
+  SendPolicyRule,
+  SessionScope,
+  SessionVisibility,
+} from './config/index.js';
+export {
+  agentConfigFor,
+  ColloquyConfigSchema,
+  checkConfig,
+  DEFAULT_CONFIG,
+  defaultAgentId,
+  formatIssues,
+  resolveConfig,
+} from './config/index.js';
 export type { ErrorCode } from './errors/colloquy-error.js';
 // --- errors ---
 export { ColloquyError, isColloquyError, toColloquyError } from './errors/colloquy-error.js';

@@ -1,0 +1,17 @@
+export type { ResolvedAgentConfig } from './agent-config.js';
+export { agentConfigFor, defaultAgentId } from './agent-config.js';
+export type { ConfigCheckResult, ConfigIssue } from './resolve-config.js';
+export { checkConfig, DEFAULT_CONFIG, formatIssues, resolveConfig } from './resolve-config.js';
+export type {
+  AgentEntry,
+  ColloquyConfig,
+  ColloquyConfigInput,
+  DmScope,
+  ModelPrice,
+  ModelProviderConfig,
+  SendPolicyConfig,
+  SendPolicyRule,
+  SessionScope,
+  SessionVisibility,
+} from './schema.js';
+export { ColloquyConfigSchema } from './schema.js';

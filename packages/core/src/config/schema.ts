@@ -1,0 +1,304 @@
+/**
+ * The Colloquy config schema: one TypeBox schema describing the fully resolved config, with a
+ * `default` on every optional-with-default setting so `resolveConfig` can fill gaps.
+ *
+ * Schema options named `x-expected` hold the human wording used in `CONFIG_INVALID` issues.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+
+// --- shared pieces ---
+
+/** Lower-case identifier: agent ids and the main key. Keys use `:` as separator, so it is excluded. */
+const ID_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
+const ID_EXPECTED = 'an id of lower-case letters, digits, "-" or "_" (at most 64 characters)';
+
+const AgentId = Type.String({ pattern: ID_PATTERN, 'x-expected': ID_EXPECTED });
+const AgentIdOrStar = Type.String({
+  pattern: '^(\\*|[a-z0-9][a-z0-9_-]{0,63})$',
+  'x-expected': `"*" or ${ID_EXPECTED}`,
+});
+const ModelRef = Type.String({
+  pattern: '^[^/\\s]+/\\S+$',
+  'x-expected': 'a model reference "provider/model", e.g. "openai/gpt-4o-mini"',
+});
+const NonEmpty = Type.String({ minLength: 1 });
+const Int = (minimum: number, maximum: number | undefined, defaultValue: number) =>
+  Type.Integer(
+    maximum === undefined ? { minimum, default: defaultValue } : { minimum, maximum, default: defaultValue },
+  );
+const Strict = { additionalProperties: false } as const;
+
+// --- session ---
+
+const SendPolicyAction = Type.Union([Type.Literal('allow'), Type.Literal('deny')]);
+
+/** One send-policy rule: every field of `match` that is set must match the target. */
+export const SendPolicyRuleSchema = Type.Object(
+  {
+    match: Type.Object(
+      {
+        channel: Type.Optional(NonEmpty),
+        chatType: Type.Optional(
+          Type.Union([Type.Literal('direct'), Type.Literal('group'), Type.Literal('channel')]),
+        ),
+        keyPrefix: Type.Optional(NonEmpty),
+      },
+      Strict,
+    ),
+    action: SendPolicyAction,
+  },
+  Strict,
+);
+
+/** `session.sendPolicy`: ordered rules plus a default action. */
+export const SendPolicyConfigSchema = Type.Object(
+  {
+    rules: Type.Array(SendPolicyRuleSchema, { default: [] }),
+    default: Type.Union([Type.Literal('allow'), Type.Literal('deny')], { default: 'allow' }),
+  },
+  { ...Strict, default: {} },
+);
+
+const SessionSchema = Type.Object(
+  {
+    mainKey: Type.String({ pattern: ID_PATTERN, 'x-expected': ID_EXPECTED, default: 'main' }),
+    scope: Type.Union([Type.Literal('per-sender'), Type.Literal('global')], { default: 'per-sender' }),
+    dmScope: Type.Union(
+      [
+        Type.Literal('per-channel-peer'),
+        Type.Literal('per-peer'),
+        Type.Literal('per-account-channel-peer'),
+        Type.Literal('main'),
+      ],
+      { default: 'per-channel-peer' },
+    ),
+    sendPolicy: SendPolicyConfigSchema,
+    agentToAgent: Type.Object(
+      { maxPingPongTurns: Int(0, 5, 5), maxHops: Int(1, 64, 8) },
+      { ...Strict, default: {} },
+    ),
+  },
+  { ...Strict, default: {} },
+);
+
+// --- tools ---
+
+const ToolsSchema = Type.Object(
+  {
+    sessions: Type.Object(
+      {
+        visibility: Type.Union(
+          [Type.Literal('self'), Type.Literal('tree'), Type.Literal('agent'), Type.Literal('all')],
+          { default: 'tree' },
+        ),
+      },
+      { ...Strict, default: {} },
+    ),
+    agentToAgent: Type.Object(
+      {
+        enabled: Type.Boolean({ default: false }),
+        allow: Type.Array(AgentIdOrStar, { default: [] }),
+      },
+      { ...Strict, default: {} },
+    ),
+    sessions_spawn: Type.Object(
+      {
+        attachments: Type.Object(
+          {
+            enabled: Type.Boolean({ default: false }),
+            maxFiles: Int(1, 1000, 50),
+            maxFileBytes: Int(1, undefined, 1_048_576),
+            maxTotalBytes: Int(1, undefined, 5_242_880),
+            retainOnSessionKeep: Type.Boolean({ default: false }),
+          },
+          { ...Strict, default: {} },
+        ),
+      },
+      { ...Strict, default: {} },
+    ),
+    subagents: Type.Object(
+      {
+        tools: Type.Object(
+          { allow: Type.Optional(Type.Array(NonEmpty)), deny: Type.Optional(Type.Array(NonEmpty)) },
+          { ...Strict, default: {} },
+        ),
+      },
+      { ...Strict, default: {} },
+    ),
+  },
+  { ...Strict, default: {} },
+);
+
+// --- agents ---
+
+/** One entry of `agents.list`. Unset fields fall back to `agents.defaults` (see `agentConfigFor`). */
+export const AgentEntrySchema = Type.Object(
+  {
+    id: AgentId,
+    name: Type.Optional(NonEmpty),
+    default: Type.Optional(Type.Boolean()),
+    model: Type.Optional(ModelRef),
+    systemPrompt: Type.Optional(Type.String()),
+    sandboxed: Type.Optional(Type.Boolean()),
+    subagents: Type.Optional(Type.Object({ allowAgents: Type.Optional(Type.Array(AgentIdOrStar)) }, Strict)),
+  },
+  Strict,
+);
+
+const AgentsSchema = Type.Object(
+  {
+    defaults: Type.Object(
+      {
+        model: Type.Optional(ModelRef),
+        systemPrompt: Type.Optional(Type.String()),
+        subagents: Type.Object(
+          {
+            maxSpawnDepth: Int(0, 10, 1),
+            maxChildrenPerAgent: Int(1, 1000, 5),
+            runTimeoutSeconds: Int(0, undefined, 0),
+            archiveAfterMinutes: Int(0, undefined, 60),
+          },
+          { ...Strict, default: {} },
+        ),
+        sandbox: Type.Object(
+          {
+            enabled: Type.Boolean({ default: false }),
+            sessionToolsVisibility: Type.Union([Type.Literal('spawned'), Type.Literal('all')], {
+              default: 'spawned',
+            }),
+          },
+          { ...Strict, default: {} },
+        ),
+      },
+      { ...Strict, default: {} },
+    ),
+    list: Type.Array(AgentEntrySchema, { minItems: 1, default: [{ id: 'main', default: true }] }),
+  },
+  { ...Strict, default: {} },
+);
+
+// --- models ---
+
+/** One model provider. Extra keys are allowed: adapters may read their own options. */
+export const ModelProviderConfigSchema = Type.Object({
+  kind: Type.Union([Type.Literal('openai-compatible'), Type.Literal('anthropic')]),
+  baseURL: Type.Optional(NonEmpty),
+  apiKey: Type.Optional(NonEmpty),
+  apiKeyEnv: Type.Optional(NonEmpty),
+});
+
+/** Prices of one model in US dollars per million tokens. */
+export const ModelPriceSchema = Type.Object({
+  inputPerMTokUsd: Type.Number({ minimum: 0 }),
+  outputPerMTokUsd: Type.Number({ minimum: 0 }),
+});
+
+const ModelsSchema = Type.Object(
+  {
+    providers: Type.Record(Type.String(), ModelProviderConfigSchema, { default: {} }),
+    prices: Type.Record(Type.String(), ModelPriceSchema, { default: {} }),
+    contextWindowTokens: Int(1, undefined, 128_000),
+  },
+  { ...Strict, default: {} },
+);
+
+// --- runtime, gateway, redaction, channels ---
+
+const RuntimeSchema = Type.Object(
+  {
+    lanes: Type.Object(
+      { main: Int(1, 1024, 4), subagent: Int(1, 1024, 8), cron: Int(1, 1024, 2) },
+      { ...Strict, default: {} },
+    ),
+    maxSteps: Int(1, 1000, 8),
+    staleRunMinutes: Int(1, undefined, 10),
+    maxRunAttempts: Int(1, 100, 3),
+    shutdownDrainMs: Int(0, undefined, 5000),
+  },
+  { ...Strict, default: {} },
+);
+
+const GatewaySchema = Type.Object(
+  {
+    host: Type.String({ minLength: 1, default: '127.0.0.1' }),
+    port: Int(0, 65_535, 7421),
+    token: Type.Optional(NonEmpty),
+  },
+  { ...Strict, default: {} },
+);
+
+const RedactionSchema = Type.Object(
+  {
+    secrets: Type.Array(
+      Type.String({
+        minLength: 6,
+        'x-expected': 'a secret of at least 6 characters (shorter values would redact ordinary text)',
+      }),
+      { default: [] },
+    ),
+  },
+  { ...Strict, default: {} },
+);
+
+// --- the whole config ---
+
+/**
+ * The TypeBox schema of the fully resolved Colloquy config. Every setting with a default carries it,
+ * so `Value.Default` (used by `resolveConfig`) fills gaps; unknown keys are refused everywhere except
+ * in `channels` (each plugin validates its own section) and the `models.providers` / `models.prices`
+ * maps. Use it as JSON Schema for editors, or call `resolveConfig` to load a config.
+ */
+export const ColloquyConfigSchema = Type.Object(
+  {
+    session: SessionSchema,
+    tools: ToolsSchema,
+    agents: AgentsSchema,
+    models: ModelsSchema,
+    runtime: RuntimeSchema,
+    gateway: GatewaySchema,
+    redaction: RedactionSchema,
+    channels: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
+  },
+  { ...Strict, default: {} },
+);
+
+/** The fully resolved config: every setting with a default is present. Produced by `resolveConfig`. */
+export type ColloquyConfig = Static<typeof ColloquyConfigSchema>;
+
+/** `session.sendPolicy`: ordered rules and a default action. */
+export type SendPolicyConfig = Static<typeof SendPolicyConfigSchema>;
+
+/** One rule of `session.sendPolicy.rules`. */
+export type SendPolicyRule = Static<typeof SendPolicyRuleSchema>;
+
+/** One entry of `agents.list`. */
+export type AgentEntry = Static<typeof AgentEntrySchema>;
+
+/** One entry of `models.providers`. */
+export type ModelProviderConfig = Static<typeof ModelProviderConfigSchema>;
+
+/** One entry of `models.prices`. */
+export type ModelPrice = Static<typeof ModelPriceSchema>;
+
+/** `tools.sessions.visibility`. */
+export type SessionVisibility = ColloquyConfig['tools']['sessions']['visibility'];
+
+/** `session.dmScope`: how direct chats map to session keys. */
+export type DmScope = ColloquyConfig['session']['dmScope'];
+
+/** `session.scope`: `global` aliases the reserved key `global` to the main session. */
+export type SessionScope = ColloquyConfig['session']['scope'];
+
+type DeepPartial<T> = T extends readonly unknown[]
+  ? T
+  : T extends object
+    ? string extends keyof T
+      ? T
+      : { [K in keyof T]?: DeepPartial<T[K]> }
+    : T;
+
+/**
+ * What users write: any subset of `ColloquyConfig` (objects deep-partial; arrays and maps are
+ * given whole). `resolveConfig` turns it into a `ColloquyConfig`.
+ */
+export type ColloquyConfigInput = DeepPartial<ColloquyConfig>;
