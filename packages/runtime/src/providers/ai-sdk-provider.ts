@@ -1,0 +1,236 @@
+import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
+import {
+  ColloquyError,
+  type FinishReason,
+  type Logger,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamEvent,
+  silentLogger,
+  type TokenUsage,
+} from '@colloquy/core';
+import { type LanguageModel, type LanguageModelUsage, streamText } from 'ai';
+import { toAiSdkMessages, toAiSdkTools } from './map-messages.js';
+import { classifyModelError, type ModelErrorContext } from './model-errors.js';
+import { stripProviderPrefix } from './model-ref.js';
+import type { ModelRetryOptions } from './provider-config.js';
+
+/** Defaults of the provider options. */
+export const MODEL_PROVIDER_DEFAULTS = {
+  idleTimeoutMs: 120_000,
+  retry: { maxRetries: 2, baseDelayMs: 500, maxRetryAfterMs: 20_000 },
+} as const;
+
+/** What {@link createAiSdkModelProvider} needs: how to get an AI SDK model and how to describe it. */
+export interface AiSdkProviderSpec {
+  /** The provider id (the key under `models.providers`). */
+  id: string;
+  /** Returns the AI SDK language model for a model id (without the `<id>/` prefix). */
+  languageModel(modelId: string): LanguageModel;
+  /** Provider options for a request (thinking levels and the like). */
+  providerOptions?(request: ModelRequest): SharedV3ProviderOptions | undefined;
+  /** Keep signed thinking blocks when mapping the history (Anthropic). Default false. */
+  keepSignedThinking?: boolean;
+  /** For error messages. */
+  baseURL?: string;
+  /** For error messages. */
+  apiKeyEnv?: string;
+  idleTimeoutMs?: number;
+  retry?: ModelRetryOptions;
+  logger?: Logger;
+}
+
+/**
+ * A `ModelProvider` over any AI SDK language model: one `streamText` step per `streamTurn` call, tools
+ * passed as JSON Schema without `execute` (the caller runs them), provider failures turned into
+ * `ColloquyError`s, and bounded retries before any output is streamed.
+ *
+ * Most users want `createModelProvider`, which builds the AI SDK model from config; use this one to
+ * plug in any other AI SDK provider package.
+ *
+ * @param spec - see {@link AiSdkProviderSpec}
+ * @returns a `ModelProvider` whose `streamTurn` yields `text-delta`, `tool-call` and a final `finish`
+ * @throws (from `streamTurn`) ColloquyError `MODEL_ERROR`, `RATE_LIMITED` (`details.retryAfterMs`),
+ *   `TIMEOUT` or `ABORTED`; `details.reason` says more (see `ModelFailureReason`)
+ * @example
+ * ```ts
+ * import { createOpenAI } from '@ai-sdk/openai';
+ * const openai = createOpenAI({ apiKey: process.env.OPENAI_API_KEY });
+ * const provider = createAiSdkModelProvider({ id: 'openai', languageModel: (m) => openai.responses(m) });
+ * ```
+ */
+export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider {
+  const retry = { ...MODEL_PROVIDER_DEFAULTS.retry, ...spec.retry };
+  const idleTimeoutMs = spec.idleTimeoutMs ?? MODEL_PROVIDER_DEFAULTS.idleTimeoutMs;
+  const log = (spec.logger ?? silentLogger).child({ provider: spec.id });
+
+  return {
+    id: spec.id,
+    async *streamTurn(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+      const modelId = stripProviderPrefix(spec.id, request.model);
+      const messages = toAiSdkMessages(request.messages, {
+        keepSignedThinking: spec.keepSignedThinking ?? false,
+      });
+      const tools = request.tools.length > 0 ? toAiSdkTools(request.tools) : undefined;
+      const providerOptions = spec.providerOptions?.(request);
+      const model = spec.languageModel(modelId);
+
+      for (let attempt = 1; ; attempt++) {
+        const ctx: ModelErrorContext = {
+          provider: spec.id,
+          model: modelId,
+          attempts: attempt,
+          partial: false,
+          ...(spec.baseURL ? { baseURL: spec.baseURL } : {}),
+          ...(spec.apiKeyEnv ? { apiKeyEnv: spec.apiKeyEnv } : {}),
+        };
+        const attemptAbort = new AbortController();
+        const onCallerAbort = () => attemptAbort.abort(request.signal?.reason);
+        if (request.signal?.aborted) onCallerAbort();
+        request.signal?.addEventListener('abort', onCallerAbort, { once: true });
+        let timedOut = false;
+        let idleTimer: NodeJS.Timeout | undefined;
+        const armIdleTimer = () => {
+          if (idleTimer) clearTimeout(idleTimer);
+          idleTimer = setTimeout(() => {
+            timedOut = true;
+            attemptAbort.abort(new DOMException(`no data for ${idleTimeoutMs} ms`, 'TimeoutError'));
+          }, idleTimeoutMs);
+        };
+        const abortState = () =>
+          request.signal?.aborted
+            ? ({ by: 'caller', reason: request.signal.reason } as const)
+            : timedOut
+              ? ({ by: 'timeout', timeoutMs: idleTimeoutMs } as const)
+              : undefined;
+
+        try {
+          armIdleTimer();
+          const result = streamText({
+            model,
+            system: request.system,
+            messages,
+            ...(tools ? { tools, toolChoice: 'auto' as const } : {}),
+            ...(request.maxOutputTokens !== undefined ? { maxOutputTokens: request.maxOutputTokens } : {}),
+            ...(providerOptions ? { providerOptions } : {}),
+            maxRetries: 0,
+            abortSignal: attemptAbort.signal,
+            onError: () => {}, // errors arrive as `error` parts below; the default would print them
+          });
+          let finish: ModelStreamEvent | undefined;
+          for await (const part of result.fullStream) {
+            armIdleTimer();
+            switch (part.type) {
+              case 'text-delta':
+                if (part.text.length === 0) break;
+                ctx.partial = true;
+                yield { type: 'text-delta', text: part.text };
+                break;
+              case 'tool-call':
+                ctx.partial = true;
+                yield { type: 'tool-call', id: part.toolCallId, name: part.toolName, arguments: part.input };
+                break;
+              case 'finish':
+                finish = {
+                  type: 'finish',
+                  finishReason: toFinishReason(part.finishReason),
+                  usage: toTokenUsage(part.totalUsage),
+                };
+                break;
+              case 'error':
+                throw part.error;
+              case 'abort':
+                throw new DOMException('aborted', 'AbortError');
+              default:
+                break; // reasoning, tool-input deltas, steps, sources, raw: not part of a Colloquy turn
+            }
+          }
+          if (abortState()) throw new DOMException('aborted', 'AbortError');
+          if (!finish) {
+            throw new ColloquyError(
+              'MODEL_ERROR',
+              `The stream from model "${modelId}" of provider "${spec.id}" ended without a finish event.`,
+              { provider: spec.id, model: modelId, reason: 'stream-interrupted', partial: ctx.partial },
+            );
+          }
+          yield finish;
+          return;
+        } catch (thrown) {
+          const classified = classifyModelError(thrown, ctx, abortState());
+          const delayMs = retryDelay(classified, attempt, retry);
+          if (delayMs === undefined) {
+            if (classified.reason !== 'aborted') {
+              log.warn(
+                { err: classified.error.message, attempt, reason: classified.reason },
+                'model call failed',
+              );
+            }
+            throw classified.error;
+          }
+          log.warn(
+            { err: classified.error.message, attempt, reason: classified.reason, delayMs },
+            'model call failed; retrying',
+          );
+          await sleep(delayMs, request.signal, ctx);
+        } finally {
+          if (idleTimer) clearTimeout(idleTimer);
+          request.signal?.removeEventListener('abort', onCallerAbort);
+          attemptAbort.abort(); // closes the HTTP stream when the consumer stopped early
+        }
+      }
+    },
+  };
+}
+
+/** The wait before the next attempt, or `undefined` when the failure is final. */
+function retryDelay(
+  classified: ReturnType<typeof classifyModelError>,
+  attempt: number,
+  retry: Required<ModelRetryOptions>,
+): number | undefined {
+  if (!classified.retryable || attempt > retry.maxRetries) return undefined;
+  if (classified.reason === 'rate-limited' && classified.retryAfterMs !== undefined) {
+    return classified.retryAfterMs <= retry.maxRetryAfterMs ? classified.retryAfterMs : undefined;
+  }
+  const backoff = retry.baseDelayMs * 2 ** (attempt - 1);
+  return Math.round(backoff * (0.8 + Math.random() * 0.4));
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined, ctx: ModelErrorContext): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const abort = () => {
+      clearTimeout(timer);
+      reject(classifyModelError(signal?.reason, ctx, { by: 'caller', reason: signal?.reason }).error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', abort);
+      resolve();
+    }, ms);
+    if (signal?.aborted) abort();
+    else signal?.addEventListener('abort', abort, { once: true });
+  });
+}
+
+const FINISH_REASONS: ReadonlySet<string> = new Set([
+  'stop',
+  'tool-calls',
+  'length',
+  'content-filter',
+  'error',
+]);
+
+function toFinishReason(reason: string): FinishReason {
+  return FINISH_REASONS.has(reason) ? (reason as FinishReason) : 'other';
+}
+
+/** AI SDK usage to Colloquy's: missing counts are 0; `contextTokens` is the prompt size. */
+export function toTokenUsage(usage: LanguageModelUsage): TokenUsage {
+  const inputTokens = usage.inputTokens ?? 0;
+  const outputTokens = usage.outputTokens ?? 0;
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens: usage.totalTokens ?? inputTokens + outputTokens,
+    contextTokens: inputTokens,
+  };
+}

@@ -1,0 +1,160 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
+import { ColloquyError, type ModelProvider, type ModelRequest } from '@colloquy/core';
+import { createAiSdkModelProvider } from './ai-sdk-provider.js';
+import type { ModelProviderConfig, ModelProviderOptions } from './provider-config.js';
+
+/** The Anthropic API root used when `baseURL` is not set. */
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
+/** The environment variable read for Anthropic when neither `apiKey` nor `apiKeyEnv` is set. */
+export const ANTHROPIC_DEFAULT_KEY_ENV = 'ANTHROPIC_API_KEY';
+
+/** Anthropic thinking budgets (tokens) per thinking level. */
+const ANTHROPIC_THINKING_BUDGET: Record<string, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+};
+/** Thinking levels passed to OpenAI-compatible servers as `reasoning_effort`. */
+const REASONING_EFFORTS: ReadonlySet<string> = new Set(['minimal', 'low', 'medium', 'high']);
+
+/**
+ * Creates the model provider for one entry of `config.models.providers`, over the AI SDK
+ * (`@ai-sdk/openai-compatible` or `@ai-sdk/anthropic`). `request.model` may be the full `id/model`
+ * reference or the bare model id.
+ *
+ * @param id - the provider id (its key under `models.providers`)
+ * @param config - `{ kind, baseURL?, apiKey?, apiKeyEnv? }`
+ * @param options - timeouts, retries, headers, `fetch`, logger; see {@link ModelProviderOptions}
+ * @returns a `ModelProvider`; its `streamTurn` throws `MODEL_ERROR`, `RATE_LIMITED`, `TIMEOUT` or `ABORTED`
+ * @throws ColloquyError `CONFIG_INVALID` when `baseURL` is missing for `openai-compatible`, when
+ *   `apiKeyEnv` names an unset variable, or when Anthropic has no key
+ * @example
+ * ```ts
+ * const local = createModelProvider('local', { kind: 'openai-compatible', baseURL: 'http://127.0.0.1:11434/v1' });
+ * for await (const event of local.streamTurn({ model: 'local/llama3.2', system: 'Be brief.', messages: [{ role: 'user', content: 'Hi' }], tools: [] })) {
+ *   if (event.type === 'text-delta') process.stdout.write(event.text);
+ * }
+ * ```
+ */
+export function createModelProvider(
+  id: string,
+  config: ModelProviderConfig,
+  options: ModelProviderOptions = {},
+): ModelProvider {
+  const env = options.env ?? process.env;
+  const common = {
+    id,
+    ...(config.apiKeyEnv ? { apiKeyEnv: config.apiKeyEnv } : {}),
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  };
+
+  if (config.kind === 'openai-compatible') {
+    if (!config.baseURL) {
+      throw new ColloquyError(
+        'CONFIG_INVALID',
+        `models.providers.${id}.baseURL is required for kind "openai-compatible" (e.g. "http://127.0.0.1:11434/v1" for Ollama).`,
+        { issues: [{ path: `models.providers.${id}.baseURL`, expected: 'string (URL)', got: 'undefined' }] },
+      );
+    }
+    const apiKey = resolveApiKey(id, config, env, undefined);
+    const sdk = createOpenAICompatible({
+      name: id,
+      baseURL: config.baseURL,
+      includeUsage: true,
+      ...(apiKey ? { apiKey } : {}),
+      ...(options.headers ? { headers: options.headers } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    return createAiSdkModelProvider({
+      ...common,
+      baseURL: config.baseURL,
+      languageModel: (modelId) => sdk.chatModel(modelId),
+      providerOptions: openAICompatibleOptions,
+    });
+  }
+
+  if (config.kind === 'anthropic') {
+    const apiKey = resolveApiKey(id, config, env, ANTHROPIC_DEFAULT_KEY_ENV);
+    if (!apiKey) {
+      throw new ColloquyError(
+        'CONFIG_INVALID',
+        `No API key for Anthropic provider "${id}": set ${ANTHROPIC_DEFAULT_KEY_ENV}, or models.providers.${id}.apiKeyEnv (or apiKey).`,
+        { issues: [{ path: `models.providers.${id}.apiKey`, expected: 'string', got: 'undefined' }] },
+      );
+    }
+    const baseURL = config.baseURL ?? ANTHROPIC_DEFAULT_BASE_URL;
+    const sdk = createAnthropic({
+      baseURL,
+      apiKey,
+      ...(options.headers ? { headers: options.headers } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    return createAiSdkModelProvider({
+      ...common,
+      baseURL,
+      keepSignedThinking: true,
+      languageModel: (modelId) => sdk.messages(modelId),
+      providerOptions: anthropicOptions,
+    });
+  }
+
+  const kind: unknown = (config as { kind?: unknown }).kind;
+  throw new ColloquyError(
+    'CONFIG_INVALID',
+    `models.providers.${id}.kind must be "openai-compatible" or "anthropic", got ${JSON.stringify(kind)}.`,
+    {
+      issues: [
+        {
+          path: `models.providers.${id}.kind`,
+          expected: '"openai-compatible" | "anthropic"',
+          got: String(kind),
+        },
+      ],
+    },
+  );
+}
+
+/** `apiKey`, else the variable named by `apiKeyEnv` (which must be set), else the kind's default variable. */
+function resolveApiKey(
+  id: string,
+  config: ModelProviderConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  defaultEnv: string | undefined,
+): string | undefined {
+  if (config.apiKey) return config.apiKey;
+  if (config.apiKeyEnv) {
+    const value = env[config.apiKeyEnv];
+    if (!value) {
+      throw new ColloquyError(
+        'CONFIG_INVALID',
+        `models.providers.${id}.apiKeyEnv names ${config.apiKeyEnv}, but that environment variable is not set. Export it or change apiKeyEnv.`,
+        {
+          issues: [
+            { path: `models.providers.${id}.apiKeyEnv`, expected: 'a set variable', got: config.apiKeyEnv },
+          ],
+        },
+      );
+    }
+    return value;
+  }
+  return defaultEnv ? env[defaultEnv] || undefined : undefined;
+}
+
+function openAICompatibleOptions(request: ModelRequest): SharedV3ProviderOptions | undefined {
+  const level = request.thinking?.toLowerCase();
+  if (!level || !REASONING_EFFORTS.has(level)) return undefined;
+  return { openaiCompatible: { reasoningEffort: level } };
+}
+
+function anthropicOptions(request: ModelRequest): SharedV3ProviderOptions | undefined {
+  const budgetTokens = request.thinking
+    ? ANTHROPIC_THINKING_BUDGET[request.thinking.toLowerCase()]
+    : undefined;
+  if (budgetTokens === undefined) return undefined;
+  return { anthropic: { thinking: { type: 'enabled', budgetTokens } } };
+}

@@ -1,0 +1,23 @@
+// Model providers of @colloquy/runtime: AI SDK adapters configured from `models.providers`.
+
+// --- advanced: other AI SDK providers, error handling ---
+export {
+  type AiSdkProviderSpec,
+  createAiSdkModelProvider,
+  MODEL_PROVIDER_DEFAULTS,
+} from './ai-sdk-provider.js';
+// --- everyday API ---
+export { createModelProvider } from './create-model-provider.js';
+export { estimateCostUsd, priceForModel } from './estimate-cost.js';
+export { MISSING_TOOL_RESULT, toAiSdkMessages, toAiSdkTools } from './map-messages.js';
+export type { ModelFailureReason } from './model-errors.js';
+export { retryAfterFromHeaders } from './model-errors.js';
+export { type ModelRef, parseModelRef, resolveModelRef } from './model-ref.js';
+export { createModelRouter, type ModelRouter, type ModelRouterOptions } from './model-router.js';
+export type {
+  ModelPrice,
+  ModelProviderConfig,
+  ModelProviderOptions,
+  ModelRetryOptions,
+  ModelsConfigView,
+} from './provider-config.js';

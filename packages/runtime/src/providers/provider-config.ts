@@ -1,0 +1,59 @@
+import type { Logger } from '@colloquy/core';
+
+/** How to reach one model provider: `config.models.providers[id]`. */
+export interface ModelProviderConfig {
+  /** `openai-compatible` (OpenAI, OpenRouter, Ollama, vLLM, llama.cpp servers) or `anthropic`. */
+  kind: 'openai-compatible' | 'anthropic';
+  /** The API root, e.g. `http://127.0.0.1:11434/v1`. Required for `openai-compatible`; Anthropic defaults to its API. */
+  baseURL?: string;
+  /** The API key. Prefer `apiKeyEnv` so the key stays out of config files. */
+  apiKey?: string;
+  /** The name of an environment variable holding the API key. */
+  apiKeyEnv?: string;
+}
+
+/** The part of a Colloquy config the provider helpers read (a full `ColloquyConfig` fits). */
+export interface ModelsConfigView {
+  models: {
+    providers: Readonly<Record<string, ModelProviderConfig>>;
+    prices?: Readonly<Record<string, ModelPrice>>;
+  };
+}
+
+/** Prices of one model in US dollars per million tokens: `config.models.prices['provider/model']`. */
+export interface ModelPrice {
+  inputPerMTokUsd: number;
+  outputPerMTokUsd: number;
+}
+
+/** Retry behaviour of a provider. Retries never happen after output started streaming. */
+export interface ModelRetryOptions {
+  /** Retries after a 5xx, 408, a network error or a 429 (so at most `maxRetries + 1` attempts). Default 2. */
+  maxRetries?: number;
+  /** First backoff delay for 5xx and network errors, doubled each retry (with jitter). Default 500 ms. */
+  baseDelayMs?: number;
+  /**
+   * The longest `retry-after` a 429 may ask for and still be retried here. A longer wait is thrown as
+   * `RATE_LIMITED` with `details.retryAfterMs` for the caller to schedule. Default 20000 ms.
+   */
+  maxRetryAfterMs?: number;
+}
+
+/** Options of `createModelProvider` and `createModelRouter`. */
+export interface ModelProviderOptions {
+  /**
+   * Give up when the provider sends nothing (no headers, no stream part) for this long; the turn fails
+   * with `TIMEOUT`. Default 120000 ms.
+   */
+  idleTimeoutMs?: number;
+  /** Retry behaviour; see {@link ModelRetryOptions}. */
+  retry?: ModelRetryOptions;
+  /** Extra HTTP headers sent with every request. */
+  headers?: Record<string, string>;
+  /** The environment used for `apiKeyEnv` and the Anthropic default `ANTHROPIC_API_KEY`. Default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** A `fetch` implementation (tests, proxies). Default the global `fetch`. */
+  fetch?: typeof globalThis.fetch;
+  /** Receives retry and failure logs. Default silent. */
+  logger?: Logger;
+}

@@ -1,0 +1,458 @@
+import {
+  type ColloquyError,
+  isColloquyError,
+  type ModelRequest,
+  type ModelStreamEvent,
+} from '@colloquy/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createModelProvider } from '../src/providers/create-model-provider.js';
+import { createModelRouter } from '../src/providers/model-router.js';
+import type { ModelProviderOptions } from '../src/providers/provider-config.js';
+import { fakeReply, type OpenAIFake, startOpenAIFake } from './fakes/openai-fake.js';
+
+const fakes: OpenAIFake[] = [];
+afterEach(async () => {
+  await Promise.all(fakes.splice(0).map((fake) => fake.close()));
+});
+
+async function fake(...args: Parameters<typeof startOpenAIFake>): Promise<OpenAIFake> {
+  const started = await startOpenAIFake(...args);
+  fakes.push(started);
+  return started;
+}
+
+const fast: ModelProviderOptions = { retry: { baseDelayMs: 5, maxRetryAfterMs: 2_000 } };
+
+function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
+  return {
+    model: 'local/gpt-test',
+    system: 'You are terse.',
+    messages: [{ role: 'user', content: 'Hello' }],
+    tools: [],
+    ...overrides,
+  };
+}
+
+async function collect(events: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
+  const out: ModelStreamEvent[] = [];
+  for await (const event of events) out.push(event);
+  return out;
+}
+
+async function failure(
+  events: AsyncIterable<ModelStreamEvent>,
+): Promise<{ error: ColloquyError; seen: ModelStreamEvent[] }> {
+  const seen: ModelStreamEvent[] = [];
+  try {
+    for await (const event of events) seen.push(event);
+  } catch (error) {
+    if (!isColloquyError(error)) throw error;
+    return { error, seen };
+  }
+  throw new Error(`expected the turn to fail, got ${JSON.stringify(seen)}`);
+}
+
+const sessionsList = {
+  name: 'sessions_list',
+  description: 'Lists sessions.',
+  parameters: {
+    type: 'object',
+    properties: { limit: { type: 'number' }, kinds: { type: 'array', items: { type: 'string' } } },
+    additionalProperties: false,
+  },
+};
+
+describe('openai-compatible provider', () => {
+  it('streams text deltas and ends with finish and usage', async () => {
+    const server = await fake([
+      fakeReply.text(['Hel', 'lo ', 'there'], { usage: { promptTokens: 12, completionTokens: 3 } }),
+    ]);
+    const provider = createModelProvider('local', { kind: 'openai-compatible', baseURL: server.baseURL });
+    const events = await collect(provider.streamTurn(request()));
+    expect(events).toEqual([
+      { type: 'text-delta', text: 'Hel' },
+      { type: 'text-delta', text: 'lo ' },
+      { type: 'text-delta', text: 'there' },
+      {
+        type: 'finish',
+        finishReason: 'stop',
+        usage: { inputTokens: 12, outputTokens: 3, totalTokens: 15, contextTokens: 12 },
+      },
+    ]);
+  });
+
+  it('sends the bare model id, the system prompt, the key and a streaming request', async () => {
+    const server = await fake([fakeReply.text('ok')]);
+    const provider = createModelProvider('local', {
+      kind: 'openai-compatible',
+      baseURL: server.baseURL,
+      apiKey: 'sk-local',
+    });
+    await collect(provider.streamTurn(request({ maxOutputTokens: 64 })));
+    const [sent] = server.requests;
+    expect(sent?.path).toBe('/v1/chat/completions');
+    expect(sent?.headers.authorization).toBe('Bearer sk-local');
+    expect(sent?.body.model).toBe('gpt-test');
+    expect(sent?.body.stream).toBe(true);
+    expect(sent?.body.max_tokens).toBe(64);
+    expect(sent?.body.messages).toEqual([
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Hello' },
+    ]);
+  });
+
+  it('reads the key from the variable named by apiKeyEnv', async () => {
+    const server = await fake([fakeReply.text('ok')], { apiKey: 'from-env' });
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL, apiKeyEnv: 'LOCAL_KEY' },
+      { env: { LOCAL_KEY: 'from-env' } },
+    );
+    const events = await collect(provider.streamTurn(request()));
+    expect(events.at(-1)?.type).toBe('finish');
+  });
+
+  it('passes tools as JSON schema and yields the model tool calls without running them', async () => {
+    const server = await fake([
+      { text: 'Let me look.', toolCalls: [{ id: 'call_a', name: 'sessions_list', arguments: { limit: 5 } }] },
+    ]);
+    const provider = createModelProvider('local', { kind: 'openai-compatible', baseURL: server.baseURL });
+    const events = await collect(provider.streamTurn(request({ tools: [sessionsList] })));
+    expect(events.filter((e) => e.type !== 'finish')).toEqual([
+      { type: 'text-delta', text: 'Let me look.' },
+      { type: 'tool-call', id: 'call_a', name: 'sessions_list', arguments: { limit: 5 } },
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-calls' });
+    expect(server.requests).toHaveLength(1); // one model step per streamTurn
+    expect(server.requests[0]?.body.tools).toEqual([
+      {
+        type: 'function',
+        function: {
+          name: 'sessions_list',
+          description: 'Lists sessions.',
+          parameters: sessionsList.parameters,
+        },
+      },
+    ]);
+  });
+
+  it('yields a tool call with unparsable arguments for the caller to reject', async () => {
+    const server = await fake([
+      { toolCalls: [{ id: 'call_b', name: 'sessions_list', arguments: '{"limit": ' }] },
+    ]);
+    const provider = createModelProvider('local', { kind: 'openai-compatible', baseURL: server.baseURL });
+    const events = await collect(provider.streamTurn(request({ tools: [sessionsList] })));
+    const call = events.find((e) => e.type === 'tool-call');
+    expect(call).toEqual({ type: 'tool-call', id: 'call_b', name: 'sessions_list', arguments: '{"limit": ' });
+    expect(events.at(-1)?.type).toBe('finish');
+  });
+
+  it('sends earlier tool calls and their results back as tool messages', async () => {
+    const server = await fake([fakeReply.text('Two sessions.')]);
+    const provider = createModelProvider('local', { kind: 'openai-compatible', baseURL: server.baseURL });
+    await collect(
+      provider.streamTurn(
+        request({
+          tools: [sessionsList],
+          messages: [
+            { role: 'user', content: 'How many sessions?' },
+            {
+              role: 'assistant',
+              content: [
+                { type: 'text', text: 'Checking.' },
+                { type: 'toolCall', id: 'call_1', name: 'sessions_list', arguments: { limit: 10 } },
+              ],
+            },
+            { role: 'toolResult', toolCallId: 'call_1', toolName: 'sessions_list', content: '{"count":2}' },
+          ],
+        }),
+      ),
+    );
+    expect(server.requests[0]?.body.messages.slice(1)).toEqual([
+      { role: 'user', content: 'How many sessions?' },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'sessions_list', arguments: '{"limit":10}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"count":2}' },
+    ]);
+  });
+
+  it('retries a 429 after the retry-after delay and then streams', async () => {
+    const server = await fake([fakeReply.rateLimited(0.2), fakeReply.text('after the wait')]);
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL },
+      fast,
+    );
+    const events = await collect(provider.streamTurn(request()));
+    expect(events[0]).toEqual({ type: 'text-delta', text: 'after the wait' });
+    expect(server.requests).toHaveLength(2);
+    const gap = (server.requests[1]?.receivedAt ?? 0) - (server.requests[0]?.receivedAt ?? 0);
+    expect(gap).toBeGreaterThanOrEqual(180);
+  });
+
+  it('throws RATE_LIMITED with retryAfterMs when the server asks for a longer wait than the cap', async () => {
+    const server = await fake([fakeReply.rateLimited(60)]);
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL },
+      fast,
+    );
+    const { error } = await failure(provider.streamTurn(request()));
+    expect(error.code).toBe('RATE_LIMITED');
+    expect(error.details).toMatchObject({
+      retryAfterMs: 60_000,
+      status: 429,
+      provider: 'local',
+      attempts: 1,
+    });
+    expect(error.message).toContain('Retry after 60 s');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('retries a 500 a bounded number of times, then throws MODEL_ERROR', async () => {
+    const server = await fake([
+      fakeReply.serverError(),
+      fakeReply.serverError(502),
+      fakeReply.serverError(503),
+    ]);
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL },
+      fast,
+    );
+    const { error } = await failure(provider.streamTurn(request()));
+    expect(error.code).toBe('MODEL_ERROR');
+    expect(error.details).toMatchObject({ reason: 'server-error', status: 503, attempts: 3 });
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('recovers when a 500 is followed by success', async () => {
+    const server = await fake([fakeReply.serverError(), fakeReply.text('fine now')]);
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL },
+      fast,
+    );
+    const events = await collect(provider.streamTurn(request()));
+    expect(events[0]).toEqual({ type: 'text-delta', text: 'fine now' });
+  });
+
+  it('never retries a 401 and says how to fix the key', async () => {
+    const server = await fake([fakeReply.unauthorized(), fakeReply.text('never sent')]);
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL, apiKeyEnv: 'LOCAL_KEY' },
+      { ...fast, env: { LOCAL_KEY: 'wrong' } },
+    );
+    const { error } = await failure(provider.streamTurn(request()));
+    expect(error.code).toBe('MODEL_ERROR');
+    expect(error.details).toMatchObject({ reason: 'unauthorized', status: 401, retryable: false });
+    expect(error.message).toContain('LOCAL_KEY');
+    expect(error.message).not.toContain('wrong');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('reports a malformed stream as MODEL_ERROR malformed-response', async () => {
+    const server = await fake([fakeReply.malformed()]);
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL },
+      fast,
+    );
+    const { error } = await failure(provider.streamTurn(request()));
+    expect(error.code).toBe('MODEL_ERROR');
+    expect(error.details.reason).toBe('malformed-response');
+  });
+
+  it('does not retry when the stream breaks after output started', async () => {
+    const server = await fake([
+      { text: ['one ', 'two ', 'three'], dropConnection: { afterChunks: 2 }, chunkDelayMs: 5 },
+      fakeReply.text('should not be requested'),
+    ]);
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL },
+      fast,
+    );
+    const { error, seen } = await failure(provider.streamTurn(request()));
+    expect(seen).toEqual([{ type: 'text-delta', text: 'one ' }]);
+    expect(error.code).toBe('MODEL_ERROR');
+    expect(error.details).toMatchObject({ partial: true, retryable: false });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('reports a refused connection as a network MODEL_ERROR after bounded retries', async () => {
+    const server = await fake();
+    const baseURL = server.baseURL;
+    await server.close();
+    const provider = createModelProvider('local', { kind: 'openai-compatible', baseURL }, fast);
+    const { error } = await failure(provider.streamTurn(request()));
+    expect(error.code).toBe('MODEL_ERROR');
+    expect(error.details).toMatchObject({ reason: 'network', attempts: 3 });
+    expect(error.message).toContain('ECONNREFUSED');
+  });
+
+  it('times out with TIMEOUT when the server sends nothing', async () => {
+    const server = await fake([fakeReply.hang()]);
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL },
+      { ...fast, idleTimeoutMs: 150 },
+    );
+    const started = Date.now();
+    const { error } = await failure(provider.streamTurn(request()));
+    expect(error.code).toBe('TIMEOUT');
+    expect(error.details).toMatchObject({ timeoutMs: 150 });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('stops with ABORTED when the caller aborts mid-stream and closes the connection', async () => {
+    const server = await fake([{ text: ['a', 'b', 'c', 'd', 'e', 'f'], chunkDelayMs: 100 }]);
+    const provider = createModelProvider('local', { kind: 'openai-compatible', baseURL: server.baseURL });
+    const controller = new AbortController();
+    const turn = provider.streamTurn(request({ signal: controller.signal }));
+    const seen: ModelStreamEvent[] = [];
+    let caught: unknown;
+    try {
+      for await (const event of turn) {
+        seen.push(event);
+        controller.abort(new Error('user pressed stop'));
+      }
+    } catch (error) {
+      caught = error;
+    }
+    expect(seen).toEqual([{ type: 'text-delta', text: 'a' }]);
+    expect(isColloquyError(caught) && caught.code).toBe('ABORTED');
+    expect((caught as Error).message).toContain('user pressed stop');
+    await expect.poll(() => server.requests[0]?.closedEarly, { timeout: 2_000 }).toBe(true);
+  });
+
+  it('closes the HTTP stream when the consumer stops reading early', async () => {
+    const server = await fake([{ text: ['a', 'b', 'c', 'd', 'e', 'f'], chunkDelayMs: 100 }]);
+    const provider = createModelProvider('local', { kind: 'openai-compatible', baseURL: server.baseURL });
+    for await (const event of provider.streamTurn(request())) {
+      expect(event).toEqual({ type: 'text-delta', text: 'a' });
+      break;
+    }
+    await expect.poll(() => server.requests[0]?.closedEarly, { timeout: 2_000 }).toBe(true);
+  });
+
+  it('throws ABORTED at once for an already-aborted signal', async () => {
+    const server = await fake([fakeReply.text('unused')]);
+    const provider = createModelProvider('local', { kind: 'openai-compatible', baseURL: server.baseURL });
+    const { error } = await failure(provider.streamTurn(request({ signal: AbortSignal.abort() })));
+    expect(error.code).toBe('ABORTED');
+  });
+
+  it('aborts a retry wait when the caller aborts', async () => {
+    const server = await fake([fakeReply.rateLimited(1.5), fakeReply.text('late')]);
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL },
+      fast,
+    );
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    const { error } = await failure(provider.streamTurn(request({ signal: controller.signal })));
+    expect(error.code).toBe('ABORTED');
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('sends thinking levels as reasoning_effort', async () => {
+    const server = await fake([fakeReply.text('hmm')]);
+    const provider = createModelProvider('local', { kind: 'openai-compatible', baseURL: server.baseURL });
+    await collect(provider.streamTurn(request({ thinking: 'high' })));
+    expect(server.requests[0]?.body.reasoning_effort).toBe('high');
+  });
+});
+
+describe('createModelProvider config errors', () => {
+  it('requires a baseURL for openai-compatible', () => {
+    expect(() => createModelProvider('local', { kind: 'openai-compatible' })).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining('models.providers.local.baseURL'),
+      }),
+    );
+  });
+
+  it('rejects an apiKeyEnv that is not set', () => {
+    expect(() =>
+      createModelProvider(
+        'local',
+        { kind: 'openai-compatible', baseURL: 'http://127.0.0.1:1/v1', apiKeyEnv: 'NOPE' },
+        { env: {} },
+      ),
+    ).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('NOPE') }));
+  });
+
+  it('requires a key for anthropic', () => {
+    expect(() => createModelProvider('claude', { kind: 'anthropic' }, { env: {} })).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining('ANTHROPIC_API_KEY'),
+      }),
+    );
+  });
+
+  it('rejects an unknown kind', () => {
+    const bad = { kind: 'gemini' } as unknown as Parameters<typeof createModelProvider>[1];
+    expect(() => createModelProvider('g', bad)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+  });
+});
+
+describe('createModelRouter', () => {
+  it('routes provider/model references to providers built from config', async () => {
+    const a = await fake([fakeReply.text('from a')]);
+    const b = await fake([fakeReply.text('from b')]);
+    const router = createModelRouter({
+      models: {
+        providers: {
+          a: { kind: 'openai-compatible', baseURL: a.baseURL },
+          b: { kind: 'openai-compatible', baseURL: b.baseURL },
+        },
+      },
+    });
+    const fromB = await collect(router.streamTurn(request({ model: 'b/model-x' })));
+    const fromA = await collect(router.streamTurn(request({ model: 'a/vendor/model-y' })));
+    expect(fromB[0]).toEqual({ type: 'text-delta', text: 'from b' });
+    expect(fromA[0]).toEqual({ type: 'text-delta', text: 'from a' });
+    expect(b.requests[0]?.body.model).toBe('model-x');
+    expect(a.requests[0]?.body.model).toBe('vendor/model-y');
+    expect(router.providerFor('a/other')).toBe(router.providerFor('a/model'));
+  });
+
+  it('prefers ready-made providers and rejects unknown ones with the known list', async () => {
+    const router = createModelRouter(
+      { models: { providers: {} } },
+      {
+        providers: {
+          canned: {
+            id: 'canned',
+            async *streamTurn() {
+              yield {
+                type: 'finish',
+                finishReason: 'stop',
+                usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+              };
+            },
+          },
+        },
+      },
+    );
+    expect(router.has('canned/x')).toBe(true);
+    expect(router.has('missing/x')).toBe(false);
+    expect(router.has('no-slash')).toBe(false);
+    expect((await collect(router.streamTurn(request({ model: 'canned/x' }))))[0]?.type).toBe('finish');
+    const { error } = await failure(router.streamTurn(request({ model: 'missing/x' })));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.details.known).toEqual(['canned']);
+  });
+});
