@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { isColloquyError } from '../errors/colloquy-error.js';
+import type { ChannelContext, InboundMessage } from '../interfaces/channel-plugin.js';
+import { silentLogger } from '../interfaces/logger.js';
+import type { ThreadBinding } from '../interfaces/records.js';
+import { createMemoryChannel } from './memory-channel.js';
+
+function makeContext() {
+  const inbound: InboundMessage[] = [];
+  const bindings = new Map<string, ThreadBinding>();
+  const controller = new AbortController();
+  const ctx: ChannelContext = {
+    async receive(message) {
+      inbound.push(message);
+    },
+    threadBindings: {
+      get: (accountId, threadId) => bindings.get(`${accountId}/${threadId}`),
+      put: (binding) =>
+        bindings.set(`${binding.accountId}/${binding.threadId}`, { channel: 'memory', ...binding }),
+      touch: () => {},
+      remove: (accountId, threadId) => bindings.delete(`${accountId}/${threadId}`),
+      list: () => [...bindings.values()],
+    },
+    commands: [],
+    log: silentLogger,
+    signal: controller.signal,
+  };
+  return { ctx, inbound, bindings };
+}
+
+const to = { channel: 'memory', to: 'chat-1', accountId: 'default' };
+
+describe('createMemoryChannel', () => {
+  it('delivers injected messages with defaults through the start context', async () => {
+    const channel = createMemoryChannel();
+    const { ctx, inbound } = makeContext();
+    await channel.start(ctx);
+    const message = await channel.inject('hello');
+    expect(message).toMatchObject({
+      channel: 'memory',
+      accountId: 'default',
+      chat: { type: 'direct', id: 'user-1' },
+      sender: { id: 'user-1' },
+      text: 'hello',
+      mentionsBot: true,
+      messageId: 'memory-in-1',
+    });
+    expect(inbound).toEqual([message]);
+    expect(channel.received).toEqual([message]);
+  });
+
+  it('marks group messages as addressed only when the bot is mentioned', async () => {
+    const channel = createMemoryChannel({ botUsername: 'helper' });
+    await channel.start(makeContext().ctx);
+    const group = { type: 'group' as const, id: 'g1' };
+    expect((await channel.inject({ text: 'hi all', chat: group })).mentionsBot).toBe(false);
+    expect((await channel.inject({ text: 'hi @helper', chat: group })).mentionsBot).toBe(true);
+    expect((await channel.inject({ text: 'x', chat: group, mentionsBot: true })).mentionsBot).toBe(true);
+  });
+
+  it('records sends with fresh ids and chunks long texts at maxTextLength', async () => {
+    const channel = createMemoryChannel({ capabilities: { maxTextLength: 10 } });
+    await channel.start(makeContext().ctx);
+    const short = await channel.send(to, { text: 'hi' });
+    const long = await channel.send(to, { text: 'alpha beta gamma delta' });
+    expect(short).toEqual({ messageId: 'memory-out-1', messageIds: ['memory-out-1'] });
+    expect(long.messageIds.length).toBeGreaterThan(1);
+    expect(long.messageId).toBe(long.messageIds[0]);
+    expect(new Set([...short.messageIds, ...long.messageIds]).size).toBe(1 + long.messageIds.length);
+    const chunks = channel.sent.filter((m) => m.sendIndex === 1).map((m) => m.text);
+    expect(chunks.every((c) => c.length <= 10)).toBe(true);
+    expect(chunks.join('')).toBe('alpha beta gamma delta');
+    expect(channel.textsTo('chat-1')).toEqual(['hi', ...chunks]);
+  });
+
+  it('creates threads only when capable, binds them, and routes sends into them', async () => {
+    expect(createMemoryChannel().createThread).toBeUndefined();
+    const channel = createMemoryChannel({ capabilities: { threads: true, threadKind: 'topic' } });
+    const { ctx, bindings } = makeContext();
+    await channel.start(ctx);
+    const inThread = await channel.createThread?.({
+      parent: to,
+      title: 'Research',
+      sessionKey: 'agent:main:subagent:1',
+    });
+    expect(inThread).toEqual({ ...to, threadId: 'memory-thread-1' });
+    expect([...bindings.values()][0]).toMatchObject({
+      threadId: 'memory-thread-1',
+      sessionKey: 'agent:main:subagent:1',
+      conversationId: 'chat-1',
+    });
+    await channel.send(inThread ?? to, { text: 'in the thread' });
+    expect(channel.textsTo('chat-1', 'memory-thread-1')).toEqual(['in the thread']);
+  });
+
+  it('records typing only when the capability is on', async () => {
+    expect(createMemoryChannel({ capabilities: { typing: false } }).sendTyping).toBeUndefined();
+    const channel = createMemoryChannel();
+    await channel.start(makeContext().ctx);
+    await channel.sendTyping?.(to);
+    expect(channel.typing).toEqual([to]);
+  });
+
+  it('fails the next send on request, then sends again', async () => {
+    const channel = createMemoryChannel();
+    await channel.start(makeContext().ctx);
+    channel.failNextSend();
+    await expect(channel.send(to, { text: 'x' })).rejects.toMatchObject({ code: 'CHANNEL_ERROR' });
+    expect(channel.sent).toHaveLength(0);
+    await channel.send(to, { text: 'y' });
+    expect(channel.sent).toHaveLength(1);
+  });
+
+  it('refuses to send or inject after stop, and stop is idempotent', async () => {
+    const channel = createMemoryChannel();
+    await channel.start(makeContext().ctx);
+    await channel.stop();
+    await channel.stop();
+    expect(channel.running).toBe(false);
+    expect(channel.status?.().state).toBe('disconnected');
+    const error = await channel.send(to, { text: 'x' }).catch((e: unknown) => e);
+    expect(isColloquyError(error) && error.code).toBe('CHANNEL_ERROR');
+    await expect(channel.inject('late')).rejects.toThrow('not running');
+  });
+
+  it('waits for sends', async () => {
+    const channel = createMemoryChannel();
+    await channel.start(makeContext().ctx);
+    const waiting = channel.waitForSent(2);
+    await channel.send(to, { text: 'a' });
+    await channel.send(to, { text: 'b' });
+    expect((await waiting).map((m) => m.text)).toEqual(['a', 'b']);
+    await expect(channel.waitForSent(3, 20)).rejects.toThrow('2 of 3');
+  });
+});
