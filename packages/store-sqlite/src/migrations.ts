@@ -1,0 +1,159 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * One step of the schema history. `up` runs inside a transaction together with the bump of
+ * `PRAGMA user_version`, so a file is always at exactly one version.
+ */
+export interface Migration {
+  version: number;
+  description: string;
+  up(db: Database.Database): void;
+}
+
+/** `PRAGMA application_id` of a Colloquy store: the ASCII bytes `Colq`. Tells our files from others. */
+export const COLLOQUY_APPLICATION_ID = 0x436f6c71;
+
+/**
+ * The schema history, oldest first. Never edit a released step: add a new one.
+ *
+ * - v1: the tables (sessions, messages, runs, outbox, inbox, thread bindings) with their keys.
+ * - v2: the indexes that make session lists O(result): `ORDER BY updated_at DESC, key LIMIT n`
+ *   walks an index for the live set, per kind, per spawner, and with archived sessions included.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'tables and keys',
+    up(db) {
+      db.exec(`
+        PRAGMA application_id = ${COLLOQUY_APPLICATION_ID};
+
+        CREATE TABLE sessions (
+          key TEXT PRIMARY KEY NOT NULL,
+          session_id TEXT NOT NULL UNIQUE,
+          agent_id TEXT NOT NULL,
+          kind TEXT NOT NULL,
+          updated_at INTEGER NOT NULL,
+          spawned_by TEXT,
+          label TEXT,
+          archived_at INTEGER,
+          record TEXT NOT NULL
+        );
+        CREATE INDEX sessions_by_updated ON sessions (updated_at);
+        CREATE INDEX sessions_by_label ON sessions (label) WHERE label IS NOT NULL;
+
+        CREATE TABLE messages (
+          session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+          seq INTEGER NOT NULL,
+          message TEXT NOT NULL,
+          PRIMARY KEY (session_key, seq)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE runs (
+          run_id TEXT PRIMARY KEY NOT NULL,
+          session_key TEXT NOT NULL,
+          spawned_by TEXT,
+          status TEXT NOT NULL,
+          created_at INTEGER NOT NULL,
+          record TEXT NOT NULL
+        );
+        CREATE INDEX runs_by_created ON runs (created_at DESC, run_id DESC);
+        CREATE INDEX runs_by_session ON runs (session_key, created_at DESC, run_id DESC);
+        CREATE INDEX runs_by_status ON runs (status, created_at DESC, run_id DESC);
+        CREATE INDEX runs_by_spawner ON runs (spawned_by, created_at DESC, run_id DESC)
+          WHERE spawned_by IS NOT NULL;
+
+        CREATE TABLE outbox (
+          child_session_key TEXT NOT NULL,
+          run_id TEXT NOT NULL,
+          requester_session_key TEXT NOT NULL,
+          status TEXT NOT NULL,
+          next_attempt_at INTEGER NOT NULL,
+          created_at INTEGER NOT NULL,
+          entry TEXT NOT NULL,
+          PRIMARY KEY (child_session_key, run_id)
+        );
+        CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
+        CREATE INDEX outbox_by_requester ON outbox (requester_session_key, status);
+
+        CREATE TABLE inbox (
+          session_key TEXT NOT NULL,
+          id TEXT NOT NULL,
+          created_at INTEGER NOT NULL,
+          consumed_at INTEGER,
+          entry TEXT NOT NULL,
+          PRIMARY KEY (session_key, id)
+        );
+        CREATE INDEX inbox_unconsumed ON inbox (session_key, created_at) WHERE consumed_at IS NULL;
+
+        CREATE TABLE thread_bindings (
+          channel TEXT NOT NULL,
+          account_id TEXT NOT NULL,
+          thread_id TEXT NOT NULL,
+          session_key TEXT NOT NULL,
+          binding TEXT NOT NULL,
+          PRIMARY KEY (channel, account_id, thread_id)
+        );
+        CREATE INDEX thread_bindings_by_session ON thread_bindings (session_key);
+      `);
+    },
+  },
+  {
+    version: 2,
+    description: 'session list indexes',
+    up(db) {
+      db.exec(`
+        DROP INDEX sessions_by_updated;
+        CREATE INDEX sessions_live_recent ON sessions (updated_at DESC, key) WHERE archived_at IS NULL;
+        CREATE INDEX sessions_live_by_kind ON sessions (kind, updated_at DESC, key) WHERE archived_at IS NULL;
+        CREATE INDEX sessions_recent ON sessions (updated_at DESC, key);
+        CREATE INDEX sessions_by_kind ON sessions (kind, updated_at DESC, key);
+        CREATE INDEX sessions_by_spawner ON sessions (spawned_by, updated_at DESC, key)
+          WHERE spawned_by IS NOT NULL;
+      `);
+    },
+  },
+];
+
+/** The schema version this build of `@colloquy/store-sqlite` writes. Files are migrated up to it. */
+export const SQLITE_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** What {@link migrate} did. */
+export interface MigrationResult {
+  from: number;
+  to: number;
+  applied: number[];
+}
+
+/**
+ * Brings `db` up to `target`, one transaction per step. The version is re-read under the write
+ * lock, so two processes opening a fresh file at once do not both run a step.
+ *
+ * @param migrations - the history (default {@link MIGRATIONS}); tests pass a prefix to build old files
+ */
+export function migrate(
+  db: Database.Database,
+  target: number = SQLITE_SCHEMA_VERSION,
+  migrations: readonly Migration[] = MIGRATIONS,
+): MigrationResult {
+  const from = readUserVersion(db);
+  const applied: number[] = [];
+  for (const step of migrations) {
+    if (step.version > target) break;
+    const ran = db
+      .transaction(() => {
+        if (readUserVersion(db) >= step.version) return false;
+        step.up(db);
+        db.pragma(`user_version = ${step.version}`);
+        return true;
+      })
+      .immediate();
+    if (ran) applied.push(step.version);
+  }
+  return { from, to: readUserVersion(db), applied };
+}
+
+/** `PRAGMA user_version` of `db`. */
+export function readUserVersion(db: Database.Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}

@@ -1,0 +1,99 @@
+import type { SessionListQuery } from '@colloquy/core';
+
+/** One SQL statement of a plan with its parameters. */
+export interface PlanPart {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * How to answer a session list or count: one statement per part. Parts never overlap, so rows
+ * concatenate and counts add up. With several parts each is sorted and limited on its own and the
+ * caller merges them (`merge: true`).
+ */
+export interface SessionListPlan {
+  parts: PlanPart[];
+  merge: boolean;
+}
+
+const EMPTY: SessionListPlan = { parts: [], merge: false };
+
+/**
+ * Turns a {@link SessionListQuery} into SQL that walks an index in `updated_at DESC, key` order and
+ * stops after `limit` rows, so a list costs O(result), not O(store):
+ *
+ * - `keys`: primary-key lookups, sorted afterwards (at most `keys.length` rows);
+ * - `spawnedBy`: the `sessions_by_spawner` index;
+ * - `kinds`: one walk of the per-kind index for each kind, merged by the caller;
+ * - otherwise the recency index (live sessions only, unless `includeArchived`).
+ *
+ * Other filters are checked on the rows the walk meets. `INDEXED BY` pins each choice, so a plan
+ * never degrades to a table scan whatever statistics SQLite has.
+ *
+ * @param mode - `rows` selects `key, updated_at, record`; `count` selects `count(*)` and ignores `limit`
+ * @param now - the clock for `activeMinutes`
+ */
+export function planSessionList(
+  query: SessionListQuery,
+  mode: 'rows' | 'count',
+  now: number,
+): SessionListPlan {
+  if (query.keys?.length === 0 || query.agentIds?.length === 0) return EMPTY;
+  const limit = mode === 'rows' && query.limit !== undefined ? Math.max(0, Math.floor(query.limit)) : -1;
+  if (limit === 0) return EMPTY;
+
+  const live = !query.includeArchived;
+  const kinds = [...new Set(query.kinds ?? [])];
+  const filters: string[] = [];
+  const params: unknown[] = [];
+  let index: string | undefined;
+  let perKind = false;
+
+  if (query.keys !== undefined) {
+    filters.push('key IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify([...new Set(query.keys)]));
+  } else if (query.spawnedBy !== undefined) {
+    index = 'sessions_by_spawner';
+  } else if (kinds.length > 0) {
+    index = live ? 'sessions_live_by_kind' : 'sessions_by_kind';
+    perKind = true;
+  } else {
+    index = live ? 'sessions_live_recent' : 'sessions_recent';
+  }
+
+  if (query.spawnedBy !== undefined) {
+    filters.push('spawned_by = ?');
+    params.push(query.spawnedBy);
+  }
+  if (live) filters.push('archived_at IS NULL');
+  if (kinds.length > 0 && !perKind) {
+    filters.push('kind IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(kinds));
+  }
+  if (query.activeMinutes !== undefined) {
+    filters.push('updated_at >= ?');
+    params.push(now - query.activeMinutes * 60_000);
+  }
+  if (query.agentIds !== undefined) {
+    filters.push('agent_id IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify([...new Set(query.agentIds)]));
+  }
+
+  const select = mode === 'rows' ? 'SELECT key, updated_at, record' : 'SELECT count(*)';
+  const from = index === undefined ? 'FROM sessions' : `FROM sessions INDEXED BY ${index}`;
+  const tail = mode === 'rows' ? ' ORDER BY updated_at DESC, key LIMIT ?' : '';
+  const tailParams = mode === 'rows' ? [limit] : [];
+  const build = (extra: string[]): string => {
+    const all = [...extra, ...filters];
+    return `${select} ${from}${all.length > 0 ? ` WHERE ${all.join(' AND ')}` : ''}${tail}`;
+  };
+
+  if (perKind) {
+    const sql = build(['kind = ?']);
+    return {
+      parts: kinds.map((kind) => ({ sql, params: [kind, ...params, ...tailParams] })),
+      merge: mode === 'rows' && kinds.length > 1,
+    };
+  }
+  return { parts: [{ sql: build([]), params: [...params, ...tailParams] }], merge: false };
+}

@@ -1,0 +1,10 @@
+import { runStoreConformance } from '@colloquy/core/testing';
+import { afterAll } from 'vitest';
+import { createTempDir } from '../test/helpers/temp-dir.js';
+import { openSqliteStore } from './open-sqlite-store.js';
+
+const temp = createTempDir();
+afterAll(() => temp.cleanup());
+
+runStoreConformance('SqliteStore on a temp file', () => openSqliteStore({ file: temp.file('store.db') }));
+runStoreConformance('SqliteStore in memory', () => openSqliteStore({ file: ':memory:' }));
