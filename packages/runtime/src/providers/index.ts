@@ -15,8 +15,6 @@ export { retryAfterFromHeaders } from './model-errors.js';
 export { type ModelRef, parseModelRef, resolveModelRef } from './model-ref.js';
 export { createModelRouter, type ModelRouter, type ModelRouterOptions } from './model-router.js';
 export type {
-  ModelPrice,
-  ModelProviderConfig,
   ModelProviderOptions,
   ModelRetryOptions,
   ModelsConfigView,

@@ -1,16 +1,6 @@
-import type { Logger } from '@colloquy/core';
+import type { Logger, ModelPrice, ModelProviderConfig } from '@colloquy/core';
 
-/** How to reach one model provider: `config.models.providers[id]`. */
-export interface ModelProviderConfig {
-  /** `openai-compatible` (OpenAI, OpenRouter, Ollama, vLLM, llama.cpp servers) or `anthropic`. */
-  kind: 'openai-compatible' | 'anthropic';
-  /** The API root, e.g. `http://127.0.0.1:11434/v1`. Required for `openai-compatible`; Anthropic defaults to its API. */
-  baseURL?: string;
-  /** The API key. Prefer `apiKeyEnv` so the key stays out of config files. */
-  apiKey?: string;
-  /** The name of an environment variable holding the API key. */
-  apiKeyEnv?: string;
-}
+export type { ModelPrice, ModelProviderConfig };
 
 /** The part of a Colloquy config the provider helpers read (a full `ColloquyConfig` fits). */
 export interface ModelsConfigView {
@@ -18,12 +8,6 @@ export interface ModelsConfigView {
     providers: Readonly<Record<string, ModelProviderConfig>>;
     prices?: Readonly<Record<string, ModelPrice>>;
   };
-}
-
-/** Prices of one model in US dollars per million tokens: `config.models.prices['provider/model']`. */
-export interface ModelPrice {
-  inputPerMTokUsd: number;
-  outputPerMTokUsd: number;
 }
 
 /** Retry behaviour of a provider. Retries never happen after output started streaming. */
