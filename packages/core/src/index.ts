@@ -101,3 +101,30 @@ export { SESSION_KINDS, TERMINAL_RUN_STATUSES } from './interfaces/records.js';
 export type { RunListQuery, SessionListQuery, SessionPatch, Store } from './interfaces/store.js';
 export type { AgentTool, ToolResult } from './interfaces/tool.js';
 export { toolResult } from './interfaces/tool.js';
+// --- session keys ---
+export type {
+  ClassifyOptions,
+  DeriveSessionKeyOptions,
+  KeyContext,
+  ParsedSessionKey,
+  SessionKeyInput,
+  SessionKeyParseResult,
+  SessionKeyResolution,
+  ThreadSuffix,
+} from './keys/index.js';
+export {
+  agentIdFromSessionKey,
+  classifySessionKey,
+  deriveChannelField,
+  deriveSessionKey,
+  formatSessionKey,
+  isReservedSessionKey,
+  MAX_SESSION_KEY_LENGTH,
+  mainSessionKey,
+  normalizeSessionKey,
+  parseSessionKey,
+  resolveSessionKeyAlias,
+  subagentSessionKey,
+  toDisplayKey,
+  tryResolveSessionKey,
+} from './keys/index.js';
