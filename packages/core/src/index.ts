@@ -128,3 +128,6 @@ export {
   toDisplayKey,
   tryResolveSessionKey,
 } from './keys/index.js';
+// --- policy ---
+export type { SendPolicyDecision, SendPolicyTarget } from './policy/index.js';
+export { evaluateSendPolicy, parseSendCommand } from './policy/index.js';

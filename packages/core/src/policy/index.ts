@@ -1,0 +1,2 @@
+export type { SendPolicyDecision, SendPolicyTarget } from './send-policy.js';
+export { evaluateSendPolicy, parseSendCommand } from './send-policy.js';
