@@ -1,0 +1,439 @@
+import {
+  type ChannelCapabilities,
+  type ChatType,
+  type DeliveryContext,
+  type DmScope,
+  deriveSessionKey,
+  type InboundMessage,
+  type SessionKeyInput,
+} from '@colloquy/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type {
+  ChannelConformanceFixture,
+  ChannelConformanceOptions,
+  ConformanceInbound,
+  ConformancePeer,
+  PlatformSentMessage,
+} from './fixture.js';
+import { createRecordingChannelContext, type RecordingChannelContext } from './recording-context.js';
+
+/**
+ * The session-key input for an inbound message: direct chats are keyed by the sender, groups and
+ * channels by the chat, threads by the thread id with the channel's `threadKind`.
+ *
+ * @param inbound - the normalised inbound message
+ * @param agentId - the agent that answers it
+ * @param threadKind - `capabilities.threadKind` of the plugin (default `thread`)
+ */
+export function sessionKeyInputFromInbound(
+  inbound: InboundMessage,
+  agentId: string,
+  threadKind: 'thread' | 'topic' = 'thread',
+): SessionKeyInput {
+  return {
+    agentId,
+    channel: inbound.channel,
+    accountId: inbound.accountId,
+    chatType: inbound.chat.type,
+    peerId: inbound.chat.type === 'direct' ? inbound.sender.id : inbound.chat.id,
+    ...(inbound.threadId !== undefined ? { threadId: inbound.threadId, threadKind } : {}),
+  };
+}
+
+const DM_SCOPES: readonly DmScope[] = ['per-channel-peer', 'per-peer', 'per-account-channel-peer', 'main'];
+const CHAT_TYPES: readonly ChatType[] = ['direct', 'group', 'channel'];
+const MARKDOWN: readonly string[] = ['commonmark', 'telegram-html', 'discord', 'whatsapp', 'plain'];
+const STATES: readonly string[] = [
+  'starting',
+  'connected',
+  'reconnecting',
+  'disconnected',
+  'logged-out',
+  'error',
+];
+
+/** Words of a long plain text, so chunk boundaries can be checked without markdown conversion. */
+function longText(minLength: number): { text: string; words: string[] } {
+  const words: string[] = [];
+  let length = 0;
+  for (let i = 0; length < minLength; i++) {
+    const word = `w${i.toString(36)}`;
+    words.push(word);
+    length += word.length + 1;
+  }
+  return { text: words.join(' '), words };
+}
+
+/**
+ * Registers the channel plugin conformance suite (vitest). Every Colloquy channel plugin runs it
+ * against its own fake platform: inbound normalisation, session keys per `dmScope`, outbound ids and
+ * chunking, thread binding, and a clean `stop()`.
+ *
+ * @param name - shown in the suite title, e.g. `telegram`
+ * @param setup - builds a fresh fixture (plugin + fake platform) for each test; see {@link ChannelConformanceFixture}
+ * @param options - timeouts and the agent id; see {@link ChannelConformanceOptions}
+ * @example
+ * ```ts
+ * import { runChannelPluginConformance } from '@colloquy/testkit/conformance';
+ *
+ * runChannelPluginConformance('telegram', async () => {
+ *   const platform = await startTelegramFake();
+ *   return {
+ *     plugin: createTelegramPlugin({ token: 'T', apiRoot: platform.url }),
+ *     accountId: 'default',
+ *     peers: [{ id: '101' }, { id: '102' }],
+ *     chats: { group: '-100200' },
+ *     sendTarget: { channel: 'telegram', to: '101', accountId: 'default' },
+ *     inject: (m) => platform.deliver(m),
+ *     readSent: () => platform.sent,
+ *     isReleased: () => platform.pendingPolls === 0,
+ *     cleanup: () => platform.close(),
+ *   };
+ * });
+ * ```
+ */
+export function runChannelPluginConformance(
+  name: string,
+  setup: () => ChannelConformanceFixture | Promise<ChannelConformanceFixture>,
+  options: ChannelConformanceOptions = {},
+): void {
+  const inboundTimeoutMs = options.inboundTimeoutMs ?? 5000;
+  const releaseTimeoutMs = options.releaseTimeoutMs ?? 5000;
+  const quietPeriodMs = options.quietPeriodMs ?? 300;
+  const agentId = options.agentId ?? 'main';
+
+  describe(`channel plugin conformance: ${name}`, () => {
+    let fixture: ChannelConformanceFixture;
+    let ctx: RecordingChannelContext;
+    let caps: ChannelCapabilities;
+    let stopped = false;
+
+    beforeEach(async () => {
+      fixture = await setup();
+      caps = fixture.plugin.capabilities;
+      ctx = createRecordingChannelContext({ channel: fixture.plugin.id });
+      stopped = false;
+      await fixture.plugin.start(ctx);
+      await fixture.ready?.();
+    });
+
+    afterEach(async () => {
+      try {
+        if (!stopped) await fixture.plugin.stop();
+      } finally {
+        ctx.abort();
+        await fixture.cleanup?.();
+      }
+    });
+
+    /** Injects a message and returns what reached `ctx.receive` for it. */
+    async function deliver(message: ConformanceInbound) {
+      const index = ctx.inbound.length;
+      const injected = await fixture.inject(message);
+      const inbound = await ctx.waitForInbound(index, inboundTimeoutMs);
+      return { inbound, injected };
+    }
+
+    const peer = (i: 0 | 1): ConformancePeer => fixture.peers[i];
+    const dm = (sender: ConformancePeer, text: string): ConformanceInbound => ({
+      chatType: 'direct',
+      sender,
+      text,
+      mentionBot: false,
+    });
+    const nonDirectChats = () =>
+      (Object.entries(fixture.chats) as [Exclude<ChatType, 'direct'>, string | undefined][]).filter(
+        (entry): entry is [Exclude<ChatType, 'direct'>, string] => typeof entry[1] === 'string',
+      );
+
+    describe('capabilities', () => {
+      it('declares a usable id and capability set', () => {
+        expect(fixture.plugin.id).toMatch(/^[a-z][a-z0-9_-]*$/);
+        expect(Number.isInteger(caps.maxTextLength) && caps.maxTextLength > 0).toBe(true);
+        expect(MARKDOWN).toContain(caps.markdown);
+        for (const flag of ['threads', 'edits', 'reactions', 'media', 'typing'] as const) {
+          expect(typeof caps[flag], `capabilities.${flag}`).toBe('boolean');
+        }
+      });
+
+      it('offers createThread exactly when it declares threads, and sendTyping when it declares typing', () => {
+        expect(
+          typeof fixture.plugin.createThread === 'function',
+          'createThread vs capabilities.threads',
+        ).toBe(caps.threads);
+        if (caps.threads) {
+          expect(['thread', 'topic']).toContain(caps.threadKind);
+          expect(fixture.threadParent, 'fixture.threadParent is needed to test threads').toBeDefined();
+        }
+        if (caps.typing) expect(typeof fixture.plugin.sendTyping).toBe('function');
+      });
+
+      it('reports a known status state when it has status()', (test) => {
+        if (!fixture.plugin.status) test.skip('no status()');
+        if (!fixture.plugin.status) return;
+        expect(STATES).toContain(fixture.plugin.status().state);
+      });
+    });
+
+    describe('inbound normalisation', () => {
+      it('normalises a direct message: channel, account, chat, sender, text, messageId, addressed', async () => {
+        const { inbound, injected } = await deliver(dm(peer(0), 'hello from a direct chat'));
+        expect(inbound.channel).toBe(fixture.plugin.id);
+        expect(inbound.accountId).toBe(fixture.accountId);
+        expect(inbound.chat.type).toBe('direct');
+        expect(typeof inbound.chat.id === 'string' && inbound.chat.id.length > 0).toBe(true);
+        expect(inbound.sender.id).toBe(peer(0).id);
+        expect(inbound.text).toContain('hello from a direct chat');
+        expect(inbound.mentionsBot, 'direct messages always address the bot').toBe(true);
+        expect(typeof inbound.messageId === 'string' && inbound.messageId.length > 0).toBe(true);
+        if (injected?.messageId !== undefined) expect(inbound.messageId).toBe(injected.messageId);
+        expect(inbound.threadId).toBeUndefined();
+        if (inbound.timestamp !== undefined) {
+          expect(Math.abs(inbound.timestamp - Date.now())).toBeLessThan(24 * 3600 * 1000);
+        }
+      });
+
+      it('gives every inbound message its own messageId', async () => {
+        const first = await deliver(dm(peer(0), 'one'));
+        const second = await deliver(dm(peer(0), 'two'));
+        expect(first.inbound.messageId).not.toBe(second.inbound.messageId);
+      });
+
+      it('keeps the chat type and id of group and channel messages', async (test) => {
+        if (nonDirectChats().length === 0) test.skip('fixture.chats lists no group or channel');
+        for (const [chatType, chatId] of nonDirectChats()) {
+          expect(CHAT_TYPES).toContain(chatType);
+          const { inbound } = await deliver({
+            chatType,
+            chatId,
+            sender: peer(1),
+            text: `in a ${chatType}`,
+            mentionBot: true,
+          });
+          expect(inbound.chat).toMatchObject({ type: chatType, id: chatId });
+          expect(inbound.sender.id).toBe(peer(1).id);
+          expect(inbound.text).toContain(`in a ${chatType}`);
+        }
+      });
+
+      it('sets mentionsBot only when a group or channel message addresses the bot', async (test) => {
+        if (nonDirectChats().length === 0) test.skip('fixture.chats lists no group or channel');
+        for (const [chatType, chatId] of nonDirectChats()) {
+          const plain = await deliver({
+            chatType,
+            chatId,
+            sender: peer(0),
+            text: 'just chatting',
+            mentionBot: false,
+          });
+          expect(plain.inbound.mentionsBot, `${chatType} without a mention`).toBe(false);
+          const addressed = await deliver({
+            chatType,
+            chatId,
+            sender: peer(0),
+            text: 'over to you',
+            mentionBot: true,
+          });
+          expect(addressed.inbound.mentionsBot, `${chatType} with a mention`).toBe(true);
+        }
+      });
+    });
+
+    describe('session keys (core deriveSessionKey on the normalised inbound)', () => {
+      it('keys direct chats by peer for every dmScope: stable per peer, distinct across peers', async () => {
+        const a1 = (await deliver(dm(peer(0), 'first'))).inbound;
+        const a2 = (await deliver(dm(peer(0), 'second'))).inbound;
+        const b = (await deliver(dm(peer(1), 'other peer'))).inbound;
+        for (const dmScope of DM_SCOPES) {
+          const key = (m: InboundMessage) =>
+            deriveSessionKey(sessionKeyInputFromInbound(m, agentId, caps.threadKind), {
+              dmScope,
+              mainKey: 'main',
+            });
+          expect(key(a1), `${dmScope}: same peer, same key`).toBe(key(a2));
+          if (dmScope === 'main') {
+            expect(key(a1)).toBe(key(b));
+            expect(key(a1)).toBe(`agent:${agentId}:main`);
+          } else {
+            expect(key(a1), `${dmScope}: other peer, other key`).not.toBe(key(b));
+            expect(key(a1).startsWith(`agent:${agentId}:`)).toBe(true);
+          }
+        }
+        const expected = deriveSessionKey(
+          {
+            agentId,
+            channel: fixture.plugin.id,
+            accountId: fixture.accountId,
+            chatType: 'direct',
+            peerId: peer(0).id,
+          },
+          { dmScope: 'per-channel-peer', mainKey: 'main' },
+        );
+        expect(
+          deriveSessionKey(sessionKeyInputFromInbound(a1, agentId), {
+            dmScope: 'per-channel-peer',
+            mainKey: 'main',
+          }),
+          'the key of the platform identity (channel = plugin id, peer = sender id)',
+        ).toBe(expected);
+      });
+
+      it('keys group and channel chats by chat, whoever speaks', async (test) => {
+        if (nonDirectChats().length === 0) test.skip('fixture.chats lists no group or channel');
+        for (const [chatType, chatId] of nonDirectChats()) {
+          const fromA = (await deliver({ chatType, chatId, sender: peer(0), text: 'a', mentionBot: true }))
+            .inbound;
+          const fromB = (await deliver({ chatType, chatId, sender: peer(1), text: 'b', mentionBot: true }))
+            .inbound;
+          const key = (m: InboundMessage) =>
+            deriveSessionKey(sessionKeyInputFromInbound(m, agentId), {
+              dmScope: 'per-channel-peer',
+              mainKey: 'main',
+            });
+          expect(key(fromA)).toBe(key(fromB));
+          const expected = deriveSessionKey(
+            { agentId, channel: fixture.plugin.id, accountId: fixture.accountId, chatType, peerId: chatId },
+            { dmScope: 'per-channel-peer', mainKey: 'main' },
+          );
+          expect(key(fromA), 'the key of the platform chat').toBe(expected);
+        }
+      });
+    });
+
+    describe('outbound', () => {
+      it('sends a message and returns the platform message id', async () => {
+        const before = (await fixture.readSent()).length;
+        const result = await fixture.plugin.send(fixture.sendTarget, {
+          text: 'plain outbound text',
+          format: 'plain',
+        });
+        expect(typeof result.messageId === 'string' && result.messageId.length > 0).toBe(true);
+        expect(result.messageIds).toEqual([result.messageId]);
+        const sent = (await fixture.readSent()).slice(before);
+        expect(sent).toHaveLength(1);
+        expect(sent[0]).toMatchObject({ messageId: result.messageId, chatId: fixture.sendTarget.to });
+        expect(sent[0]?.text).toContain('plain outbound text');
+      });
+
+      it('chunks text longer than maxTextLength and returns an id per chunk', async () => {
+        const { text, words } = longText(Math.floor(caps.maxTextLength * 2.5));
+        const before = (await fixture.readSent()).length;
+        const result = await fixture.plugin.send(fixture.sendTarget, { text, format: 'plain' });
+        const sent: readonly PlatformSentMessage[] = (await fixture.readSent()).slice(before);
+        expect(result.messageIds.length).toBeGreaterThanOrEqual(3);
+        expect(result.messageIds.length, 'no needlessly small chunks').toBeLessThanOrEqual(6);
+        expect(result.messageId).toBe(result.messageIds[0]);
+        expect(new Set(result.messageIds).size).toBe(result.messageIds.length);
+        expect(sent.map((m) => m.messageId)).toEqual(result.messageIds);
+        for (const chunk of sent) {
+          expect(chunk.text.length, 'chunk within maxTextLength').toBeLessThanOrEqual(caps.maxTextLength);
+          expect(chunk.chatId).toBe(fixture.sendTarget.to);
+        }
+        const received = sent
+          .map((m) => m.text)
+          .join(' ')
+          .split(/\s+/)
+          .filter((w) => w.length > 0);
+        expect(received, 'every word arrives once, in order').toEqual(words);
+      });
+
+      it('shows typing without error when it can', async (test) => {
+        if (!caps.typing || !fixture.plugin.sendTyping) test.skip('capabilities.typing is false');
+        if (!fixture.plugin.sendTyping) return;
+        await expect(fixture.plugin.sendTyping(fixture.sendTarget)).resolves.toBeUndefined();
+      });
+    });
+
+    describe('threads', () => {
+      it('creates a thread, routes a bound message into it, and reports inbound thread messages', async (test) => {
+        if (!caps.threads) test.skip('capabilities.threads is false');
+        if (!fixture.plugin.createThread || !fixture.threadParent) {
+          throw new Error(
+            'capabilities.threads is true: provide plugin.createThread and fixture.threadParent',
+          );
+        }
+        const parent = fixture.threadParent.to;
+        const created = await fixture.plugin.createThread({
+          parent,
+          title: 'Conformance thread',
+          sessionKey: `agent:${agentId}:subagent:conformance`,
+        });
+        expect(typeof created.threadId === 'string' && created.threadId.length > 0).toBe(true);
+        expect(created).toMatchObject({ channel: parent.channel, accountId: parent.accountId });
+
+        const target: DeliveryContext = { ...created };
+        const before = (await fixture.readSent()).length;
+        const result = await fixture.plugin.send(target, { text: 'inside the thread', format: 'plain' });
+        const sent = (await fixture.readSent()).slice(before);
+        const landed = sent.find((m) => m.messageId === result.messageId);
+        expect(landed, 'the bound message reached the platform').toBeDefined();
+        expect(landed?.threadId ?? landed?.chatId, 'the bound message went to the thread').toBe(
+          created.threadId,
+        );
+
+        const { inbound } = await deliver({
+          chatType: fixture.threadParent.chatType,
+          chatId: parent.to,
+          threadId: created.threadId,
+          sender: peer(0),
+          text: 'reply in thread',
+          mentionBot: true,
+        });
+        expect(inbound.threadId).toBe(created.threadId);
+        const key = deriveSessionKey(sessionKeyInputFromInbound(inbound, agentId, caps.threadKind), {
+          dmScope: 'per-channel-peer',
+          mainKey: 'main',
+        });
+        const parentKey = deriveSessionKey(
+          {
+            agentId,
+            channel: fixture.plugin.id,
+            accountId: fixture.accountId,
+            chatType: fixture.threadParent.chatType,
+            peerId: parent.to,
+          },
+          { dmScope: 'per-channel-peer', mainKey: 'main' },
+        );
+        const threadKey = deriveSessionKey(
+          {
+            agentId,
+            channel: fixture.plugin.id,
+            accountId: fixture.accountId,
+            chatType: fixture.threadParent.chatType,
+            peerId: parent.to,
+            threadId: created.threadId,
+            threadKind: caps.threadKind ?? 'thread',
+          },
+          { dmScope: 'per-channel-peer', mainKey: 'main' },
+        );
+        expect(key, 'the thread has its own session, not the parent chat').not.toBe(parentKey);
+        expect(key).toBe(threadKey);
+      });
+    });
+
+    describe('stop', () => {
+      it('releases every platform resource, is idempotent, and delivers nothing afterwards', async () => {
+        await deliver(dm(peer(0), 'before stop'));
+        await fixture.plugin.stop();
+        await fixture.plugin.stop();
+        stopped = true;
+        if (fixture.isReleased) {
+          const deadline = Date.now() + releaseTimeoutMs;
+          let released = await fixture.isReleased();
+          while (!released && Date.now() < deadline) {
+            await new Promise((resolve) => setTimeout(resolve, 25));
+            released = await fixture.isReleased();
+          }
+          expect(
+            released,
+            `the fake platform still sees the plugin ${releaseTimeoutMs} ms after stop()`,
+          ).toBe(true);
+        }
+        const count = ctx.inbound.length;
+        await fixture.inject(dm(peer(0), 'after stop'));
+        await new Promise((resolve) => setTimeout(resolve, quietPeriodMs));
+        expect(ctx.inbound.length, 'no message reaches the runtime after stop()').toBe(count);
+      });
+    });
+  });
+}

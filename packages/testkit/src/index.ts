@@ -1,0 +1,23 @@
+// @colloquy/testkit: test tools for Colloquy users and plugin authors.
+// The channel plugin conformance suite lives at `@colloquy/testkit/conformance`.
+
+// --- scripted model ---
+// --- in-memory channel ---
+export {
+  createMemoryChannel,
+  createScriptedModel,
+  type InjectInput,
+  lastUserText,
+  type MemoryChannel,
+  type MemoryChannelOptions,
+  type MemoryThread,
+  messageText,
+  type ScriptedModel,
+  type ScriptedModelOptions,
+  type ScriptedReply,
+  type ScriptedToolCall,
+  type ScriptFn,
+  type ScriptStep,
+  type ScriptTurn,
+  type SentMessage,
+} from '@colloquy/core/testing';
