@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay, classifyClose, closeStatusCode } from './close-reason.js';
+
+const boom = (statusCode: number, message = 'Connection Failure'): Error =>
+  Object.assign(new Error(message), { isBoom: true, output: { statusCode } });
+
+describe('classifyClose', () => {
+  it('stops for good when WhatsApp logged the device out', () => {
+    expect(classifyClose(boom(401)).action).toBe('logged-out');
+  });
+
+  it('reconnects at once when WhatsApp asks for a restart after linking', () => {
+    expect(classifyClose(boom(515))).toMatchObject({ action: 'reconnect', immediate: true });
+  });
+
+  it.each([428, 408, 500, 503])('reconnects with backoff after close code %i', (code) => {
+    expect(classifyClose(boom(code))).toMatchObject({ action: 'reconnect', immediate: false, code });
+  });
+
+  it('reconnects with backoff when the error carries no code', () => {
+    expect(classifyClose(new Error('socket hang up'))).toMatchObject({
+      action: 'reconnect',
+      reason: 'socket hang up',
+    });
+    expect(closeStatusCode(undefined)).toBeUndefined();
+  });
+
+  it('stops instead of fighting another session that replaced this one', () => {
+    const action = classifyClose(boom(440));
+    expect(action.action).toBe('stop');
+    expect(action.reason).toContain('another WhatsApp Web session');
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles from the initial delay up to the cap, within the jitter', () => {
+    const mid = () => 0.5;
+    expect(
+      [0, 1, 2, 3, 10].map((n) => backoffDelay(n, { initialDelayMs: 100, maxDelayMs: 1000 }, mid)),
+    ).toEqual([100, 200, 400, 800, 1000]);
+    expect(backoffDelay(0, { initialDelayMs: 100 }, () => 0)).toBe(80);
+    expect(backoffDelay(0, { initialDelayMs: 100 }, () => 1)).toBe(120);
+  });
+});

@@ -1,0 +1,82 @@
+import { DisconnectReason } from './baileys.js';
+
+/** What to do after the socket closed. */
+export type CloseAction =
+  | { action: 'reconnect'; immediate: boolean; code: number | undefined; reason: string }
+  | { action: 'logged-out'; code: number; reason: string }
+  | { action: 'stop'; code: number; reason: string };
+
+/** The HTTP-like status code Baileys puts on a close error (a Boom), if any. */
+export function closeStatusCode(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const output = (error as { output?: { statusCode?: unknown } }).output;
+  return typeof output?.statusCode === 'number' ? output.statusCode : undefined;
+}
+
+/**
+ * Decides how to react to a closed connection. Logged out stops for good (the link is gone);
+ * replaced, forbidden and device-mismatch stop (reconnecting would fight another client or fail
+ * again); restart-required (normal right after linking) reconnects at once; everything else
+ * reconnects with backoff.
+ */
+export function classifyClose(error: unknown): CloseAction {
+  const code = closeStatusCode(error);
+  const message = error instanceof Error && error.message ? error.message : 'connection closed';
+  switch (code) {
+    case DisconnectReason.loggedOut:
+      return { action: 'logged-out', code, reason: message };
+    case DisconnectReason.connectionReplaced:
+      return {
+        action: 'stop',
+        code,
+        reason:
+          'another WhatsApp Web session with these credentials took over; stop the other process, then restart the bot',
+      };
+    case DisconnectReason.forbidden:
+      return {
+        action: 'stop',
+        code,
+        reason: `WhatsApp refused the connection (403: ${message}); check the account on the phone, then restart`,
+      };
+    case DisconnectReason.multideviceMismatch:
+      return {
+        action: 'stop',
+        code,
+        reason: 'WhatsApp reported a multi-device mismatch; re-link the device by QR',
+      };
+    case DisconnectReason.restartRequired:
+      return {
+        action: 'reconnect',
+        immediate: true,
+        code,
+        reason: 'restart required (normal after linking)',
+      };
+    default:
+      return {
+        action: 'reconnect',
+        immediate: false,
+        code,
+        reason: code === undefined ? message : `${message} (${code})`,
+      };
+  }
+}
+
+/** Reconnect timing. */
+export interface BackoffOptions {
+  /** First delay. Default 1000 ms. */
+  initialDelayMs?: number;
+  /** Longest delay. Default 60000 ms. */
+  maxDelayMs?: number;
+}
+
+/** The delay before reconnect attempt `attempt` (0-based): doubling, capped, with ±20 % jitter. */
+export function backoffDelay(
+  attempt: number,
+  options: BackoffOptions = {},
+  random: () => number = Math.random,
+): number {
+  const initial = options.initialDelayMs ?? 1000;
+  const max = options.maxDelayMs ?? 60_000;
+  const base = Math.min(max, initial * 2 ** Math.min(attempt, 30));
+  return Math.round(base * (0.8 + 0.4 * random()));
+}

@@ -1,0 +1,119 @@
+import { ColloquyError } from '@colloquy/core';
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/** Per-group settings, keyed by group JID (`<id>@g.us`) or `*` for every group. */
+export const WhatsAppGroupConfigSchema = Type.Object(
+  {
+    /** Answer only when the bot is mentioned or replied to. Default: `requireMentionByDefault`. */
+    requireMention: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The `channels.whatsapp` section of the Colloquy config (TypeBox, so it is also JSON Schema).
+ * Every field has a default; see {@link resolveWhatsAppConfig}.
+ */
+export const WhatsAppConfigSchema = Type.Object(
+  {
+    /** Start the WhatsApp channel. Default `true` once the section exists. */
+    enabled: Type.Boolean({ default: true }),
+    /** Where credentials, the LID map and pairings live. Default: the app's state dir + `/whatsapp`. */
+    stateDir: Type.Optional(Type.String({ minLength: 1 })),
+    /** Who may talk to the bot in direct chats. Default `pairing`. */
+    dmPolicy: Type.Union([Type.Literal('open'), Type.Literal('allowlist'), Type.Literal('pairing')], {
+      default: 'pairing',
+    }),
+    /** Phone numbers (`+15551234567`, `15551234567`) or JIDs always allowed in direct chats. */
+    allowFrom: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    /** Answer only in the owner's own "message yourself" chat. Default `false`. */
+    selfChatMode: Type.Boolean({ default: false }),
+    /** Per-group settings by group JID; `*` applies to every group not listed. */
+    groups: Type.Record(Type.String(), WhatsAppGroupConfigSchema, { default: {} }),
+    /** Groups answer only when the bot is mentioned unless the group says otherwise. Default `true`. */
+    requireMentionByDefault: Type.Boolean({ default: true }),
+    /** Replies longer than this are split into several messages. Default `4000`. */
+    chunkLength: Type.Integer({ minimum: 200, maximum: 65_536, default: 4000 }),
+    /** Mark answered messages as read (blue ticks). Default `false`. */
+    readReceipts: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false },
+);
+
+/** The resolved `channels.whatsapp` config, defaults applied. */
+export type WhatsAppConfig = Static<typeof WhatsAppConfigSchema>;
+
+/** The config as written by users: every field optional. */
+export type WhatsAppConfigInput = Partial<WhatsAppConfig>;
+
+/** One problem found in a config section. */
+export interface WhatsAppConfigIssue {
+  path: string;
+  expected: string;
+  got: string;
+}
+
+const describe = (value: unknown): string => {
+  if (value === undefined) return 'undefined';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'object') return 'object';
+  return `${typeof value} ${String(value)}`;
+};
+
+const toConfigPath = (pointer: string): string =>
+  [
+    'channels.whatsapp',
+    ...pointer
+      .split('/')
+      .filter(Boolean)
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')),
+  ].join('.');
+
+/**
+ * Validates the `channels.whatsapp` config section and fills in defaults.
+ *
+ * @param section - the raw section (JSON5-parsed), or `undefined` for all defaults
+ * @returns the resolved config
+ * @throws ColloquyError `CONFIG_INVALID` with `details.issues: { path, expected, got }[]`, paths
+ *   spelled from the config root (`channels.whatsapp.dmPolicy`)
+ * @example
+ * ```ts
+ * const whatsapp = resolveWhatsAppConfig({ dmPolicy: 'allowlist', allowFrom: ['+15551234567'] });
+ * whatsapp.chunkLength; // 4000
+ * ```
+ */
+export function resolveWhatsAppConfig(section: unknown): WhatsAppConfig {
+  const input = section === undefined || section === null ? {} : section;
+  if (typeof input !== 'object' || Array.isArray(input)) {
+    throw new ColloquyError(
+      'CONFIG_INVALID',
+      `channels.whatsapp must be an object, got ${describe(input)}. Fix it in your config file.`,
+      { issues: [{ path: 'channels.whatsapp', expected: 'object', got: describe(input) }] },
+    );
+  }
+  const value = Value.Default(WhatsAppConfigSchema, structuredClone(input));
+  const issues: WhatsAppConfigIssue[] = [];
+  for (const error of Value.Errors(WhatsAppConfigSchema, value)) {
+    const path = toConfigPath(error.path);
+    if (issues.some((i) => i.path === path)) continue;
+    const expected =
+      error.schema.anyOf !== undefined
+        ? (error.schema.anyOf as { const?: unknown }[]).map((s) => JSON.stringify(s.const)).join(' | ')
+        : error.message.replace(/^Expected /, '');
+    issues.push({ path, expected, got: describe(error.value) });
+  }
+  if (issues.length > 0) {
+    const list = issues.map((i) => `${i.path}: expected ${i.expected}, got ${i.got}`).join('; ');
+    throw new ColloquyError(
+      'CONFIG_INVALID',
+      `Invalid WhatsApp config: ${list}. Fix these settings in your config file.`,
+      {
+        issues,
+      },
+    );
+  }
+  return value as WhatsAppConfig;
+}

@@ -1,0 +1,26 @@
+// @colloquy/plugin-whatsapp: the WhatsApp channel for Colloquy, on Baileys.
+
+export type { FileHandleLike, StateFs } from './atomic-file.js';
+export type { AtomicAuthState, AtomicAuthStateOptions } from './auth-state.js';
+// --- linking and pairing ---
+export { resetWhatsAppAuth, useAtomicAuthState } from './auth-state.js';
+export { chunkText } from './chunk-text.js';
+export type { BackoffOptions } from './close-reason.js';
+export type { WhatsAppConfig, WhatsAppConfigInput, WhatsAppConfigIssue } from './config.js';
+// --- config ---
+export { resolveWhatsAppConfig, WhatsAppConfigSchema, WhatsAppGroupConfigSchema } from './config.js';
+// --- advanced: formatting, the socket seam, state files ---
+export { markdownToWhatsApp } from './markdown.js';
+export type { WhatsAppApprovedPeer, WhatsAppPairings, WhatsAppPendingPairing } from './pairing.js';
+export { approveWhatsAppPairing, listWhatsAppPairings, PAIRING_CODE_TTL_MS } from './pairing.js';
+export type { WhatsAppPlugin, WhatsAppPluginOptions } from './plugin.js';
+// --- the plugin ---
+export { createWhatsAppPlugin } from './plugin.js';
+export type { QrOutput } from './qr.js';
+export type {
+  WhatsAppEventEmitterLike,
+  WhatsAppEventMap,
+  WhatsAppSocketConfig,
+  WhatsAppSocketFactory,
+  WhatsAppSocketLike,
+} from './socket.js';

@@ -1,0 +1,133 @@
+import { join } from 'node:path';
+import type { Logger } from '@colloquy/core';
+import { nodeStateFs, readFileIfExists, type StateFs, writeFileAtomic } from './atomic-file.js';
+import { jidKind, jidUser, lidJid, normalizePeerEntry, phoneJid } from './jid.js';
+
+const FILE = 'lid-map.json';
+
+interface PeerMapFile {
+  version: 1;
+  /** LID user part -> phone number. */
+  lidToPhone: Record<string, string>;
+}
+
+/**
+ * One person can reach the bot as `<phone>@s.whatsapp.net` or as `<lid>@lid` (WhatsApp's privacy
+ * ids). The peer map learns which LID belongs to which phone number and gives every person one
+ * stable peer id: the phone number when known, else the LID JID. It is persisted in the state dir.
+ */
+export class PeerMap {
+  private readonly lidToPhone = new Map<string, string>();
+  /** Peer id -> the JID the person last wrote from (replies go back there). */
+  private readonly lastJid = new Map<string, string>();
+  private saving: Promise<void> = Promise.resolve();
+  private dirty = false;
+
+  private constructor(
+    private readonly path: string,
+    private readonly fs: StateFs,
+    private readonly log: Logger,
+  ) {}
+
+  /** Loads the map from `<stateDir>/lid-map.json`; a corrupt file is reported and ignored. */
+  static async load(stateDir: string, log: Logger, fs: StateFs = nodeStateFs): Promise<PeerMap> {
+    const map = new PeerMap(join(stateDir, FILE), fs, log);
+    const text = await readFileIfExists(map.path, fs);
+    if (text !== undefined) {
+      try {
+        const parsed = JSON.parse(text) as PeerMapFile;
+        for (const [lid, phone] of Object.entries(parsed.lidToPhone ?? {})) map.lidToPhone.set(lid, phone);
+      } catch (error) {
+        log.warn(
+          { file: map.path, err: (error as Error).message },
+          'WhatsApp LID map is corrupt; starting empty (it is rebuilt from incoming messages)',
+        );
+      }
+    }
+    return map;
+  }
+
+  /** Records that `lid` and `phone` (JIDs or bare ids) are the same person. Returns true if new. */
+  learn(lid: string | null | undefined, phone: string | null | undefined): boolean {
+    if (!lid || !phone) return false;
+    const lidUser = lid.includes('@') ? (jidKind(lid) === 'lid' ? jidUser(lid) : undefined) : lid;
+    const phoneUser = phone.includes('@') ? (jidKind(phone) === 'phone' ? jidUser(phone) : undefined) : phone;
+    if (!lidUser || !phoneUser || !/^\d+$/.test(phoneUser)) return false;
+    if (this.lidToPhone.get(lidUser) === phoneUser) return false;
+    this.lidToPhone.set(lidUser, phoneUser);
+    this.scheduleSave();
+    return true;
+  }
+
+  /** Adds a contacts map: LID (JID or bare) -> phone number or phone JID. */
+  learnAll(contacts: Record<string, string>): void {
+    for (const [lid, phone] of Object.entries(contacts)) {
+      this.learn(lid.includes('@') ? lid : lidJid(lid), normalizePeerEntry(phone));
+    }
+  }
+
+  /** The phone number of a LID, when known. */
+  phoneForLid(lid: string): string | undefined {
+    return this.lidToPhone.get(jidUser(lid));
+  }
+
+  /**
+   * The stable peer id of a person's JID: the phone number (`15551234567`) when known, else the
+   * LID JID (`123456@lid`). `undefined` for JIDs that are not people.
+   */
+  peerIdFor(jid: string): string | undefined {
+    const kind = jidKind(jid);
+    if (kind === 'phone') return jidUser(jid);
+    if (kind === 'lid') return this.phoneForLid(jid) ?? lidJid(jidUser(jid));
+    return undefined;
+  }
+
+  /** Remembers the JID a peer last wrote from. */
+  rememberJid(peerId: string, jid: string): void {
+    this.lastJid.set(peerId, jid);
+  }
+
+  /** The JID to send to for a delivery target: a group JID, a peer id or any JID. */
+  jidFor(to: string): string {
+    const remembered = this.lastJid.get(to);
+    if (remembered) return remembered;
+    if (to.includes('@')) return to;
+    return phoneJid(to.replace(/^\+/, ''));
+  }
+
+  /** Every JID that addresses the same person as `jid` (itself, and its phone or LID twin). */
+  aliasesOf(jid: string): string[] {
+    const out = new Set<string>([jid]);
+    const kind = jidKind(jid);
+    if (kind === 'lid') {
+      const phone = this.phoneForLid(jid);
+      if (phone) out.add(phoneJid(phone));
+    } else if (kind === 'phone') {
+      const user = jidUser(jid);
+      for (const [lid, phone] of this.lidToPhone) if (phone === user) out.add(lidJid(lid));
+    }
+    return [...out];
+  }
+
+  /** Resolves once pending writes are on disk. */
+  async flush(): Promise<void> {
+    await this.saving;
+  }
+
+  private scheduleSave(): void {
+    if (this.dirty) return;
+    this.dirty = true;
+    this.saving = this.saving.then(async () => {
+      this.dirty = false;
+      const data: PeerMapFile = { version: 1, lidToPhone: Object.fromEntries(this.lidToPhone) };
+      try {
+        await writeFileAtomic(this.path, `${JSON.stringify(data, null, 2)}\n`, this.fs);
+      } catch (error) {
+        this.log.warn(
+          { file: this.path, err: (error as Error).message },
+          'could not save the WhatsApp LID map',
+        );
+      }
+    });
+  }
+}

@@ -1,0 +1,61 @@
+import type {
+  AuthenticationState,
+  BaileysEventMap,
+  Contact,
+  UserFacingSocketConfig,
+  WAMessage,
+  WAMessageKey,
+  WAPresence,
+} from '@whiskeysockets/baileys';
+
+/** The events of Baileys' emitter that the plugin listens to. */
+export type WhatsAppEventMap = Pick<
+  BaileysEventMap,
+  | 'connection.update'
+  | 'creds.update'
+  | 'messages.upsert'
+  | 'contacts.upsert'
+  | 'contacts.update'
+  | 'chats.phoneNumberShare'
+>;
+
+/** The event emitter surface the plugin uses (Baileys' `sock.ev`). */
+export interface WhatsAppEventEmitterLike {
+  on<E extends keyof WhatsAppEventMap>(event: E, listener: (arg: WhatsAppEventMap[E]) => void): void;
+  off<E extends keyof WhatsAppEventMap>(event: E, listener: (arg: WhatsAppEventMap[E]) => void): void;
+}
+
+/**
+ * The narrow part of a Baileys socket the plugin uses. Baileys' `makeWASocket` returns a superset;
+ * tests pass a fake through {@link WhatsAppPluginOptions.makeSocket}.
+ */
+export interface WhatsAppSocketLike {
+  ev: WhatsAppEventEmitterLike;
+  /**
+   * The raw WebSocket wrapper. Baileys emits `frame` on it for every frame received from
+   * WhatsApp (keep-alive answers included); the plugin judges health by it. Optional.
+   */
+  ws?: {
+    on(event: 'frame', listener: () => void): unknown;
+    off(event: 'frame', listener: () => void): unknown;
+  };
+  /** The linked account once connected: `id` is the phone JID (with device), `lid` its LID. */
+  user?: Contact | undefined;
+  sendMessage(
+    jid: string,
+    content: { text: string },
+    options?: { quoted?: WAMessage },
+  ): Promise<WAMessage | undefined>;
+  sendPresenceUpdate(type: WAPresence, toJid?: string): Promise<void>;
+  readMessages(keys: WAMessageKey[]): Promise<void>;
+  /** Closes the connection without unlinking the device. */
+  end(error: Error | undefined): void;
+  /** Unlinks this device from the phone and closes the connection. */
+  logout(msg?: string): Promise<void>;
+}
+
+/** What the plugin passes to the socket factory: Baileys' own socket config. */
+export type WhatsAppSocketConfig = UserFacingSocketConfig & { auth: AuthenticationState };
+
+/** Makes a socket. Defaults to Baileys' `makeWASocket`; tests inject a fake. */
+export type WhatsAppSocketFactory = (config: WhatsAppSocketConfig) => WhatsAppSocketLike;

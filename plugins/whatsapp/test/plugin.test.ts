@@ -1,0 +1,592 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isColloquyError } from '@colloquy/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { nodeStateFs, type StateFs } from '../src/atomic-file.js';
+import { useAtomicAuthState } from '../src/auth-state.js';
+import { approveWhatsAppPairing, listWhatsAppPairings } from '../src/pairing.js';
+import { createWhatsAppPlugin, type WhatsAppPlugin, type WhatsAppPluginOptions } from '../src/plugin.js';
+import { boom, dm, FakeWhatsApp, groupMessage, mediaMessage } from './fake-socket.js';
+import { createTestContext, eventually, settle, type TestContext } from './test-context.js';
+
+const ALICE = '15552220000@s.whatsapp.net';
+const ALICE_LID = '88112233@lid';
+const GROUP = '120363041234567890@g.us';
+const OWNER = '15550001111@s.whatsapp.net';
+const OWNER_LID = '99000111@lid';
+
+interface Harness {
+  plugin: WhatsAppPlugin;
+  fake: FakeWhatsApp;
+  t: TestContext;
+  stateDir: string;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'wa-plugin-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Stores credentials of an already linked device, as a previous QR scan would have. */
+async function link(stateDir: string, fake: FakeWhatsApp): Promise<void> {
+  const auth = await useAtomicAuthState(join(stateDir, 'auth'));
+  auth.state.creds.me = fake.account;
+  auth.state.creds.registered = true;
+  await auth.saveCreds();
+}
+
+async function boot(
+  options: Partial<WhatsAppPluginOptions> = {},
+  setup: { linked?: boolean; fake?: FakeWhatsApp; stateDir?: string } = {},
+): Promise<Harness> {
+  const fake = setup.fake ?? new FakeWhatsApp();
+  const stateDir = setup.stateDir ?? (await tempDir());
+  if (setup.linked !== false) await link(stateDir, fake);
+  const plugin = createWhatsAppPlugin({
+    stateDir,
+    makeSocket: fake.makeSocket,
+    qrOutput: false,
+    dmPolicy: 'open',
+    reconnect: { initialDelayMs: 5, maxDelayMs: 40 },
+    ...options,
+  });
+  const t = createTestContext();
+  cleanups.push(() => plugin.stop());
+  await plugin.start(t.ctx);
+  if (setup.linked !== false) await eventually(() => plugin.status().state === 'connected');
+  return { plugin, fake, t, stateDir };
+}
+
+const readJson = async (path: string): Promise<unknown> =>
+  readFile(path, 'utf8').then(
+    (text) => JSON.parse(text) as unknown,
+    () => undefined,
+  );
+
+/** Polls an async check until it yields a value (bounded). */
+async function eventuallyAsync<T>(check: () => Promise<T | undefined>, timeoutMs = 2000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const to = (chat: string) => ({ channel: 'whatsapp', accountId: 'default', to: chat });
+
+describe('linking', () => {
+  it('prints a QR code, links on scan, stores the creds and connects after the restart WhatsApp asks for', async () => {
+    const printed: string[] = [];
+    const qrs: string[] = [];
+    const { plugin, fake, stateDir } = await boot(
+      { qrOutput: { write: (s: string) => printed.push(s) }, onQr: (qr) => qrs.push(qr) },
+      { linked: false },
+    );
+    const qr = await eventually(() => plugin.latestQr());
+    expect(qrs).toEqual([qr]);
+    expect(printed.join('')).toContain('Linked devices');
+    expect(printed.join('')).toMatch(/[▄▀█]/);
+    expect(plugin.status().state).toBe('starting');
+    expect(plugin.status().detail).toContain(qr);
+    expect(plugin.status().accounts?.[0]).toMatchObject({ state: 'awaiting-qr', detail: qr });
+
+    fake.current.scanQr();
+    await eventually(() => plugin.status().state === 'connected');
+    expect(fake.sockets).toHaveLength(2);
+    expect(plugin.latestQr()).toBeUndefined();
+    expect(plugin.status().detail).toMatch(/^connected as \+15550001111; last socket activity \d+ s ago$/);
+    const creds = await eventuallyAsync(() => readJson(join(stateDir, 'auth', 'creds.json')));
+    expect((creds as { me: { id: string } }).me.id).toBe(fake.account.id);
+  });
+
+  it('reconnects with stored creds without showing a QR code', async () => {
+    const { plugin, fake } = await boot();
+    expect(plugin.latestQr()).toBeUndefined();
+    expect(fake.sockets).toHaveLength(1);
+  });
+
+  it('refuses to start on a corrupt creds file and says how to re-link', async () => {
+    const stateDir = await tempDir();
+    await mkdir(join(stateDir, 'auth'));
+    await writeFile(join(stateDir, 'auth', 'creds.json'), '{"me": ');
+    const fake = new FakeWhatsApp();
+    const plugin = createWhatsAppPlugin({ stateDir, makeSocket: fake.makeSocket, qrOutput: false });
+    const error = await plugin.start(createTestContext().ctx).catch((e: unknown) => e);
+    expect(isColloquyError(error) && error.code).toBe('STORE_CORRUPT');
+    expect(plugin.status().state).toBe('error');
+    expect(plugin.status().detail).toContain(join(stateDir, 'auth', 'creds.json'));
+    expect(plugin.status().detail).toContain('scan the new QR code');
+    expect(fake.sockets).toHaveLength(0);
+  });
+
+  it('keeps the previous creds readable when a creds write is interrupted by an error', async () => {
+    let armed = false;
+    const fs: StateFs = {
+      ...nodeStateFs,
+      async open(path, flags) {
+        const handle = await nodeStateFs.open(path, flags);
+        if (!armed || flags !== 'w' || !path.includes('creds.json')) return handle;
+        armed = false;
+        return {
+          writeFile: async (data: string) => {
+            await handle.writeFile(data.slice(0, 40));
+            throw new Error('EIO: disk went away');
+          },
+          sync: () => handle.sync(),
+          close: () => handle.close(),
+        };
+      },
+    };
+    const { fake, t, stateDir } = await boot({ fs });
+    armed = true;
+    fake.current.emit('creds.update', { me: { ...fake.account, name: 'Renamed' } });
+    await eventually(() =>
+      t.logs.find((l) => l.level === 'error' && l.msg.includes('saving WhatsApp credentials failed')),
+    );
+    const reloaded = await useAtomicAuthState(join(stateDir, 'auth'));
+    expect(reloaded.state.creds.me?.name).toBe('Owner');
+    expect((await readdir(join(stateDir, 'auth'))).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('connection', () => {
+  it('reconnects with backoff after a restartable close and reports it meanwhile', async () => {
+    const { plugin, fake } = await boot({ reconnect: { initialDelayMs: 60, maxDelayMs: 60 } });
+    fake.current.drop(428, 'Connection Closed');
+    expect(plugin.status().state).toBe('reconnecting');
+    expect(plugin.status().detail).toContain('Connection Closed (428)');
+    await fake.waitForSockets(2);
+    await eventually(() => plugin.status().state === 'connected');
+  });
+
+  it('stops with a clear re-link message when logged out, and sends then fail fast', async () => {
+    const { plugin, fake, stateDir } = await boot();
+    fake.current.drop(401, 'Connection Failure');
+    const status = plugin.status();
+    expect(status.state).toBe('logged-out');
+    expect(status.detail).toContain('logged this device out');
+    expect(status.detail).toContain(join(stateDir, 'auth'));
+    expect(status.detail).toContain('scan the new QR code');
+    await settle();
+    await new Promise((r) => setTimeout(r, 30));
+    expect(fake.sockets).toHaveLength(1);
+    const error = await plugin.send(to('15552220000'), { text: 'hi' }).catch((e: unknown) => e);
+    expect(isColloquyError(error) && error.code).toBe('CHANNEL_ERROR');
+  });
+
+  it('does not fight another session that replaced this one', async () => {
+    const { plugin, fake } = await boot();
+    fake.current.drop(440, 'Stream Errored (conflict)');
+    expect(plugin.status()).toMatchObject({ state: 'error' });
+    expect(plugin.status().detail).toContain('another WhatsApp Web session');
+    await new Promise((r) => setTimeout(r, 30));
+    expect(fake.sockets).toHaveLength(1);
+  });
+
+  it('replaces a socket that went silent, and keeps one that shows frames', async () => {
+    const { plugin, fake } = await boot({ staleAfterMs: 120 });
+    const first = fake.current;
+    const keepAlive = setInterval(() => first.frame(), 20);
+    await new Promise((r) => setTimeout(r, 250));
+    clearInterval(keepAlive);
+    expect(fake.sockets).toHaveLength(1);
+    await fake.waitForSockets(2, 2000);
+    expect(first.closed).toBe(true);
+    await eventually(() => plugin.status().state === 'connected');
+  });
+
+  it('waits for a reconnect before sending', async () => {
+    const { plugin, fake } = await boot({ reconnect: { initialDelayMs: 50, maxDelayMs: 50 } });
+    fake.current.drop(408, 'Connection Lost');
+    const result = await plugin.send(to('15552220000'), { text: 'after the blip' });
+    expect(fake.sockets).toHaveLength(2);
+    expect(fake.sent.map((s) => s.id)).toEqual([result.messageId]);
+  });
+
+  it('stops cleanly, once, and never reconnects afterwards', async () => {
+    const { plugin, fake } = await boot();
+    await plugin.stop();
+    await plugin.stop();
+    expect(fake.current.closed).toBe(true);
+    expect(plugin.status().state).toBe('disconnected');
+    await new Promise((r) => setTimeout(r, 30));
+    expect(fake.sockets).toHaveLength(1);
+  });
+
+  it('unlinks on logout and deletes the stored creds', async () => {
+    const { plugin, stateDir } = await boot();
+    await plugin.logout();
+    expect(plugin.status().state).toBe('logged-out');
+    expect(await readdir(stateDir)).not.toContain('auth');
+  });
+});
+
+describe('inbound', () => {
+  it('hands a direct message to the runtime with the phone number as the stable peer id', async () => {
+    const { fake, t } = await boot();
+    const msg = dm(ALICE, 'hello there', { pushName: 'Alice' });
+    fake.current.deliver([msg]);
+    const [inbound] = await eventually(() => t.received.length === 1 && t.received);
+    expect(inbound).toMatchObject({
+      channel: 'whatsapp',
+      accountId: 'default',
+      chat: { type: 'direct', id: '15552220000' },
+      sender: { id: '15552220000', name: 'Alice' },
+      text: 'hello there',
+      mentionsBot: true,
+      messageId: msg.key.id,
+    });
+    expect(inbound?.timestamp).toBeGreaterThan(0);
+  });
+
+  it('maps LID and phone JIDs of one person to one peer id, learned from phone-number shares', async () => {
+    const { fake, t, stateDir } = await boot();
+    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.deliver([dm(ALICE_LID, 'from my lid')]);
+    fake.current.deliver([dm(ALICE, 'from my phone')]);
+    await eventually(() => t.received.length === 2);
+    expect(t.received.map((m) => m.chat.id)).toEqual(['15552220000', '15552220000']);
+    const saved = await eventuallyAsync(async () => {
+      const map = (await readJson(join(stateDir, 'lid-map.json'))) as
+        | { lidToPhone: Record<string, string> }
+        | undefined;
+      return map?.lidToPhone['88112233'] ? map : undefined;
+    });
+    expect(saved.lidToPhone).toEqual({ '88112233': '15552220000', '99000111': '15550001111' });
+  });
+
+  it('learns the mapping from alternate JIDs on message keys and from contacts', async () => {
+    const { fake, t } = await boot({ contacts: { '70000001@lid': '+1 555 000 7777' } });
+    const msg = dm('70000002@lid', 'alt key');
+    Object.assign(msg.key, { remoteJidAlt: '15550008888@s.whatsapp.net' });
+    fake.current.deliver([msg]);
+    fake.current.deliver([dm('70000001@lid', 'from contacts')]);
+    fake.current.emit('contacts.upsert', [{ id: '15550009999@s.whatsapp.net', lid: '70000003@lid' }]);
+    fake.current.deliver([dm('70000003@lid', 'from a contact event')]);
+    fake.current.deliver([dm('70000004@lid', 'nobody knows me')]);
+    await eventually(() => t.received.length === 4);
+    expect(t.received.map((m) => m.sender.id)).toEqual([
+      '15550008888',
+      '15550007777',
+      '15550009999',
+      '70000004@lid',
+    ]);
+  });
+
+  it('remembers the learned mapping across restarts', async () => {
+    const first = await boot();
+    first.fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    await first.plugin.stop();
+    const second = await boot({}, { stateDir: first.stateDir });
+    second.fake.current.deliver([dm(ALICE_LID, 'still me')]);
+    await eventually(() => second.t.received.length === 1);
+    expect(second.t.received[0]?.chat.id).toBe('15552220000');
+  });
+
+  it('gates groups on mentions: an unmentioned message is not addressed to the bot, a mention is', async () => {
+    const { fake, t } = await boot();
+    fake.current.deliver([groupMessage(GROUP, ALICE, 'just chatting')]);
+    fake.current.deliver([
+      groupMessage(GROUP, ALICE, '@15550001111 what time is it?', { mentions: [OWNER] }),
+    ]);
+    fake.current.deliver([groupMessage(GROUP, ALICE, 'lid mention', { mentions: [OWNER_LID] })]);
+    fake.current.deliver([groupMessage(GROUP, ALICE, '/status')]);
+    await eventually(() => t.received.length === 4);
+    expect(t.received.map((m) => [m.chat, m.mentionsBot])).toEqual([
+      [{ type: 'group', id: GROUP }, false],
+      [{ type: 'group', id: GROUP }, true],
+      [{ type: 'group', id: GROUP }, true],
+      [{ type: 'group', id: GROUP }, true],
+    ]);
+    expect(t.received[0]?.sender.id).toBe('15552220000');
+  });
+
+  it('treats a reply to the bot as addressing it, and honours per-group mention settings', async () => {
+    const quiet = '120363000000000001@g.us';
+    const { plugin, fake, t } = await boot({ groups: { [quiet]: { requireMention: false } } });
+    const reply = await plugin.send(to(GROUP), { text: 'I said this' });
+    fake.current.deliver([
+      groupMessage(GROUP, ALICE, 'answering you', { quoted: { id: reply.messageId, participant: OWNER } }),
+    ]);
+    fake.current.deliver([groupMessage(quiet, ALICE, 'no mention needed here')]);
+    await eventually(() => t.received.length === 2);
+    expect(t.received.map((m) => m.mentionsBot)).toEqual([true, true]);
+    expect(t.received[0]?.replyToMessageId).toBe(reply.messageId);
+  });
+
+  it('ignores its own echoes, the owner typing elsewhere, status broadcasts and history sync', async () => {
+    const { plugin, fake, t } = await boot();
+    fake.echoSends = true;
+    await plugin.send(to('15552220000'), { text: 'my reply' });
+    fake.current.deliver([dm(ALICE, 'owner typed on the phone', { fromMe: true })]);
+    fake.current.deliver([groupMessage('status@broadcast', ALICE, 'my status')]);
+    fake.current.deliver([dm(ALICE, 'old message from history')], 'append');
+    fake.current.deliver([
+      {
+        key: { remoteJid: ALICE, id: 'REACT1', fromMe: false },
+        message: { reactionMessage: { text: '👍' } },
+      },
+    ]);
+    fake.current.deliver([dm(ALICE, 'the real one')]);
+    await eventually(() => t.received.length >= 1);
+    await settle();
+    expect(t.received.map((m) => m.text)).toEqual(['the real one']);
+  });
+
+  it('handles a redelivered message only once', async () => {
+    const { fake, t } = await boot();
+    const msg = dm(ALICE, 'once');
+    fake.current.deliver([msg]);
+    fake.current.deliver([msg]);
+    await eventually(() => t.received.length >= 1);
+    await settle();
+    expect(t.received).toHaveLength(1);
+  });
+
+  it('in self-chat mode answers only the owner in their own chat, never its own replies', async () => {
+    const { plugin, fake, t } = await boot({ selfChatMode: true });
+    fake.echoSends = true;
+    fake.current.deliver([dm(ALICE, 'someone else')]);
+    fake.current.deliver([groupMessage(GROUP, ALICE, 'a group', { mentions: [OWNER] })]);
+    fake.current.deliver([dm(OWNER, 'note to self', { fromMe: true, pushName: 'Owner' })]);
+    await eventually(() => t.received.length === 1);
+    expect(t.received[0]).toMatchObject({
+      chat: { type: 'direct', id: '15550001111' },
+      text: 'note to self',
+    });
+    await plugin.send(to('15550001111'), { text: 'bot answer' });
+    fake.current.deliver([dm(OWNER_LID, 'from my lid chat', { fromMe: true })]);
+    await eventually(() => t.received.length === 2);
+    await settle();
+    expect(t.received.map((m) => m.text)).toEqual(['note to self', 'from my lid chat']);
+    expect(t.received[1]?.chat.id).toBe('15550001111');
+  });
+
+  it('gives images, documents and voice notes to the model with their metadata', async () => {
+    const { fake, t } = await boot();
+    fake.current.deliver([
+      mediaMessage(ALICE, {
+        imageMessage: { mimetype: 'image/jpeg', caption: 'look at this', fileLength: 20480 },
+      }),
+      mediaMessage(ALICE, {
+        documentWithCaptionMessage: {
+          message: {
+            documentMessage: {
+              mimetype: 'application/pdf',
+              fileName: 'report.pdf',
+              fileLength: 1024,
+              caption: 'Q3',
+            },
+          },
+        },
+      }),
+      mediaMessage(ALICE, { audioMessage: { mimetype: 'audio/ogg; codecs=opus', seconds: 7, ptt: true } }),
+    ]);
+    await eventually(() => t.received.length === 3);
+    const [image, doc, voice] = t.received;
+    expect(image).toMatchObject({
+      text: 'look at this',
+      media: [{ kind: 'image', mimeType: 'image/jpeg', size: 20480 }],
+    });
+    expect(image?.media?.[0]?.ref).toBe(`whatsapp:${ALICE}/${image?.messageId}`);
+    expect(doc).toMatchObject({
+      text: 'Q3',
+      media: [{ kind: 'document', fileName: 'report.pdf', mimeType: 'application/pdf' }],
+    });
+    expect(voice).toMatchObject({
+      media: [{ kind: 'voice', durationSeconds: 7, mimeType: 'audio/ogg; codecs=opus' }],
+    });
+    expect(voice?.text).toBe('[voice note: audio/ogg; codecs=opus, 7 s]');
+  });
+
+  it('marks answered messages read only when read receipts are on', async () => {
+    const off = await boot();
+    off.fake.current.deliver([dm(ALICE, 'a')]);
+    await eventually(() => off.t.received.length === 1);
+    expect(off.fake.reads).toEqual([]);
+
+    const on = await boot({ readReceipts: true });
+    const msg = dm(ALICE, 'b');
+    on.fake.current.deliver([msg, groupMessage(GROUP, ALICE, 'not for the bot')]);
+    await eventually(() => on.t.received.length === 2);
+    await settle();
+    expect(on.fake.reads).toEqual([msg.key]);
+  });
+});
+
+describe('direct-message policy', () => {
+  it('allowlist answers listed numbers (in any spelling, by LID too) and ignores others silently', async () => {
+    const { fake, t } = await boot({ dmPolicy: 'allowlist', allowFrom: ['+1 (555) 222-0000'] });
+    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.deliver([
+      dm('15553330000@s.whatsapp.net', 'stranger'),
+      dm(ALICE, 'listed'),
+      dm(ALICE_LID, 'listed lid'),
+    ]);
+    await eventually(() => t.received.length === 2);
+    await settle();
+    expect(t.received.map((m) => m.text)).toEqual(['listed', 'listed lid']);
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('pairing sends a newcomer one code, and lets them in once the owner approves it', async () => {
+    const { fake, t, stateDir } = await boot({ dmPolicy: 'pairing' });
+    const stranger = '15553330000@s.whatsapp.net';
+    fake.current.deliver([dm(stranger, 'hi bot', { pushName: 'Carol' })]);
+    const codeMessage = await eventually(() => fake.sent[0]);
+    const code = /pairing code: ([A-Z2-9]{8})/.exec(codeMessage.text)?.[1];
+    expect(code).toBeDefined();
+    fake.current.deliver([dm(stranger, 'hello??')]);
+    await settle();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(fake.sent).toHaveLength(1);
+    expect(t.received).toEqual([]);
+    expect((await listWhatsAppPairings(stateDir)).pending).toMatchObject([
+      { code, peerId: '15553330000', name: 'Carol' },
+    ]);
+
+    const approved = await approveWhatsAppPairing(stateDir, (code ?? '').toLowerCase());
+    expect(approved).toMatchObject({ peerId: '15553330000', name: 'Carol' });
+    fake.current.deliver([dm(stranger, 'now?')]);
+    await eventually(() => t.received.length === 1);
+    expect(t.received[0]?.text).toBe('now?');
+    expect((await listWhatsAppPairings(stateDir)).pending).toEqual([]);
+  });
+
+  it('rejects an unknown pairing code with what to do', async () => {
+    const stateDir = await tempDir();
+    const error = await approveWhatsAppPairing(stateDir, 'NOPE2345').catch((e: unknown) => e);
+    expect(isColloquyError(error) && error.code).toBe('INVALID_ARGUMENT');
+    expect((error as Error).message).toContain('message the bot again');
+  });
+});
+
+describe('outbound', () => {
+  it('converts markdown and returns the platform message id', async () => {
+    const { plugin, fake } = await boot();
+    const result = await plugin.send(to('15552220000'), { text: '**Done**: ~~two~~ *three* files' });
+    expect(fake.sent).toEqual([{ jid: ALICE, text: '*Done*: ~two~ _three_ files', id: result.messageId }]);
+    expect(result.messageIds).toEqual([result.messageId]);
+  });
+
+  it('sends plain text untouched when asked to', async () => {
+    const { plugin, fake } = await boot();
+    await plugin.send(to('15552220000'), { text: '**raw**', format: 'plain' });
+    expect(fake.sent[0]?.text).toBe('**raw**');
+  });
+
+  it('replies to the JID the person wrote from (their LID chat)', async () => {
+    const { plugin, fake, t } = await boot();
+    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.deliver([dm(ALICE_LID, 'hi')]);
+    await eventually(() => t.received.length === 1);
+    await plugin.send(to('15552220000'), { text: 'hello' });
+    expect(fake.sent[0]?.jid).toBe(ALICE_LID);
+  });
+
+  it('chunks a long reply at the configured length and returns every id', async () => {
+    const { plugin, fake } = await boot({ chunkLength: 1000 });
+    const paragraphs = Array.from(
+      { length: 6 },
+      (_, i) => `Paragraph ${i}: ${'words and more words '.repeat(20)}`,
+    );
+    const result = await plugin.send(to('15552220000'), { text: paragraphs.join('\n\n') });
+    expect(fake.sent.length).toBeGreaterThan(2);
+    expect(result.messageIds).toEqual(fake.sent.map((s) => s.id));
+    for (const s of fake.sent) expect(s.text.length).toBeLessThanOrEqual(1000);
+    expect(fake.sent[0]?.text.startsWith('Paragraph 0')).toBe(true);
+  });
+
+  it('quotes the message it answers in groups (first chunk only) but not in direct chats', async () => {
+    const { plugin, fake, t } = await boot({ chunkLength: 200 });
+    const question = groupMessage(GROUP, ALICE, 'question', { mentions: [OWNER] });
+    const direct = dm(ALICE, 'direct question');
+    fake.current.deliver([question, direct]);
+    await eventually(() => t.received.length === 2);
+    await plugin.send(to(GROUP), {
+      text: `${'answer '.repeat(40)}`,
+      replyToMessageId: question.key.id ?? '',
+    });
+    await plugin.send(to('15552220000'), { text: 'dm answer', replyToMessageId: direct.key.id ?? '' });
+    const groupSends = fake.sent.filter((s) => s.jid === GROUP);
+    expect(groupSends.length).toBeGreaterThan(1);
+    expect(groupSends[0]?.quoted?.key).toEqual(question.key);
+    expect(groupSends.slice(1).every((s) => s.quoted === undefined)).toBe(true);
+    expect(fake.sent.find((s) => s.jid === ALICE)?.quoted).toBeUndefined();
+  });
+
+  it('shows composing while a run is active and pauses when the reply goes out', async () => {
+    const { plugin, fake } = await boot();
+    await plugin.sendTyping?.(to('15552220000'));
+    expect(fake.presences).toEqual([{ type: 'composing', jid: ALICE }]);
+    await plugin.send(to('15552220000'), { text: 'done' });
+    await eventually(() => fake.presences.length === 2);
+    expect(fake.presences[1]).toEqual({ type: 'paused', jid: ALICE });
+  });
+
+  it('reports which chunks were sent when a send fails part-way', async () => {
+    const { plugin, fake } = await boot({ chunkLength: 200 });
+    let calls = 0;
+    const socket = fake.current;
+    const original = socket.sendMessage.bind(socket);
+    socket.sendMessage = async (jid, content, options) => {
+      calls += 1;
+      if (calls === 2) throw new Error('rate-overlimit');
+      return original(jid, content, options);
+    };
+    const error = await plugin
+      .send(to('15552220000'), { text: 'word '.repeat(100) })
+      .catch((e: unknown) => e);
+    expect(isColloquyError(error) && error.code).toBe('CHANNEL_ERROR');
+    expect(isColloquyError(error) && error.details.sentMessageIds).toEqual([fake.sent[0]?.id]);
+    expect((error as Error).message).toContain('after 1 of');
+  });
+
+  it('refuses to send an empty message', async () => {
+    const { plugin } = await boot();
+    const error = await plugin.send(to('15552220000'), { text: '  ' }).catch((e: unknown) => e);
+    expect(isColloquyError(error) && error.code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+describe('createWhatsAppPlugin', () => {
+  it('validates its settings like the config file does', () => {
+    expect(() => createWhatsAppPlugin({ stateDir: '/tmp/x', dmPolicy: 'everyone' as 'open' })).toThrow(
+      /channels\.whatsapp\.dmPolicy/,
+    );
+  });
+
+  it('declares WhatsApp capabilities', () => {
+    const plugin = createWhatsAppPlugin({ stateDir: '/tmp/x', chunkLength: 3000 });
+    expect(plugin.id).toBe('whatsapp');
+    expect(plugin.capabilities).toMatchObject({
+      markdown: 'whatsapp',
+      typing: true,
+      threads: false,
+      maxTextLength: 3000,
+    });
+  });
+
+  it('closes on the runtime abort signal', async () => {
+    const { plugin, fake, t } = await boot();
+    t.abort();
+    await eventually(() => plugin.status().state === 'disconnected');
+    expect(fake.current.closed).toBe(true);
+  });
+
+  it('surfaces a boom close on sends in flight as a channel error', async () => {
+    const { plugin, fake } = await boot();
+    fake.current.failNextSend = boom(500, 'Internal Server Error');
+    const error = await plugin.send(to('15552220000'), { text: 'x' }).catch((e: unknown) => e);
+    expect(isColloquyError(error) && error.details.code).toBe(500);
+  });
+});

@@ -1,0 +1,71 @@
+// A minimal hand-made ChannelContext: it records what the plugin hands to the runtime.
+
+import type { ChannelContext, InboundMessage, Logger, ThreadBinding } from '@colloquy/core';
+
+export interface LogLine {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  msg: string;
+  obj: object | string;
+}
+
+export interface TestContext {
+  ctx: ChannelContext;
+  received: InboundMessage[];
+  logs: LogLine[];
+  abort(): void;
+}
+
+function recordingLogger(lines: LogLine[]): Logger {
+  const at =
+    (level: LogLine['level']) =>
+    (obj: object | string, msg?: string): void => {
+      lines.push({ level, obj, msg: msg ?? (typeof obj === 'string' ? obj : '') });
+    };
+  const logger: Logger = {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => logger,
+  };
+  return logger;
+}
+
+export function createTestContext(): TestContext {
+  const received: InboundMessage[] = [];
+  const logs: LogLine[] = [];
+  const controller = new AbortController();
+  const bindings = new Map<string, ThreadBinding>();
+  const ctx: ChannelContext = {
+    async receive(message) {
+      received.push(message);
+    },
+    threadBindings: {
+      get: (accountId, threadId) => bindings.get(`${accountId}/${threadId}`),
+      put: (b) => void bindings.set(`${b.accountId}/${b.threadId}`, { ...b, channel: 'whatsapp' }),
+      touch: () => {},
+      remove: (accountId, threadId) => void bindings.delete(`${accountId}/${threadId}`),
+      list: () => [...bindings.values()],
+    },
+    commands: [],
+    log: recordingLogger(logs),
+    signal: controller.signal,
+  };
+  return { ctx, received, logs, abort: () => controller.abort() };
+}
+
+/** Polls until `check` returns a value other than undefined/false (bounded). */
+export async function eventually<T>(check: () => T | undefined | false, timeoutMs = 2000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Lets queued callbacks run (the plugin processes inbound messages asynchronously). */
+export const settle = async (): Promise<void> => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+};
