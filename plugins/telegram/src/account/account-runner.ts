@@ -1,0 +1,252 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ChannelCommand, Logger } from '@colloquy/core';
+import { autoRetry } from '@grammyjs/auto-retry';
+import { Bot, type Context, GrammyError, webhookCallback } from 'grammy';
+import type { TelegramAccountConfig } from '../config.js';
+import type { BotIdentity } from '../inbound/normalize-message.js';
+import { toChannelError } from '../outbound/telegram-errors.js';
+import { claimToken } from '../polling/token-claims.js';
+
+/** The state of one bot account, as shown in `status()`. */
+export type AccountState = 'starting' | 'connected' | 'reconnecting' | 'disconnected' | 'error';
+
+/** What an account runner needs from the plugin. */
+export interface AccountRunnerOptions {
+  account: TelegramAccountConfig;
+  log: Logger;
+  /** Handles one `message` or `channel_post` update; throwing makes a webhook delivery fail (Telegram retries). */
+  onUpdate: (ctx: Context, runner: AccountRunner) => Promise<void>;
+  commands: readonly ChannelCommand[];
+  registerCommands: boolean;
+  pollTimeoutSeconds: number;
+  retry: { maxRetryAttempts: number; maxDelaySeconds: number };
+  /** How long `start()` waits for the first connection before reporting `reconnecting`. */
+  startTimeoutMs: number;
+}
+
+const ALLOWED_UPDATES = ['message', 'channel_post'] as const;
+const STOP_TIMEOUT_MS = 5_000;
+
+/**
+ * One bot account: its grammY `Bot`, with 429s retried by `@grammyjs/auto-retry`, received by long
+ * polling (exactly one poller per token) or by webhook.
+ */
+export class AccountRunner {
+  readonly bot: Bot;
+  readonly account: TelegramAccountConfig;
+  state: AccountState = 'starting';
+  detail: string | undefined;
+  readonly #options: AccountRunnerOptions;
+  readonly #log: Logger;
+  readonly #abort = new AbortController();
+  #releaseToken: (() => void) | undefined;
+  #polling: Promise<void> | undefined;
+  #webhook: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
+  #stopped = false;
+
+  constructor(options: AccountRunnerOptions) {
+    this.#options = options;
+    this.account = options.account;
+    this.#log = options.log;
+    this.bot = new Bot(options.account.token, {
+      client: { ...(options.account.apiRoot ? { apiRoot: options.account.apiRoot } : {}) },
+    });
+    this.bot.api.config.use(
+      autoRetry({
+        maxRetryAttempts: options.retry.maxRetryAttempts,
+        maxDelaySeconds: options.retry.maxDelaySeconds,
+        rethrowInternalServerErrors: false,
+        rethrowHttpErrors: false,
+      }),
+    );
+    this.bot.on(['message', 'channel_post'], (ctx) => options.onUpdate(ctx, this));
+    this.bot.catch((error) => {
+      this.#log.error({ err: error.error, updateId: error.ctx.update.update_id }, 'telegram update failed');
+    });
+  }
+
+  /** The bot's identity; available once connected. */
+  get identity(): BotIdentity | undefined {
+    if (!this.bot.isInited()) return undefined;
+    return { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
+  }
+
+  /**
+   * Connects: getMe, setMyCommands, then polling or webhook. Resolves once connected, failed for
+   * good, or after `startTimeoutMs` (then it keeps trying in the background and reports
+   * `reconnecting`).
+   */
+  async start(): Promise<void> {
+    const launched = this.#launch().catch((error: unknown) => {
+      this.#fail(toChannelError(error, 'start the bot').message);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#options.startTimeoutMs);
+    });
+    await Promise.race([launched, timeout]);
+    clearTimeout(timer);
+    if (this.state === 'starting') {
+      this.state = 'reconnecting';
+      this.detail = 'still connecting to the Telegram Bot API';
+    }
+  }
+
+  async #launch(): Promise<void> {
+    const claim = claimToken(this.account.token, `account "${this.account.accountId}"`);
+    if (!claim.ok) {
+      this.#fail(
+        `Another receiver in this process (${claim.holder}) already uses this bot token; a second poller would steal its updates. Give each account its own token.`,
+      );
+      return;
+    }
+    this.#releaseToken = claim.release;
+    try {
+      // grammY types its signal with the abort-controller shim; Node's AbortSignal is what it uses at run time.
+      await this.bot.init(this.#abort.signal as unknown as Parameters<Bot['init']>[0]);
+    } catch (error) {
+      if (this.#stopped) return;
+      throw error;
+    }
+    if (this.#stopped) return;
+    await this.#registerCommands();
+    if (this.account.mode === 'webhook') {
+      await this.#startWebhook();
+    } else {
+      await this.#startPolling();
+    }
+  }
+
+  async #registerCommands(): Promise<void> {
+    if (!this.#options.registerCommands || this.#options.commands.length === 0) return;
+    const commands = [];
+    for (const c of this.#options.commands) {
+      const command = c.name.replace(/^\//, '').toLowerCase();
+      if (!/^[a-z0-9_]{1,32}$/.test(command)) {
+        this.#log.warn({ command: c.name }, 'telegram command names are 1-32 of a-z, 0-9 and _; skipping');
+        continue;
+      }
+      commands.push({ command, description: (c.description || command).slice(0, 256) });
+    }
+    try {
+      await this.bot.api.setMyCommands(commands);
+    } catch (error) {
+      this.#log.warn({ err: toChannelError(error, 'register commands').message }, 'setMyCommands failed');
+    }
+  }
+
+  async #startPolling(): Promise<void> {
+    const info = await this.bot.api.getWebhookInfo();
+    if (info.url !== '') {
+      this.#fail(
+        `Telegram has a webhook set for this bot (${info.url}); polling would delete it and take its updates. Set mode "webhook" for account "${this.account.accountId}", or call deleteWebhook for this token if that deployment is gone.`,
+      );
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      this.#polling = this.bot
+        .start({
+          allowed_updates: [...ALLOWED_UPDATES],
+          timeout: this.#options.pollTimeoutSeconds,
+          onStart: () => {
+            this.state = 'connected';
+            this.detail = `polling as @${this.bot.botInfo.username}`;
+            this.#log.info({ username: this.bot.botInfo.username }, 'telegram polling started');
+            resolve();
+          },
+        })
+        .then(() => {
+          if (!this.#stopped && this.state !== 'error') {
+            this.state = 'disconnected';
+            this.detail = 'polling ended';
+          }
+        })
+        .catch((error: unknown) => {
+          this.#fail(this.#pollingFailure(error));
+        })
+        .finally(resolve);
+    });
+  }
+
+  #pollingFailure(error: unknown): string {
+    if (error instanceof GrammyError && error.error_code === 409) {
+      return `Telegram answered 409 Conflict: another process is receiving updates for this bot token (${error.description}). Polling for account "${this.account.accountId}" stopped so the two do not fight; stop the other instance, then restart this one.`;
+    }
+    return toChannelError(error, 'poll for updates').message;
+  }
+
+  async #startWebhook(): Promise<void> {
+    const webhook = this.account.webhook;
+    if (!webhook) return;
+    if (webhook.url) {
+      await this.bot.api.setWebhook(webhook.url, {
+        secret_token: webhook.secretToken,
+        allowed_updates: [...ALLOWED_UPDATES],
+      });
+    }
+    this.#webhook = webhookCallback(this.bot, 'http', {
+      secretToken: webhook.secretToken,
+      onTimeout: 'return',
+      timeoutMilliseconds: 10_000,
+    });
+    this.state = 'connected';
+    this.detail = `webhook at ${webhook.path} as @${this.bot.botInfo.username}`;
+    this.#log.info({ path: webhook.path }, 'telegram webhook ready');
+  }
+
+  /**
+   * Serves one webhook request (after the secret token check grammY performs).
+   * Answers 503 until the account is connected.
+   */
+  handleWebhook(req: IncomingMessage, res: ServerResponse): void {
+    const handler = this.#webhook;
+    if (!handler || this.#stopped) {
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('Telegram account not ready');
+      return;
+    }
+    handler(req, res).catch((error: unknown) => {
+      this.#log.error({ err: error }, 'telegram webhook update failed');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      if (!res.writableEnded) res.end('update failed');
+    });
+  }
+
+  #fail(detail: string): void {
+    if (this.#stopped) return;
+    this.state = 'error';
+    this.detail = detail;
+    this.#log.error({ accountId: this.account.accountId }, detail);
+    this.#releaseToken?.();
+    this.#releaseToken = undefined;
+  }
+
+  /** Stops polling (confirming the offset), stops serving the webhook, releases the token. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#abort.abort();
+    this.#webhook = undefined;
+    if (this.bot.isRunning()) {
+      await withTimeout(
+        this.bot.stop().catch((error: unknown) => {
+          this.#log.warn(
+            { err: toChannelError(error, 'confirm the update offset').message },
+            'telegram stop',
+          );
+        }),
+        STOP_TIMEOUT_MS,
+      );
+    }
+    if (this.#polling) await withTimeout(this.#polling, STOP_TIMEOUT_MS);
+    this.#releaseToken?.();
+    this.#releaseToken = undefined;
+    this.state = 'disconnected';
+    this.detail = 'stopped';
+  }
+}
+
+async function withTimeout(task: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([task, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,326 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type ChannelCapabilities,
+  type ChannelContext,
+  type ChannelPlugin,
+  type ChannelStatus,
+  ColloquyError,
+  type DeliveryContext,
+  type Logger,
+  type OutboundMessage,
+  type SendResult,
+  silentLogger,
+  type ThreadRequest,
+} from '@colloquy/core';
+import type { Context } from 'grammy';
+import { AccountRunner } from './account/account-runner.js';
+import { resolveTelegramConfig, type TelegramConfig, type TelegramConfigInput } from './config.js';
+import { TELEGRAM_TEXT_LIMIT } from './format/chunk-html.js';
+import { escapeHtml } from './format/escape-html.js';
+import { decideDmAccess, isGroupAllowed, requiresMention } from './inbound/access-policy.js';
+import { normalizeMessage, TELEGRAM_CHANNEL } from './inbound/normalize-message.js';
+import { UpdateDedupe } from './inbound/update-dedupe.js';
+import { downloadTelegramFile, type TelegramFile } from './outbound/download-file.js';
+import { sendText, toChatId } from './outbound/send-text.js';
+import { toChannelError } from './outbound/telegram-errors.js';
+
+/** Options of {@link createTelegramPlugin}. */
+export interface TelegramPluginOptions {
+  /** The `channels.telegram` config section, raw or resolved; validated by `resolveTelegramConfig`. */
+  config: TelegramConfigInput | TelegramConfig;
+  /** A directory the plugin owns for its state (the pairing file). Created when needed. */
+  stateDir: string;
+  /** Long-poll timeout in seconds (`getUpdates` `timeout`). Default 30. */
+  pollTimeoutSeconds?: number;
+  /** Rate-limit retries: 429s are retried after `retry_after`. Default `{ maxRetryAttempts: 3, maxDelaySeconds: 60 }`. */
+  retry?: { maxRetryAttempts?: number; maxDelaySeconds?: number };
+  /** How long `start()` waits for each account to connect before reporting it `reconnecting`. Default 15000. */
+  startTimeoutMs?: number;
+  /** Register `ctx.commands` with setMyCommands at start. Default true. */
+  registerCommands?: boolean;
+  /** The text (Telegram HTML) a user gets with a pairing code. Default names the `colloquy pairing approve` command. */
+  pairingMessage?: (code: string) => string;
+  /** Minimum interval between two typing indicators to one chat/topic, in ms. Default 4000. */
+  typingIntervalMs?: number;
+}
+
+/** The Telegram plugin: a {@link ChannelPlugin} plus webhook serving and file download. */
+export interface TelegramChannelPlugin extends ChannelPlugin {
+  /**
+   * A node:http request handler for webhook-mode accounts: routes by path to the account, checks
+   * the `X-Telegram-Bot-Api-Secret-Token` header (401 when wrong), answers 404 for other paths and
+   * 503 before `start()`. Mount it on the app's HTTP server.
+   */
+  readonly webhookHandler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The paths of webhook-mode accounts, to mount `webhookHandler` on. */
+  webhookPaths(): string[];
+  /**
+   * Downloads an inbound attachment (`MediaAttachment.ref`) through getFile.
+   *
+   * @throws ColloquyError `CHANNEL_ERROR` when Telegram refuses or the file exceeds `maxBytes` (default 20 MB)
+   */
+  downloadFile(accountId: string, fileId: string, options?: { maxBytes?: number }): Promise<TelegramFile>;
+}
+
+const DEFAULT_PAIRING_MESSAGE = (code: string): string =>
+  `This bot only talks to people its owner approved.\nYour pairing code: <code>${escapeHtml(code)}</code>\nAsk the owner to run: <code>colloquy pairing approve telegram ${escapeHtml(code)}</code>`;
+
+/**
+ * Creates the Telegram channel plugin (grammY): one bot per configured account, long polling by
+ * default (one poller per token; a second one is reported, not fought) or webhooks, DM policy and
+ * mention gating, markdown converted to Telegram HTML and split into 4096-character messages,
+ * forum topics bound to sessions.
+ *
+ * @param options - config section, state dir and tuning
+ * @returns the plugin; pass it to the runtime
+ * @throws ColloquyError `CONFIG_INVALID` when `options.config` is not a valid `channels.telegram` section
+ * @example
+ * ```ts
+ * import { createTelegramPlugin } from '@colloquy/plugin-telegram';
+ *
+ * const telegram = createTelegramPlugin({
+ *   config: { accounts: [{ token: process.env.TELEGRAM_BOT_TOKEN! }], dmPolicy: 'pairing' },
+ *   stateDir: '.colloquy/telegram',
+ * });
+ * // runtime.addChannel(telegram) — the runtime calls start(ctx), send(), sendTyping(), createThread()
+ * ```
+ */
+export function createTelegramPlugin(options: TelegramPluginOptions): TelegramChannelPlugin {
+  const config = resolveTelegramConfig(options.config);
+  const typingIntervalMs = options.typingIntervalMs ?? 4000;
+  const pairingMessage = options.pairingMessage ?? DEFAULT_PAIRING_MESSAGE;
+  const runners = new Map<string, AccountRunner>();
+  const dedupe = new Map<string, UpdateDedupe>();
+  const lastTyping = new Map<string, number>();
+  let context: ChannelContext | undefined;
+  let log: Logger = silentLogger;
+  let started = false;
+  let stopped = false;
+
+  const capabilities: ChannelCapabilities = {
+    threads: true,
+    threadKind: 'topic',
+    edits: false,
+    reactions: false,
+    media: true,
+    typing: true,
+    maxTextLength: TELEGRAM_TEXT_LIMIT,
+    markdown: 'telegram-html',
+  };
+
+  const runnerFor = (accountId: string): AccountRunner => {
+    const runner = runners.get(accountId);
+    if (!runner) {
+      const configured = config.accounts.map((a) => a.accountId).join(', ') || 'none';
+      throw new ColloquyError(
+        'CHANNEL_ERROR',
+        `No running Telegram account "${accountId}" (configured: ${configured}). Add it under channels.telegram.accounts and start the plugin.`,
+        { accountId },
+      );
+    }
+    return runner;
+  };
+
+  const onUpdate = async (c: Context, runner: AccountRunner): Promise<void> => {
+    const ctx = context;
+    const accountId = runner.account.accountId;
+    const seen = dedupe.get(accountId);
+    const identity = runner.identity;
+    const msg = c.update.message ?? c.update.channel_post;
+    if (!ctx || !seen || !identity || !msg || stopped) return;
+    if (!seen.add(c.update.update_id)) {
+      log.debug({ accountId, updateId: c.update.update_id }, 'duplicate telegram update ignored');
+      return;
+    }
+    try {
+      const normalized = normalizeMessage(msg, identity, accountId);
+      if (!normalized) return;
+      const inbound = normalized.message;
+      if (inbound.chat.type === 'direct') {
+        const decision = await decideDmAccess(config, options.stateDir, accountId, inbound.sender);
+        if (decision.action === 'drop') {
+          log.info({ accountId, senderId: inbound.sender.id }, `telegram DM dropped: ${decision.reason}`);
+          return;
+        }
+        if (decision.action === 'pair') {
+          if (decision.notify) {
+            await c.api.sendMessage(msg.chat.id, pairingMessage(decision.code), { parse_mode: 'HTML' });
+            log.info({ accountId, senderId: inbound.sender.id }, 'telegram pairing code sent');
+          }
+          return;
+        }
+      } else {
+        if (!isGroupAllowed(config, inbound.chat.id)) return;
+        const bound =
+          inbound.threadId !== undefined ? ctx.threadBindings.get(accountId, inbound.threadId) : undefined;
+        const boundHere = bound !== undefined && bound.conversationId === inbound.chat.id;
+        if (boundHere && inbound.threadId !== undefined) {
+          ctx.threadBindings.touch(accountId, inbound.threadId, Date.now());
+        }
+        inbound.mentionsBot = normalized.addressed || boundHere || !requiresMention(config, inbound.chat.id);
+      }
+      await ctx.receive(inbound);
+    } catch (error) {
+      seen.forget(c.update.update_id);
+      throw error;
+    }
+  };
+
+  const plugin: TelegramChannelPlugin = {
+    id: TELEGRAM_CHANNEL,
+    capabilities,
+
+    async start(ctx) {
+      if (started) {
+        throw new ColloquyError('CONFLICT', 'The Telegram plugin is already started; call stop() first.');
+      }
+      started = true;
+      stopped = false;
+      context = ctx;
+      log = ctx.log.child({ channel: TELEGRAM_CHANNEL });
+      for (const account of config.accounts) {
+        dedupe.set(account.accountId, new UpdateDedupe());
+        runners.set(
+          account.accountId,
+          new AccountRunner({
+            account,
+            log: log.child({ accountId: account.accountId }),
+            onUpdate,
+            commands: ctx.commands,
+            registerCommands: options.registerCommands ?? true,
+            pollTimeoutSeconds: options.pollTimeoutSeconds ?? 30,
+            retry: {
+              maxRetryAttempts: options.retry?.maxRetryAttempts ?? 3,
+              maxDelaySeconds: options.retry?.maxDelaySeconds ?? 60,
+            },
+            startTimeoutMs: options.startTimeoutMs ?? 15_000,
+          }),
+        );
+      }
+      ctx.signal.addEventListener('abort', () => void plugin.stop(), { once: true });
+      await Promise.all([...runners.values()].map((r) => r.start()));
+    },
+
+    async stop() {
+      if (stopped || !started) return;
+      stopped = true;
+      await Promise.all([...runners.values()].map((r) => r.stop()));
+      runners.clear();
+      lastTyping.clear();
+      started = false;
+    },
+
+    async send(to: DeliveryContext, message: OutboundMessage): Promise<SendResult> {
+      const runner = runnerFor(to.accountId);
+      const messageIds = await sendText(runner.bot.api, to, message, log);
+      lastTyping.delete(typingKey(to));
+      return { messageId: messageIds[0] as string, messageIds };
+    },
+
+    async sendTyping(to: DeliveryContext): Promise<void> {
+      const runner = runnerFor(to.accountId);
+      const key = typingKey(to);
+      const now = Date.now();
+      if (now - (lastTyping.get(key) ?? 0) < typingIntervalMs) return;
+      lastTyping.set(key, now);
+      try {
+        await runner.bot.api.sendChatAction(toChatId(to.to), 'typing', {
+          ...(to.threadId !== undefined ? { message_thread_id: Number(to.threadId) } : {}),
+        });
+      } catch (error) {
+        lastTyping.delete(key);
+        log.debug({ err: toChannelError(error, 'show typing').message }, 'telegram typing failed');
+      }
+    },
+
+    async createThread(request: ThreadRequest): Promise<DeliveryContext & { threadId: string }> {
+      const ctx = context;
+      const runner = runnerFor(request.parent.accountId);
+      if (!ctx) throw new ColloquyError('CHANNEL_ERROR', 'Start the Telegram plugin before creating topics.');
+      const name = request.title.replace(/\s+/g, ' ').trim().slice(0, 128) || 'Sub-agent';
+      let topic: { message_thread_id: number };
+      try {
+        topic = await runner.bot.api.createForumTopic(toChatId(request.parent.to), name);
+      } catch (error) {
+        throw toChannelError(error, `create a forum topic in chat ${request.parent.to}`, {
+          to: request.parent.to,
+          accountId: request.parent.accountId,
+        });
+      }
+      const threadId = String(topic.message_thread_id);
+      const now = Date.now();
+      ctx.threadBindings.put({
+        accountId: request.parent.accountId,
+        conversationId: request.parent.to,
+        threadId,
+        sessionKey: request.sessionKey,
+        createdAt: now,
+        lastActiveAt: now,
+      });
+      return {
+        channel: TELEGRAM_CHANNEL,
+        to: request.parent.to,
+        accountId: request.parent.accountId,
+        threadId,
+      };
+    },
+
+    status(): ChannelStatus {
+      const accounts = config.accounts.map((a) => {
+        const runner = runners.get(a.accountId);
+        const state = runner?.state ?? 'disconnected';
+        const detail = runner?.detail ?? (started ? undefined : 'not started');
+        return { accountId: a.accountId, state, ...(detail !== undefined ? { detail } : {}) };
+      });
+      return { ...aggregate(accounts, started), accounts };
+    },
+
+    webhookHandler(req, res) {
+      const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+      const account = config.accounts.find((a) => a.mode === 'webhook' && a.webhook?.path === path);
+      if (!account) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+        return;
+      }
+      if (req.method !== 'POST') {
+        res.writeHead(405, { allow: 'POST', 'content-type': 'text/plain' }).end('Method not allowed');
+        return;
+      }
+      const runner = runners.get(account.accountId);
+      if (!runner) {
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('Telegram plugin not started');
+        return;
+      }
+      runner.handleWebhook(req, res);
+    },
+
+    webhookPaths() {
+      return config.accounts.flatMap((a) => (a.mode === 'webhook' && a.webhook ? [a.webhook.path] : []));
+    },
+
+    async downloadFile(accountId, fileId, downloadOptions) {
+      const runner = runnerFor(accountId);
+      return downloadTelegramFile(runner.bot.api, runner.account, fileId, downloadOptions?.maxBytes);
+    },
+  };
+  return plugin;
+}
+
+function typingKey(to: DeliveryContext): string {
+  return `${to.accountId}\u0000${to.to}\u0000${to.threadId ?? ''}`;
+}
+
+function aggregate(
+  accounts: { state: string; detail?: string }[],
+  started: boolean,
+): Pick<ChannelStatus, 'state' | 'detail'> {
+  if (!started) return { state: 'disconnected', detail: 'not started' };
+  if (accounts.length === 0)
+    return { state: 'disconnected', detail: 'no accounts under channels.telegram.accounts' };
+  const failed = accounts.find((a) => a.state === 'error');
+  if (failed) return { state: 'error', ...(failed.detail !== undefined ? { detail: failed.detail } : {}) };
+  for (const state of ['reconnecting', 'starting', 'disconnected'] as const) {
+    if (accounts.some((a) => a.state === state)) return { state };
+  }
+  return { state: 'connected' };
+}
