@@ -129,5 +129,11 @@ export {
   tryResolveSessionKey,
 } from './keys/index.js';
 // --- policy ---
-export type { SendPolicyDecision, SendPolicyTarget } from './policy/index.js';
-export { evaluateSendPolicy, parseSendCommand } from './policy/index.js';
+export type {
+  SendPolicyDecision,
+  SendPolicyTarget,
+  SessionAccessDecision,
+  SessionAccessInput,
+  SessionAction,
+} from './policy/index.js';
+export { checkSessionAccess, effectiveVisibility, evaluateSendPolicy, parseSendCommand } from './policy/index.js';

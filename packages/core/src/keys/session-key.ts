@@ -104,9 +104,10 @@ export function parseSessionKey(input: unknown): SessionKeyParseResult {
       `The session key is longer than ${MAX_SESSION_KEY_LENGTH} characters; pass a key from sessions_list.`,
     );
   }
-  if (CONTROL.test(trimmed))
-    return invalid('The session key contains control characters; pass a key from sessions_list.');
   const segments = trimmed.split(':').map((s) => s.trim());
+  if (segments.some((s) => CONTROL.test(s))) {
+    return invalid('The session key contains control characters; pass a key from sessions_list.');
+  }
   if (segments.some((s) => s === '')) {
     return invalid(
       `The session key "${trimmed}" has an empty part between ":" separators; pass a key from sessions_list.`,

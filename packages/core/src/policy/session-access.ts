@@ -1,0 +1,173 @@
+/**
+ * The one guard for session tools: may this session list, read, message, inspect, steer or kill
+ * that one? Visibility (`tools.sessions.visibility`, clamped for sandboxed sessions), the
+ * agent-to-agent gate, the self-loop rule and the children-only rule for steer/kill.
+ */
+import { defaultAgentId } from '../config/agent-config.js';
+import type { ColloquyConfig, SessionVisibility } from '../config/schema.js';
+import { agentIdFromSessionKey } from '../keys/classify-session-key.js';
+import {
+  isReservedSessionKey,
+  type KeyContext,
+  resolveSessionKeyAlias,
+  toDisplayKey,
+} from '../keys/key-alias.js';
+import { normalizeSessionKey, parseSessionKey } from '../keys/session-key.js';
+
+/** What a session tool wants to do with a target session. */
+export type SessionAction = 'list' | 'history' | 'send' | 'status' | 'steer' | 'kill';
+
+/** The question put to `checkSessionAccess`. */
+export interface SessionAccessInput {
+  action: SessionAction;
+  /** The calling session's key (any spelling). */
+  requesterKey: string;
+  /** The target key (any spelling, or `main`). */
+  targetKey: string;
+  /** The target's `spawnedBy` chain, nearest parent first (empty for top-level sessions). */
+  targetAncestors: readonly string[];
+  /** True when the calling session runs sandboxed. */
+  sandboxed: boolean;
+  config: ColloquyConfig;
+}
+
+/** The guard's verdict; a refusal carries one sentence naming the setting that decided. */
+export type SessionAccessDecision = { allowed: true } | { allowed: false; reason: string };
+
+const RANK: Record<SessionVisibility, number> = { self: 0, tree: 1, agent: 2, all: 3 };
+
+/**
+ * The visibility that applies to a caller: `tools.sessions.visibility`, clamped to `tree` for a
+ * sandboxed caller while `agents.defaults.sandbox.sessionToolsVisibility` is `spawned` (the default).
+ *
+ * @param config - the resolved config
+ * @param sandboxed - whether the caller runs sandboxed
+ * @returns `self`, `tree`, `agent` or `all`
+ */
+export function effectiveVisibility(config: ColloquyConfig, sandboxed: boolean): SessionVisibility {
+  const configured = config.tools.sessions.visibility;
+  if (sandboxed && config.agents.defaults.sandbox.sessionToolsVisibility === 'spawned') {
+    return RANK[configured] > RANK.tree ? 'tree' : configured;
+  }
+  return configured;
+}
+
+/**
+ * Decides one session-tool access. Both keys (and the ancestors) are normalised here, and `main`
+ * resolved to the requester's agent main key, so no spelling of a key reaches a session the
+ * guard would refuse under its normal form.
+ *
+ * Rules: reserved keys (`global`, `unknown`) are never accessible; `steer`/`kill` only reach the
+ * requester's descendants (never itself), whatever the visibility; `send` to the requester's own
+ * session is refused (a self-loop); otherwise visibility decides: `self` the requester only, `tree`
+ * plus its descendants, `agent` plus every session of its agent, `all` plus other agents' sessions
+ * when `tools.agentToAgent.enabled` and the target agent is in `tools.agentToAgent.allow` (or `"*"`).
+ * Keys without an agent (`cron:`, `hook:`, `node-`) count as the default agent's.
+ *
+ * @param input - the action, both keys, the target's ancestry, the sandbox flag and the config
+ * @returns `{ allowed: true }` or `{ allowed: false, reason }`
+ *
+ * @example
+ * ```ts
+ * const verdict = checkSessionAccess({ action: 'history', requesterKey, targetKey, targetAncestors, sandboxed, config });
+ * if (!verdict.allowed) return { status: 'forbidden', error: verdict.reason };
+ * ```
+ */
+export function checkSessionAccess(input: SessionAccessInput): SessionAccessDecision {
+  const { action, config } = input;
+  const requesterNormal = normalizeSessionKey(input.requesterKey);
+  const requesterAgent = agentIdFromSessionKey(requesterNormal) ?? defaultAgentId(config);
+  const ctx: KeyContext = {
+    agentId: requesterAgent,
+    mainKey: config.session.mainKey,
+    scope: config.session.scope,
+  };
+  const requester = resolveSessionKeyAlias(requesterNormal, ctx);
+  if (!parseSessionKey(requester).ok || isReservedSessionKey(requester)) {
+    return refuse(
+      `The calling session key "${requester}" is not a valid session key, so it can reach no session.`,
+    );
+  }
+
+  const parsedTarget = parseSessionKey(input.targetKey);
+  if (!parsedTarget.ok) return refuse(parsedTarget.error.message);
+  const target = resolveSessionKeyAlias(input.targetKey, ctx);
+  if (isReservedSessionKey(target)) {
+    return refuse(
+      `"${target}" is a reserved key, not a session; use "main" for the main session or a key from sessions_list.`,
+    );
+  }
+  const shown = toDisplayKey(target, ctx);
+  const isSelf = target === requester;
+  const isDescendant =
+    !isSelf && input.targetAncestors.some((a) => resolveSessionKeyAlias(a, ctx) === requester);
+
+  if (action === 'steer' || action === 'kill') {
+    if (isSelf)
+      return refuse(
+        `A session cannot ${action} itself; subagents ${action} only works on sessions this session spawned.`,
+      );
+    if (isDescendant) return { allowed: true };
+    return refuse(
+      `subagents ${action} only works on sessions this session spawned (directly or through its children), and "${shown}" is not one of them; use subagents list to see them.`,
+    );
+  }
+  if (action === 'send' && isSelf) {
+    return refuse(
+      `A session cannot send to itself ("${shown}"): the message would loop back into this conversation. Reply directly, or send to another session.`,
+    );
+  }
+
+  const visibility = effectiveVisibility(config, input.sandboxed);
+  if (isSelf) return { allowed: true };
+  if (isDescendant && RANK[visibility] >= RANK.tree) return { allowed: true };
+  const targetAgent = agentIdFromSessionKey(target) ?? defaultAgentId(config);
+  const sameAgent = targetAgent === requesterAgent;
+  if (sameAgent && RANK[visibility] >= RANK.agent) return { allowed: true };
+  if (!sameAgent && visibility === 'all') {
+    const a2a = config.tools.agentToAgent;
+    if (!a2a.enabled) {
+      return refuse(
+        `Session "${shown}" belongs to agent "${targetAgent}" and agent-to-agent access is off; set tools.agentToAgent.enabled to true and add "${targetAgent}" to tools.agentToAgent.allow.`,
+      );
+    }
+    if (a2a.allow.includes('*') || a2a.allow.includes(targetAgent)) return { allowed: true };
+    return refuse(
+      `Session "${shown}" belongs to agent "${targetAgent}", which is not in tools.agentToAgent.allow; add "${targetAgent}" (or "*") to tools.agentToAgent.allow.`,
+    );
+  }
+  return refuse(visibilityReason(shown, visibility, input, targetAgent, requesterAgent));
+}
+
+function visibilityReason(
+  shown: string,
+  visibility: SessionVisibility,
+  input: SessionAccessInput,
+  targetAgent: string,
+  requesterAgent: string,
+): string {
+  const configured = input.config.tools.sessions.visibility;
+  const clamped = visibility !== configured;
+  const scope =
+    visibility === 'self'
+      ? 'only this session'
+      : visibility === 'tree'
+        ? 'this session and the sessions it spawned'
+        : `the sessions of agent "${requesterAgent}"`;
+  const who = `Session "${shown}"${targetAgent !== requesterAgent ? ` (agent "${targetAgent}")` : ''} is not visible`;
+  if (clamped) {
+    return `${who}: this session is sandboxed and agents.defaults.sandbox.sessionToolsVisibility is "spawned", which clamps tools.sessions.visibility ("${configured}") to "tree" (${scope}); set agents.defaults.sandbox.sessionToolsVisibility to "all" to lift the clamp.`;
+  }
+  const head = `${who}: tools.sessions.visibility is "${visibility}" (${scope}).`;
+  const widen =
+    visibility === 'self'
+      ? 'set tools.sessions.visibility to "tree", "agent" or "all" to reach other sessions'
+      : visibility === 'tree'
+        ? 'set tools.sessions.visibility to "agent" (this agent\'s sessions) or "all" to reach it'
+        : 'set tools.sessions.visibility to "all" and allow the agent in tools.agentToAgent to reach it';
+  return `${head} To change this, ${widen}.`;
+}
+
+function refuse(reason: string): SessionAccessDecision {
+  return { allowed: false, reason };
+}
