@@ -21,3 +21,12 @@ export {
   type ScriptTurn,
   type SentMessage,
 } from '@colloquy/core/testing';
+
+// --- one-call harness ---
+export {
+  createTestHarness,
+  type HarnessTurn,
+  SCRIPTED_MODEL_REF,
+  type TestHarness,
+  type TestHarnessOptions,
+} from './harness/create-test-harness.js';

@@ -49,6 +49,16 @@ describe('createMemoryChannel', () => {
     expect(channel.received).toEqual([message]);
   });
 
+  it('builds inbound messages without delivering them', async () => {
+    const channel = createMemoryChannel();
+    const { ctx, inbound } = makeContext();
+    await channel.start(ctx);
+    const built = channel.toInbound({ text: 'later', chat: { type: 'group', id: 'g' } });
+    expect(built).toMatchObject({ text: 'later', chat: { type: 'group', id: 'g' }, mentionsBot: false });
+    expect(inbound).toEqual([]);
+    expect((await channel.inject('next')).messageId).not.toBe(built.messageId);
+  });
+
   it('marks group messages as addressed only when the bot is mentioned', async () => {
     const channel = createMemoryChannel({ botUsername: 'helper' });
     await channel.start(makeContext().ctx);

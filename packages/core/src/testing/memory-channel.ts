@@ -89,6 +89,11 @@ export interface MemoryChannel extends ChannelPlugin {
    * @throws ColloquyError `CHANNEL_ERROR` when the channel is not started
    */
   inject(input: InjectInput | string): Promise<InboundMessage>;
+  /**
+   * Builds the normalised inbound message `inject` would deliver (defaults filled, a fresh message id)
+   * without delivering it: for harnesses that hand it to the runtime themselves.
+   */
+  toInbound(input: InjectInput | string): InboundMessage;
   /** Makes the next `send` fail with `error` (default a `CHANNEL_ERROR`), without sending anything. */
   failNextSend(error?: Error): void;
   /** Resolves once at least `count` messages were sent; rejects after `timeoutMs` (default 5000). */
@@ -206,10 +211,17 @@ export function createMemoryChannel(options: MemoryChannelOptions = {}): MemoryC
 
     async inject(input) {
       const ctx = requireRunning('inject');
+      const inbound = plugin.toInbound(input);
+      received.push(inbound);
+      await ctx.receive(inbound);
+      return inbound;
+    },
+
+    toInbound(input) {
       const given: InjectInput = typeof input === 'string' ? { text: input } : input;
       const sender = given.sender ?? { id: 'user-1', name: 'User One' };
       const chat = given.chat ?? { type: 'direct', id: sender.id };
-      const inbound: InboundMessage = {
+      return {
         channel: id,
         accountId: given.accountId ?? accountId,
         chat,
@@ -222,9 +234,6 @@ export function createMemoryChannel(options: MemoryChannelOptions = {}): MemoryC
         ...(given.replyToMessageId !== undefined ? { replyToMessageId: given.replyToMessageId } : {}),
         ...(given.media !== undefined ? { media: given.media } : {}),
       };
-      received.push(inbound);
-      await ctx.receive(inbound);
-      return inbound;
     },
 
     failNextSend(error) {
