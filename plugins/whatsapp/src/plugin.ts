@@ -54,9 +54,15 @@ export interface WhatsAppPluginOptions extends WhatsAppConfigInput {
   staleAfterMs?: number;
   /** How long `send` waits for a (re)connection before failing. Default 30000 ms. */
   sendTimeoutMs?: number;
-  /** How long one `sendTyping` keeps the "typing…" indicator alive without a reply. Default 120000 ms. */
-  typingMaxMs?: number;
-  /** When to quote the message being answered. Default `groups`. */
+  /**
+   * How long "typing…" stays after the last `sendTyping` call (the runtime refreshes it every few
+   * seconds while a run is active); a reply ends it at once. Default 15000 ms.
+   */
+  typingTimeoutMs?: number;
+  /**
+   * When to quote the message being answered: the `replyToMessageId` of the send, else the latest
+   * message that addressed the bot in that chat (within 10 minutes). Default `groups`.
+   */
   quoteReplies?: 'groups' | 'always' | 'off';
   /** The text sent to a newcomer under `dmPolicy: 'pairing'`. */
   pairingMessage?: (code: string) => string;
@@ -86,7 +92,10 @@ const CONFIG_KEYS = [
   'readReceipts',
 ] as const satisfies readonly (keyof WhatsAppConfig)[];
 
-const TYPING_REFRESH_MS = 10_000;
+/** WhatsApp shows "typing…" for about 25 s; resend it no more often than this. */
+const COMPOSING_RESEND_MS = 8000;
+/** A reply quotes the message that addressed the bot only if it comes within this time. */
+const QUOTE_WINDOW_MS = 10 * 60 * 1000;
 
 const defaultPairingMessage = (code: string): string =>
   `Hi! This assistant only answers people its owner has approved.\nYour pairing code: ${code}\nSend it to the owner; it expires in one hour.`;
@@ -176,7 +185,9 @@ class WhatsAppChannel implements WhatsAppPlugin {
     reject: (e: ColloquyError) => void;
   }>();
   private inbound: Promise<void> = Promise.resolve();
-  private readonly typing = new Map<string, { refresh: NodeJS.Timeout; until: number }>();
+  private readonly typing = new Map<string, { lastCall: number; lastSent: number; watch: NodeJS.Timeout }>();
+  /** Per chat: the latest message that addressed the bot, quoted by the next reply. */
+  private readonly awaitingReply = new Map<string, { id: string; at: number }>();
 
   /** Inbound messages by id, for quoting and for Baileys' retry `getMessage`. */
   private readonly recent = new BoundedMap<string, WAMessage>(1000);
@@ -257,7 +268,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
     this.started = false;
     clearTimeout(this.reconnectTimer);
     clearInterval(this.watchdog);
-    for (const t of this.typing.values()) clearInterval(t.refresh);
+    for (const t of this.typing.values()) clearInterval(t.watch);
     this.typing.clear();
     const sock = this.sock;
     this.detach();
@@ -607,6 +618,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
     }
 
     this.recent.set(id, msg);
+    if (inbound.mentionsBot) this.awaitingReply.set(remoteJid, { id, at: Date.now() });
     await ctx.receive(inbound);
     if (this.config.readReceipts && inbound.mentionsBot) {
       this.sock?.readMessages([key]).catch((error: unknown) => {
@@ -707,7 +719,10 @@ class WhatsAppChannel implements WhatsAppPlugin {
         { to: to.to },
       );
     }
-    const quoted = this.quoteFor(jid, message.replyToMessageId);
+    const awaiting = this.awaitingReply.get(jid);
+    this.awaitingReply.delete(jid);
+    const fresh = awaiting && Date.now() - awaiting.at < QUOTE_WINDOW_MS ? awaiting.id : undefined;
+    const quoted = this.quoteFor(jid, message.replyToMessageId ?? fresh);
     const ids: string[] = [];
     try {
       for (const [index, chunk] of chunks.entries()) {
@@ -766,26 +781,31 @@ class WhatsAppChannel implements WhatsAppPlugin {
   async sendTyping(to: DeliveryContext): Promise<void> {
     if (!this.peers || this.state !== 'connected' || !this.sock) return;
     const jid = this.peers.jidFor(to.to);
-    const until = Date.now() + (this.options.typingMaxMs ?? 120_000);
-    const existing = this.typing.get(jid);
-    if (existing) {
-      existing.until = until;
-    } else {
-      const refresh = setInterval(() => {
-        const entry = this.typing.get(jid);
-        if (!entry || Date.now() > entry.until) this.stopTyping(jid);
-        else void this.presence('composing', jid);
-      }, TYPING_REFRESH_MS);
-      refresh.unref();
-      this.typing.set(jid, { refresh, until });
+    const now = Date.now();
+    let entry = this.typing.get(jid);
+    if (!entry) {
+      const timeout = this.options.typingTimeoutMs ?? 15_000;
+      const watch = setInterval(
+        () => {
+          const current = this.typing.get(jid);
+          if (current && Date.now() - current.lastCall >= timeout) this.stopTyping(jid);
+        },
+        Math.max(10, Math.min(5000, timeout / 2)),
+      );
+      watch.unref();
+      entry = { lastCall: now, lastSent: 0, watch };
+      this.typing.set(jid, entry);
     }
+    entry.lastCall = now;
+    if (now - entry.lastSent < COMPOSING_RESEND_MS) return;
+    entry.lastSent = now;
     await this.presence('composing', jid);
   }
 
   private stopTyping(jid: string): void {
     const entry = this.typing.get(jid);
     if (!entry) return;
-    clearInterval(entry.refresh);
+    clearInterval(entry.watch);
     this.typing.delete(jid);
     void this.presence('paused', jid);
   }

@@ -524,6 +524,25 @@ describe('outbound', () => {
     expect(fake.sent.find((s) => s.jid === ALICE)?.quoted).toBeUndefined();
   });
 
+  it('quotes the latest message that addressed the bot when a group reply names none', async () => {
+    const { plugin, fake, t } = await boot();
+    const mention = groupMessage(GROUP, ALICE, 'hey bot', { mentions: [OWNER] });
+    fake.current.deliver([groupMessage(GROUP, ALICE, 'unrelated chatter'), mention]);
+    await eventually(() => t.received.length === 2);
+    await plugin.send(to(GROUP), { text: 'answer' });
+    await plugin.send(to(GROUP), { text: 'follow-up' });
+    expect(fake.sent.map((s) => s.quoted?.key.id)).toEqual([mention.key.id, undefined]);
+  });
+
+  it('keeps composing alive with one presence per few seconds and pauses once refreshes stop', async () => {
+    const { plugin, fake } = await boot({ typingTimeoutMs: 60 });
+    await plugin.sendTyping?.(to('15552220000'));
+    await plugin.sendTyping?.(to('15552220000'));
+    expect(fake.presences).toEqual([{ type: 'composing', jid: ALICE }]);
+    await eventually(() => fake.presences.length === 2);
+    expect(fake.presences[1]).toEqual({ type: 'paused', jid: ALICE });
+  });
+
   it('shows composing while a run is active and pauses when the reply goes out', async () => {
     const { plugin, fake } = await boot();
     await plugin.sendTyping?.(to('15552220000'));

@@ -1,0 +1,200 @@
+// End to end: the real runtime, the scripted model, the WhatsApp plugin and the fake Baileys socket.
+
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryStore, resolveConfig } from '@colloquy/core';
+import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/core/testing';
+import { createRuntime, type Runtime } from '@colloquy/runtime';
+import { afterEach, describe, expect, it } from 'vitest';
+import { nodeStateFs, type StateFs } from '../src/atomic-file.js';
+import { useAtomicAuthState } from '../src/auth-state.js';
+import { createWhatsAppPlugin, type WhatsAppPlugin, type WhatsAppPluginOptions } from '../src/plugin.js';
+import { dm, FakeWhatsApp, groupMessage } from './fake-socket.js';
+import { eventually } from './test-context.js';
+
+const ALICE = '15552220000@s.whatsapp.net';
+const ALICE_LID = '88112233@lid';
+const OWNER = '15550001111@s.whatsapp.net';
+const GROUP = '120363041234567890@g.us';
+
+interface Bot {
+  runtime: Runtime;
+  plugin: WhatsAppPlugin;
+  fake: FakeWhatsApp;
+  model: ScriptedModel;
+  store: MemoryStore;
+  stateDir: string;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The model answers `echo: <last user text>`; "long" gets a 9,000-character answer. */
+function echoModel(delayMs = 0): ScriptedModel {
+  return createScriptedModel((request) => {
+    const text = lastUserText(request) ?? '';
+    if (text.includes('long')) {
+      const paragraphs = Array.from(
+        { length: 30 },
+        (_, i) => `Part ${i}: ${'lorem ipsum dolor sit amet '.repeat(11)}`,
+      );
+      return { text: paragraphs.join('\n\n'), delayMs };
+    }
+    return { text: `echo: ${text}`, delayMs };
+  });
+}
+
+async function startBot(options: Partial<WhatsAppPluginOptions> = {}, model = echoModel()): Promise<Bot> {
+  const fake = new FakeWhatsApp();
+  const stateDir = await mkdtemp(join(tmpdir(), 'wa-e2e-'));
+  cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+  const auth = await useAtomicAuthState(join(stateDir, 'auth'));
+  auth.state.creds.me = fake.account;
+  await auth.saveCreds();
+
+  const plugin = createWhatsAppPlugin({
+    stateDir,
+    makeSocket: fake.makeSocket,
+    qrOutput: false,
+    dmPolicy: 'open',
+    reconnect: { initialDelayMs: 5, maxDelayMs: 20 },
+    ...options,
+  });
+  const store = new MemoryStore();
+  const runtime = createRuntime({
+    config: resolveConfig({ agents: { defaults: { model: 'scripted/echo' } } }),
+    store,
+    plugins: [plugin],
+    models: new Map([['scripted/echo', { provider: model, modelId: 'echo' }]]),
+    typingIntervalMs: 20,
+  });
+  cleanups.push(() => runtime.shutdown({ drainMs: 0 }));
+  await runtime.start();
+  await eventually(() => plugin.status().state === 'connected');
+  return { runtime, plugin, fake, model, store, stateDir };
+}
+
+const whatsappSessions = (store: MemoryStore) =>
+  store.listSessions({}).filter((s) => s.key.includes(':whatsapp:'));
+
+describe('WhatsApp end to end through the runtime', () => {
+  it('answers a direct message in its own session', async () => {
+    const { fake, model, store } = await startBot();
+    fake.current.deliver([dm(ALICE, 'hello bot')]);
+    const reply = await eventually(() => fake.sent[0]);
+    expect(reply).toMatchObject({ jid: ALICE, text: 'echo: hello bot' });
+    expect(model.callCount).toBe(1);
+    expect(whatsappSessions(store).map((s) => s.key)).toEqual(['agent:main:whatsapp:dm:15552220000']);
+  });
+
+  it('keeps one session for the LID and the phone JID of the same person', async () => {
+    const { fake, model, store } = await startBot();
+    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.deliver([dm(ALICE_LID, 'first via lid')]);
+    await eventually(() => fake.sent.length === 1);
+    fake.current.deliver([dm(ALICE, 'second via phone')]);
+    await eventually(() => fake.sent.length === 2);
+    expect(whatsappSessions(store).map((s) => s.key)).toEqual(['agent:main:whatsapp:dm:15552220000']);
+    const history = model.lastRequest?.messages.map((m) => (typeof m.content === 'string' ? m.content : ''));
+    expect(history?.join('\n')).toContain('first via lid');
+    expect(fake.sent.map((s) => s.jid)).toEqual([ALICE_LID, ALICE]);
+  });
+
+  it('ignores a group message without a mention and answers a mention with a quote', async () => {
+    const { fake, model } = await startBot();
+    fake.current.deliver([groupMessage(GROUP, ALICE, 'people talking')]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(model.callCount).toBe(0);
+    expect(fake.sent).toEqual([]);
+
+    const mention = groupMessage(GROUP, ALICE, '@15550001111 what is up?', { mentions: [OWNER] });
+    fake.current.deliver([mention]);
+    const reply = await eventually(() => fake.sent[0]);
+    expect(reply.jid).toBe(GROUP);
+    expect(reply.text).toBe('echo: @15550001111 what is up?');
+    expect(reply.quoted?.key).toEqual(mention.key);
+    expect(model.callCount).toBe(1);
+  });
+
+  it('ignores the echo of its own reply', async () => {
+    const { fake, model } = await startBot();
+    fake.echoSends = true;
+    fake.current.deliver([dm(ALICE, 'ping')]);
+    await eventually(() => fake.sent.length === 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(model.callCount).toBe(1);
+    expect(fake.sent).toHaveLength(1);
+  });
+
+  it('chunks a long reply into readable messages', async () => {
+    const { fake } = await startBot();
+    fake.current.deliver([dm(ALICE, 'tell me something long')]);
+    await eventually(() => fake.sent.length >= 3);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(fake.sent.length).toBe(3);
+    for (const s of fake.sent) expect(s.text.length).toBeLessThanOrEqual(4000);
+    expect(fake.sent[0]?.text.startsWith('Part 0:')).toBe(true);
+    expect(fake.sent.at(-1)?.text).toContain('Part 29:');
+  });
+
+  it('shows composing while the model works and pauses after the reply', async () => {
+    const { fake } = await startBot({}, echoModel(120));
+    fake.current.deliver([dm(ALICE, 'take your time')]);
+    await eventually(() => fake.sent.length === 1);
+    expect(fake.presences[0]).toEqual({ type: 'composing', jid: ALICE });
+    await eventually(() => fake.presences.at(-1)?.type === 'paused');
+  });
+
+  it('reconnects after a restartable close and keeps answering', async () => {
+    const { fake, plugin } = await startBot();
+    fake.current.drop(428, 'Connection Closed');
+    await fake.waitForSockets(2);
+    await eventually(() => plugin.status().state === 'connected');
+    fake.current.deliver([dm(ALICE, 'still there?')]);
+    await eventually(() => fake.sent.length === 1);
+    expect(fake.sent[0]?.text).toBe('echo: still there?');
+  });
+
+  it('stops on loggedOut with a clear message in its status', async () => {
+    const { fake, plugin, stateDir } = await startBot();
+    fake.current.drop(401, 'Connection Failure');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fake.sockets).toHaveLength(1);
+    const status = plugin.status();
+    expect(status.state).toBe('logged-out');
+    expect(status.detail).toContain(`delete ${join(stateDir, 'auth')}`);
+    expect(status.detail).toContain('scan the new QR code');
+  });
+
+  it('leaves the previous credentials readable when a creds write is interrupted mid-conversation', async () => {
+    let armed = false;
+    const fs: StateFs = {
+      ...nodeStateFs,
+      async open(path, flags) {
+        const handle = await nodeStateFs.open(path, flags);
+        if (!armed || flags !== 'w' || !path.endsWith('.tmp') || !path.includes('creds.json')) return handle;
+        armed = false;
+        return {
+          writeFile: async (data: string) => {
+            await handle.writeFile(data.slice(0, data.length >> 1));
+            throw new Error('ENOSPC: no space left on device');
+          },
+          sync: () => handle.sync(),
+          close: () => handle.close(),
+        };
+      },
+    };
+    const { fake, stateDir } = await startBot({ fs });
+    armed = true;
+    fake.current.emit('creds.update', { me: { ...fake.account, name: 'Half-written' } });
+    fake.current.deliver([dm(ALICE, 'are you ok?')]);
+    await eventually(() => fake.sent.length === 1);
+    expect(armed).toBe(false);
+    const reloaded = await useAtomicAuthState(join(stateDir, 'auth'));
+    expect(reloaded.state.creds.me?.name).toBe('Owner');
+    expect((await readdir(join(stateDir, 'auth'))).some((n) => n.endsWith('.tmp'))).toBe(false);
+  });
+});
