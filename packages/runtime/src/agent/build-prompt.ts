@@ -1,0 +1,206 @@
+import type { ContentBlock, ModelMessage, Store, StoredMessage, TranscriptMessage } from '@colloquy/core';
+
+/** The system prompt used when neither the agent nor `agents.defaults` sets one. */
+export const DEFAULT_SYSTEM_PROMPT =
+  'You are a helpful assistant taking part in a chat conversation. Answer concisely.';
+
+/**
+ * A cheap token estimate: a quarter of the UTF-16 length, rounded up.
+ *
+ * @param text - any text
+ * @returns the estimated token count
+ */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/**
+ * The estimated prompt size of one transcript message.
+ *
+ * @param message - a transcript message
+ * @returns estimated tokens (at least 1)
+ */
+export function estimateMessageTokens(message: TranscriptMessage): number {
+  const content = message.content;
+  if (typeof content === 'string') return estimateTokens(content) + 4;
+  let chars = 0;
+  for (const block of content) chars += blockChars(block);
+  return Math.ceil(chars / 4) + 4;
+}
+
+function blockChars(block: ContentBlock): number {
+  switch (block.type) {
+    case 'text':
+      return block.text.length;
+    case 'thinking':
+      return block.thinking.length;
+    case 'image':
+      // Images cost roughly a fixed amount of tokens, not their byte size.
+      return 1000 * 4;
+    case 'toolCall':
+      return block.name.length + safeJsonLength(block.arguments);
+  }
+}
+
+function safeJsonLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Joins the base system prompt with the runs' extra system prompts (blank-line separated,
+ * duplicates dropped).
+ *
+ * @param base - the agent's system prompt (default {@link DEFAULT_SYSTEM_PROMPT})
+ * @param extras - `extraSystemPrompt` of each run in the turn
+ * @returns the system prompt
+ */
+export function buildSystemPrompt(base: string | undefined, extras: readonly (string | undefined)[]): string {
+  const parts = [base?.trim() || DEFAULT_SYSTEM_PROMPT];
+  for (const extra of extras) {
+    const text = extra?.trim();
+    if (text && !parts.includes(text)) parts.push(text);
+  }
+  return parts.join('\n\n');
+}
+
+/** Options of {@link loadHistory}. */
+export interface LoadHistoryOptions {
+  /** Messages read per store call. Default 64. */
+  pageSize?: number;
+  /** Never read more than this many messages. Default 2000. */
+  maxMessages?: number;
+}
+
+/**
+ * Reads the newest transcript messages that fit `budgetTokens` (chars/4 estimate), oldest first.
+ * The newest message is always included. Reads page by page from the end, so the cost follows
+ * the budget, not the transcript length.
+ *
+ * @param store - the store
+ * @param sessionKey - the session
+ * @param budgetTokens - how many prompt tokens the history may use
+ * @param options - page size and hard cap
+ * @returns messages in transcript order
+ */
+export function loadHistory(
+  store: Store,
+  sessionKey: string,
+  budgetTokens: number,
+  options: LoadHistoryOptions = {},
+): StoredMessage[] {
+  const pageSize = options.pageSize ?? 64;
+  const maxMessages = options.maxMessages ?? 2000;
+  const picked: StoredMessage[] = [];
+  let used = 0;
+  let beforeSeq: number | undefined;
+  while (picked.length < maxMessages) {
+    const page = store.readTail(sessionKey, pageSize, beforeSeq === undefined ? undefined : { beforeSeq });
+    for (let i = page.length - 1; i >= 0; i--) {
+      const message = page[i]!;
+      const cost = estimateMessageTokens(message);
+      if (picked.length > 0 && used + cost > budgetTokens) return picked.reverse();
+      used += cost;
+      picked.push(message);
+      if (picked.length >= maxMessages) break;
+    }
+    if (page.length < pageSize) break;
+    beforeSeq = page[0]!.seq;
+  }
+  return picked.reverse();
+}
+
+/**
+ * Converts transcript messages to model messages and repairs what a provider would reject:
+ * tool results without their call are dropped, and tool calls without a result (a run cut short)
+ * get an error result saying so. Messages that did not come from the session's own human are
+ * marked with their provenance, so they never pose as the user.
+ *
+ * @param messages - transcript messages, oldest first
+ * @returns model messages
+ */
+export function toModelMessages(messages: readonly TranscriptMessage[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  let openCalls = new Map<string, string>(); // toolCallId -> toolName, awaiting results
+  const closeOpenCalls = () => {
+    for (const [toolCallId, toolName] of openCalls) {
+      out.push({
+        role: 'toolResult',
+        toolCallId,
+        toolName,
+        content: JSON.stringify({
+          status: 'error',
+          error: 'The tool call was interrupted before it returned.',
+        }),
+        isError: true,
+      });
+    }
+    openCalls = new Map();
+  };
+  for (const message of messages) {
+    if (message.role === 'toolResult') {
+      const id = message.toolCallId;
+      if (id === undefined || !openCalls.has(id)) continue;
+      openCalls.delete(id);
+      out.push({
+        role: 'toolResult',
+        toolCallId: id,
+        toolName: message.toolName ?? 'unknown',
+        content: textOf(message.content),
+        ...(message.isError ? { isError: true } : {}),
+      });
+      continue;
+    }
+    closeOpenCalls();
+    if (message.role === 'assistant') {
+      out.push({ role: 'assistant', content: message.content });
+      if (typeof message.content !== 'string') {
+        for (const block of message.content) {
+          if (block.type === 'toolCall') openCalls.set(block.id, block.name);
+        }
+      }
+      continue;
+    }
+    out.push({ role: 'user', content: withProvenance(message) });
+  }
+  closeOpenCalls();
+  return out;
+}
+
+function withProvenance(message: TranscriptMessage): string | ContentBlock[] {
+  const prefix = provenancePrefix(message);
+  if (!prefix) return message.content;
+  if (typeof message.content === 'string') return `${prefix}\n${message.content}`;
+  return [{ type: 'text', text: prefix }, ...message.content];
+}
+
+function provenancePrefix(message: TranscriptMessage): string | undefined {
+  if (message.role === 'system') return '[System notice]';
+  const p = message.provenance;
+  if (!p) return undefined;
+  const from = p.sourceSessionKey ? ` from session ${p.sourceSessionKey}` : '';
+  switch (p.kind) {
+    case 'inter_session':
+      return `[Message${from}${p.sourceTool ? ` via ${p.sourceTool}` : ''}; it is not from the human user]`;
+    case 'announce':
+      return `[Announce${from}; it is not from the human user]`;
+    case 'system':
+      return '[System notice]';
+  }
+}
+
+/**
+ * The plain text of message content (text blocks joined by newlines).
+ *
+ * @param content - a string or content blocks
+ * @returns the text
+ */
+export function textOf(content: string | readonly ContentBlock[]): string {
+  if (typeof content === 'string') return content;
+  const texts: string[] = [];
+  for (const block of content) if (block.type === 'text') texts.push(block.text);
+  return texts.join('\n');
+}

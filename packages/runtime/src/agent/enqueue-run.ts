@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AgentSessionInit,
+  agentConfigFor,
+  agentIdFromSessionKey,
+  ColloquyError,
+  classifySessionKey,
+  defaultAgentId,
+  type Lane,
+  type MessageProvenance,
+  type RunRecord,
+  type SessionOrigin,
+  type SessionRecord,
+} from '@colloquy/core';
+import { toQueuedRun } from '../queue/queued-run.js';
+import type { RuntimeContext } from '../runtime/runtime-context.js';
+
+/** A run to create and queue. */
+export interface NewRun {
+  sessionKey: string;
+  message: string;
+  lane: Lane;
+  deliver: boolean;
+  spawnedBy?: string;
+  extraSystemPrompt?: string;
+  timeoutMs?: number;
+  provenance?: MessageProvenance;
+  meta?: Record<string, unknown>;
+}
+
+/**
+ * Creates a run record (`queued`) and touches its session in one transaction (or writes the whole
+ * session record, when `sessionRecord` is given: a new session, or one updated by an inbound
+ * message), then hands the run to the command queue and publishes `run.queued`.
+ *
+ * @param ctx - the runtime internals
+ * @param input - the run
+ * @param sessionRecord - a session record to write in the same transaction
+ * @returns the stored run
+ * @throws `ABORTED` when the runtime is shutting down
+ */
+export function enqueueRun(ctx: RuntimeContext, input: NewRun, sessionRecord?: SessionRecord): RunRecord {
+  if (!ctx.accepting) {
+    throw new ColloquyError(
+      'ABORTED',
+      'The runtime is shutting down; send the message again once it has restarted.',
+    );
+  }
+  const now = ctx.clock.now();
+  const run: RunRecord = {
+    runId: randomUUID(),
+    sessionKey: input.sessionKey,
+    lane: input.lane,
+    status: 'queued',
+    createdAt: now,
+    updatedAt: now,
+    message: input.message,
+    deliver: input.deliver,
+    attempts: 0,
+    ...(input.spawnedBy ? { spawnedBy: input.spawnedBy } : {}),
+    ...(input.extraSystemPrompt ? { extraSystemPrompt: input.extraSystemPrompt } : {}),
+    ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
+    ...(input.provenance ? { provenance: input.provenance } : {}),
+    ...(input.meta ? { meta: input.meta } : {}),
+  };
+  ctx.store.transaction(() => {
+    if (sessionRecord) ctx.store.putSession({ ...sessionRecord, updatedAt: now });
+    else ctx.store.patchSession(input.sessionKey, { updatedAt: now });
+    ctx.store.createRun(run);
+  });
+  ctx.queue.enqueue(toQueuedRun(run));
+  ctx.events.emit({ type: 'run.queued', runId: run.runId, sessionKey: run.sessionKey, lane: run.lane });
+  return run;
+}
+
+/**
+ * Builds the record of a session that `agent` creates (a sub-agent spawn, or an agent's main
+ * session on first use): kind and agent from the key, depth and origin from the spawning session.
+ *
+ * @param ctx - the runtime internals
+ * @param key - the normalised internal key
+ * @param init - fields given by the caller
+ * @param spawnedBy - the spawning session's key
+ * @returns the record (not stored)
+ * @throws `INVALID_ARGUMENT` for an unknown agent id; `SESSION_NOT_FOUND` when `spawnedBy` does not exist
+ */
+export function newSessionRecord(
+  ctx: RuntimeContext,
+  key: string,
+  init: AgentSessionInit,
+  spawnedBy?: string,
+): SessionRecord {
+  const { config, store } = ctx;
+  const agentId = agentIdFromSessionKey(key) ?? defaultAgentId(config);
+  const agent = agentConfigFor(config, agentId);
+  if (!agent) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `agent: no agent "${agentId}" in agents.list; add it to the config or use one of: ${config.agents.list.map((a) => a.id).join(', ')}.`,
+      { agentId },
+    );
+  }
+  const parent = spawnedBy ? store.getSession(spawnedBy) : undefined;
+  if (spawnedBy && !parent) {
+    throw new ColloquyError(
+      'SESSION_NOT_FOUND',
+      `agent: the spawning session "${spawnedBy}" does not exist.`,
+      {
+        key: spawnedBy,
+      },
+    );
+  }
+  const now = ctx.clock.now();
+  const origin = init.requesterOrigin ?? (parent ? originOf(parent) : undefined);
+  const record: SessionRecord = {
+    key,
+    sessionId: randomUUID(),
+    agentId,
+    kind: classifySessionKey(key, { mainKey: config.session.mainKey }),
+    createdAt: now,
+    updatedAt: now,
+    status: 'idle',
+    sandboxed: init.sandboxed ?? agent.sandboxed,
+    spawnDepth: init.spawnDepth ?? (parent ? (parent.spawnDepth ?? 0) + 1 : 0),
+  };
+  if (spawnedBy) record.spawnedBy = spawnedBy;
+  if (origin) record.requesterOrigin = origin;
+  if (init.label) record.label = init.label;
+  if (init.displayName) record.displayName = init.displayName;
+  if (init.model) record.model = init.model;
+  if (init.thinkingLevel) record.thinkingLevel = init.thinkingLevel;
+  if (init.meta) record.meta = init.meta;
+  return record;
+}
+
+/**
+ * Where a session's chat is, as a spawn origin.
+ *
+ * @param session - the requester
+ * @returns its key and delivery context
+ */
+export function originOf(session: SessionRecord): SessionOrigin {
+  const to = session.deliveryContext;
+  return {
+    sessionKey: session.key,
+    ...(to ? { channel: to.channel, to: to.to, accountId: to.accountId } : {}),
+    ...(to?.threadId ? { threadId: to.threadId } : {}),
+  };
+}
+
+/**
+ * The lane a session's turns run on by default: sub-agents on `subagent`, cron jobs on `cron`,
+ * everything else on `main`.
+ *
+ * @param session - the session
+ * @returns the lane
+ */
+export function defaultLaneFor(session: Pick<SessionRecord, 'kind'>): Lane {
+  if (session.kind === 'subagent') return 'subagent';
+  if (session.kind === 'cron') return 'cron';
+  return 'main';
+}
+
+/**
+ * Whether a session's replies go to its chat by default: it has a delivery context and is not a
+ * sub-agent (sub-agents report through announces).
+ *
+ * @param session - the session
+ * @returns the default `deliver` flag
+ */
+export function defaultDeliverFor(session: Pick<SessionRecord, 'kind' | 'deliveryContext'>): boolean {
+  return session.deliveryContext !== undefined && session.kind !== 'subagent';
+}

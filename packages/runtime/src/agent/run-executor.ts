@@ -1,0 +1,238 @@
+import {
+  type AgentTool,
+  agentConfigFor,
+  type RunRecord,
+  type SessionRecord,
+  toColloquyError,
+} from '@colloquy/core';
+import { startTyping } from '../delivery/typing.js';
+import type { QueuedRun } from '../queue/queued-run.js';
+import { stopKindOf, stopMessageOf } from '../queue/stop-reason.js';
+import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { runAgentLoop } from './agent-loop.js';
+import { buildSystemPrompt, estimateTokens, loadHistory, toModelMessages } from './build-prompt.js';
+import { selectModel } from './model-selection.js';
+import { type BegunTurn, beginTurn, type EndedTurn, endTurn, type TurnOutcome } from './run-lifecycle.js';
+import { toolSpecs } from './tool-runner.js';
+import { costOf } from './usage.js';
+
+/**
+ * Executes one turn of a session (the command queue's executor): begins it durably, runs the
+ * model with the session's tools, ends it durably, publishes events, delivers the reply (or an
+ * error notice) and wakes the session again when unread inbox entries arrived meanwhile.
+ *
+ * @param ctx - the runtime internals
+ * @param batch - the turn's queued runs, leader first
+ * @param signal - aborted on kill, timeout or shutdown
+ */
+export async function executeTurn(
+  ctx: RuntimeContext,
+  batch: readonly QueuedRun[],
+  signal: AbortSignal,
+): Promise<void> {
+  const sessionKey = batch[0]!.sessionKey;
+  const begun = beginTurn(
+    ctx,
+    sessionKey,
+    batch.map((item) => item.id),
+  );
+  if (!begun) return;
+  for (const run of begun.runs) ctx.events.emit({ type: 'run.started', runId: run.runId, sessionKey });
+  ctx.events.emit({ type: 'session.updated', sessionKey });
+
+  let outcome: TurnOutcome;
+  if (!begun.session) {
+    outcome = { status: 'error', error: `The session ${sessionKey} was deleted before the run started.` };
+  } else {
+    const session = begun.session;
+    const stopTyping = begun.runs[0]!.deliver
+      ? startTyping(session, {
+          config: ctx.config,
+          plugins: ctx.plugins,
+          logger: ctx.log,
+          intervalMs: ctx.typingIntervalMs,
+        })
+      : () => {};
+    try {
+      outcome = await runModel(ctx, session, begun, signal);
+    } catch (error) {
+      outcome = outcomeOfError(error, signal);
+    } finally {
+      stopTyping();
+    }
+  }
+
+  let ended: EndedTurn;
+  try {
+    ended = endTurn(ctx, sessionKey, begun.runs, outcome);
+  } catch (error) {
+    ctx.log.error({ err: error, sessionKey }, 'could not store the end of a turn');
+    ended = failRuns(ctx, sessionKey, begun.runs, toColloquyError(error).message);
+  }
+  for (const run of ended.runs) {
+    if (run.status === 'queued') continue;
+    ctx.events.emit({
+      type: 'run.ended',
+      runId: run.runId,
+      sessionKey,
+      status: run.status,
+      ...(run.error ? { error: run.error } : {}),
+    });
+  }
+  ctx.events.emit({ type: 'session.updated', sessionKey });
+  if (outcome.requeue) return;
+
+  const leader = ended.runs[0];
+  if (leader?.deliver && ended.session)
+    await deliverOutcome(ctx, ended.session, leader, outcome, ended.finalSeq);
+  if (ctx.autoWake && ctx.accepting && ctx.queue.pendingCount(sessionKey) === 0) ctx.wake(sessionKey, true);
+}
+
+async function runModel(
+  ctx: RuntimeContext,
+  session: SessionRecord,
+  begun: BegunTurn,
+  signal: AbortSignal,
+): Promise<TurnOutcome> {
+  const { config, store } = ctx;
+  const leader = begun.runs[0]!;
+  const selection = selectModel(session, config, ctx.models);
+  if (!selection.ok) return { status: 'error', error: selection.error, notice: selection.error };
+
+  const tools =
+    ctx.tools?.({
+      session,
+      run: leader,
+      gateway: ctx.gateway,
+      config,
+      now: () => ctx.clock.now(),
+      track: (work) => ctx.track(work),
+    }) ?? [];
+  const agent = agentConfigFor(config, session.agentId);
+  const system = buildSystemPrompt(
+    agent?.systemPrompt ?? config.agents.defaults.systemPrompt,
+    begun.runs.map((run) => run.extraSystemPrompt),
+  );
+  const window = config.models.contextWindowTokens;
+  const budget = window - estimateTokens(system) - toolTokens(tools) - Math.min(4096, Math.floor(window / 4));
+  const messages = toModelMessages(loadHistory(store, session.key, budget));
+
+  const result = await runAgentLoop({
+    provider: selection.provider,
+    modelId: selection.modelId,
+    system,
+    messages,
+    tools,
+    maxSteps: config.runtime.maxSteps,
+    signal,
+    runId: leader.runId,
+    now: () => ctx.clock.now(),
+    cost: (usage) => costOf(config, selection.modelRef, usage),
+    ...(session.thinkingLevel ? { thinking: session.thinkingLevel } : {}),
+    record: (stored) => {
+      if (store.getSession(session.key)) store.appendMessages(session.key, stored);
+    },
+    onDelta: (text) => {
+      if (ctx.events.hasListeners()) {
+        ctx.events.emit({ type: 'run.delta', runId: leader.runId, sessionKey: session.key, text });
+      }
+    },
+    onToolCall: (toolName, toolCallId) => {
+      ctx.events.emit({
+        type: 'run.tool',
+        runId: leader.runId,
+        sessionKey: session.key,
+        toolName,
+        toolCallId,
+      });
+    },
+  });
+  const usage = { usage: result.usage, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) };
+  if (result.status === 'final') {
+    return {
+      status: 'done',
+      reply: result.reply,
+      ...usage,
+      ...(result.finalMessage ? { finalMessage: result.finalMessage } : {}),
+    };
+  }
+  const error =
+    `The agent stopped after ${result.steps} model steps (runtime.maxSteps) without a final answer. ` +
+    'Raise runtime.maxSteps in the config, or ask it to continue.';
+  return { status: 'error', error, notice: error, reply: result.reply, ...usage };
+}
+
+const toolTokenCache = new WeakMap<AgentTool, number>();
+
+function toolTokens(tools: readonly AgentTool[]): number {
+  let total = 0;
+  for (const tool of tools) {
+    let tokens = toolTokenCache.get(tool);
+    if (tokens === undefined) {
+      tokens = estimateTokens(JSON.stringify(toolSpecs([tool])));
+      toolTokenCache.set(tool, tokens);
+    }
+    total += tokens;
+  }
+  return total;
+}
+
+function outcomeOfError(error: unknown, signal: AbortSignal): TurnOutcome {
+  const kind = stopKindOf(signal);
+  if (kind === 'shutdown') return { status: 'killed', requeue: true };
+  if (kind === 'timeout') {
+    const message = stopMessageOf(signal);
+    return { status: 'timeout', error: message, notice: `${message} Send the message again to retry.` };
+  }
+  if (kind === 'killed') return { status: 'killed', error: stopMessageOf(signal) };
+  const e = toColloquyError(error, 'MODEL_ERROR');
+  return { status: 'error', error: e.message, notice: `The agent could not answer: ${e.message}` };
+}
+
+function failRuns(
+  ctx: RuntimeContext,
+  sessionKey: string,
+  runs: readonly RunRecord[],
+  error: string,
+): EndedTurn {
+  const now = ctx.clock.now();
+  const updated: RunRecord[] = [];
+  for (const run of runs) {
+    try {
+      updated.push(ctx.store.updateRun(run.runId, { status: 'error', error, endedAt: now, updatedAt: now }));
+    } catch (e) {
+      ctx.log.error({ err: e, runId: run.runId }, 'could not mark a run as failed');
+      updated.push({ ...run, status: 'error', error });
+    }
+  }
+  return { session: ctx.store.getSession(sessionKey), runs: updated };
+}
+
+async function deliverOutcome(
+  ctx: RuntimeContext,
+  session: SessionRecord,
+  leader: RunRecord,
+  outcome: TurnOutcome,
+  finalSeq: number | undefined,
+): Promise<void> {
+  const text = outcome.status === 'done' ? outcome.reply?.trim() : outcome.notice;
+  if (!text) return;
+  const kind = outcome.status === 'done' ? 'reply' : 'error-notice';
+  const delivered = await ctx.deliver({
+    session,
+    kind,
+    message: { text, ...(kind === 'error-notice' ? { format: 'plain' as const } : {}) },
+  });
+  try {
+    const at = ctx.clock.now();
+    ctx.store.transaction(() => {
+      const current = ctx.store.getRun(leader.runId);
+      ctx.store.updateRun(leader.runId, { meta: { ...current?.meta, delivery: { kind, ...delivered, at } } });
+      if (delivered.status === 'delivered' && finalSeq !== undefined && kind === 'reply') {
+        ctx.store.setMessagePlatformId?.(session.key, finalSeq, delivered.messageId);
+      }
+    });
+  } catch (error) {
+    ctx.log.warn({ err: error, runId: leader.runId }, 'could not record the delivery of a reply');
+  }
+}

@@ -1,0 +1,205 @@
+import type {
+  MediaAttachment,
+  RunRecord,
+  RunStatus,
+  SessionRecord,
+  SessionStatus,
+  StoredMessage,
+  TokenUsage,
+  TranscriptMessage,
+} from '@colloquy/core';
+import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { addUsage } from './usage.js';
+
+/** A turn that began: the session as updated and its runs, now `running`. */
+export interface BegunTurn {
+  /** `undefined` when the session was deleted while its runs waited. */
+  session: SessionRecord | undefined;
+  runs: RunRecord[];
+}
+
+/**
+ * Starts a turn durably, in ONE store transaction and before any model call:
+ * the session's unread inbox entries and each run's input message are appended to the transcript
+ * (the inbox entries are marked consumed), the runs become `running` with `attempts + 1`, and the
+ * session row becomes `running`. A run resumed after a shutdown keeps its already-stored input.
+ *
+ * @param ctx - the runtime internals
+ * @param sessionKey - the session
+ * @param runIds - the runs of the turn (leader first); runs no longer `queued` are skipped
+ * @returns the begun turn, or `undefined` when none of the runs is still queued
+ */
+export function beginTurn(
+  ctx: RuntimeContext,
+  sessionKey: string,
+  runIds: readonly string[],
+): BegunTurn | undefined {
+  const { store } = ctx;
+  return store.transaction(() => {
+    const queued: RunRecord[] = [];
+    for (const id of runIds) {
+      const run = store.getRun(id);
+      if (run?.status === 'queued') queued.push(run);
+    }
+    if (queued.length === 0) return undefined;
+    const session = store.getSession(sessionKey);
+    if (!session) return { session: undefined, runs: queued };
+    const now = ctx.clock.now();
+    const inbox = store.listInbox(sessionKey);
+    const messages: TranscriptMessage[] = inbox.map((entry) => entry.message);
+    for (const run of queued) {
+      if (run.meta?.inputCommittedAt === undefined && run.message !== '') messages.push(inputMessage(run));
+    }
+    if (messages.length > 0) store.appendMessages(sessionKey, messages);
+    if (inbox.length > 0) {
+      store.consumeInbox(
+        sessionKey,
+        inbox.map((entry) => entry.id),
+        now,
+      );
+    }
+    const leader = queued[0]!.runId;
+    const runs = queued.map((run) =>
+      store.updateRun(run.runId, {
+        status: 'running',
+        startedAt: now,
+        updatedAt: now,
+        attempts: run.attempts + 1,
+        meta: {
+          ...run.meta,
+          inputCommittedAt: run.meta?.inputCommittedAt ?? now,
+          ...(run.runId === leader ? {} : { foldedInto: leader }),
+        },
+      }),
+    );
+    const updated = store.patchSession(sessionKey, {
+      status: 'running',
+      startedAt: now,
+      endedAt: null,
+      updatedAt: now,
+    });
+    return { session: updated, runs };
+  });
+}
+
+/** The input of a run as the user message it becomes. Inbound details travel in `run.meta.input`. */
+function inputMessage(run: RunRecord): TranscriptMessage {
+  const message: TranscriptMessage = {
+    role: 'user',
+    content: run.message,
+    timestamp: run.createdAt,
+    runId: run.runId,
+  };
+  if (run.provenance) message.provenance = run.provenance;
+  const input = run.meta?.input;
+  if (typeof input === 'object' && input !== null) {
+    const { sender, media, platformMessageId } = input as {
+      sender?: { id: string; name?: string };
+      media?: MediaAttachment[];
+      platformMessageId?: string;
+    };
+    if (sender) message.sender = sender;
+    if (media && media.length > 0) message.media = media;
+    if (platformMessageId) message.platformMessageId = platformMessageId;
+  }
+  return message;
+}
+
+/** How a turn ended, as the executor saw it. */
+export interface TurnOutcome {
+  status: Extract<RunStatus, 'done' | 'error' | 'timeout' | 'killed'>;
+  /** The final assistant message to commit with the end of the turn. */
+  finalMessage?: TranscriptMessage;
+  reply?: string;
+  error?: string;
+  /** A notice for the user (error and timeout endings); delivered when the run delivers. */
+  notice?: string;
+  usage?: TokenUsage;
+  costUsd?: number;
+  /** Cut by shutdown: put the runs back to `queued` so a restart runs them again. */
+  requeue?: boolean;
+}
+
+/** A turn after its end was committed. */
+export interface EndedTurn {
+  session: SessionRecord | undefined;
+  runs: RunRecord[];
+  /** The transcript seq of the final assistant message, when one was stored. */
+  finalSeq?: number;
+}
+
+const SESSION_STATUS: Record<TurnOutcome['status'], SessionStatus> = {
+  done: 'done',
+  error: 'error',
+  timeout: 'timeout',
+  killed: 'killed',
+};
+
+/**
+ * Ends a turn durably, in ONE transaction: the final assistant message is appended, then the runs
+ * take their final status (so a run is `done` only once its final message is committed), the
+ * session's status, usage and cost are updated, and the turn-end hooks run. With
+ * `outcome.requeue` the runs go back to `queued` and the session to `idle` instead.
+ *
+ * @param ctx - the runtime internals
+ * @param sessionKey - the session
+ * @param runs - the turn's runs, leader first
+ * @param outcome - how it ended
+ * @returns the stored state after the end
+ */
+export function endTurn(
+  ctx: RuntimeContext,
+  sessionKey: string,
+  runs: readonly RunRecord[],
+  outcome: TurnOutcome,
+): EndedTurn {
+  const { store } = ctx;
+  return store.transaction(() => {
+    const now = ctx.clock.now();
+    const session = store.getSession(sessionKey);
+    let finalSeq: number | undefined;
+    if (session && outcome.finalMessage) {
+      const [stored]: StoredMessage[] = store.appendMessages(sessionKey, [outcome.finalMessage]);
+      finalSeq = stored?.seq;
+    }
+    const leader = runs[0]?.runId;
+    const updatedRuns = runs.map((run) => {
+      if (outcome.requeue) {
+        return store.updateRun(run.runId, {
+          status: 'queued',
+          updatedAt: now,
+          meta: { ...run.meta, requeuedAt: now },
+        });
+      }
+      return store.updateRun(run.runId, {
+        status: outcome.status,
+        endedAt: now,
+        updatedAt: now,
+        ...(outcome.reply !== undefined ? { reply: outcome.reply } : {}),
+        ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+        ...(run.runId === leader && outcome.usage ? { usage: outcome.usage } : {}),
+        ...(run.runId === leader && outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}),
+      });
+    });
+    let updatedSession: SessionRecord | undefined;
+    if (session) {
+      if (outcome.requeue) {
+        updatedSession = store.patchSession(sessionKey, { status: 'idle', updatedAt: now });
+      } else {
+        const cost =
+          outcome.costUsd === undefined ? undefined : (session.estimatedCostUsd ?? 0) + outcome.costUsd;
+        updatedSession = store.patchSession(sessionKey, {
+          status: SESSION_STATUS[outcome.status],
+          endedAt: now,
+          updatedAt: now,
+          abortedLastRun: outcome.status === 'killed' || outcome.status === 'timeout',
+          ...(outcome.usage ? { usage: addUsage(session.usage, outcome.usage) } : {}),
+          ...(cost !== undefined ? { estimatedCostUsd: cost } : {}),
+          ...(outcome.status === 'done' ? { systemSent: true } : {}),
+        });
+      }
+    }
+    for (const hook of ctx.turnEndHooks) hook(updatedRuns, updatedSession);
+    return { session: updatedSession, runs: updatedRuns, ...(finalSeq !== undefined ? { finalSeq } : {}) };
+  });
+}

@@ -1,0 +1,98 @@
+import {
+  type ChannelPlugin,
+  type ColloquyConfig,
+  type DeliveryContext,
+  type DeliveryOutcome,
+  evaluateSendPolicy,
+  isColloquyError,
+  type Logger,
+  type OutboundMessage,
+  type SessionRecord,
+} from '@colloquy/core';
+import type { EventBus } from '../gateway/event-bus.js';
+
+/** What an outbound message is, for logs and the `delivery` event. */
+export type DeliveryKind = 'reply' | 'chat.send' | 'announce' | 'error-notice' | 'command';
+
+/** One outbound message for {@link Deliver}. */
+export interface DeliveryRequest {
+  /** The session the message belongs to (its send policy applies). */
+  session: SessionRecord;
+  message: OutboundMessage;
+  kind: DeliveryKind;
+  /** Where to send. Default: the session's `deliveryContext`. */
+  to?: DeliveryContext;
+}
+
+/**
+ * The one outbound path: every reply, `chat.send`, announce and error notice goes through it.
+ * Never throws; refusals and failures come back as a {@link DeliveryOutcome}.
+ */
+export type Deliver = (request: DeliveryRequest) => Promise<DeliveryOutcome>;
+
+/** Options of {@link createDeliver}. */
+export interface DeliverOptions {
+  config: ColloquyConfig;
+  /** Running channel plugins by id. */
+  plugins: ReadonlyMap<string, ChannelPlugin>;
+  events: EventBus;
+  logger: Logger;
+}
+
+/**
+ * Creates the outbound delivery pipeline:
+ * 1. pick the target (explicit, else the session's delivery context; none -> `skipped`);
+ * 2. check send policy with `evaluateSendPolicy` (denied -> `denied`, the plugin is never called);
+ * 3. call the channel plugin's `send` (a throw -> `failed` with the error's code).
+ * Each outcome is published as a `delivery` event.
+ *
+ * @param options - config, plugins, events and logger
+ * @returns the {@link Deliver} function
+ */
+export function createDeliver(options: DeliverOptions): Deliver {
+  const { config, plugins, events, logger } = options;
+  return async ({ session, message, kind, to: explicit }) => {
+    const to = explicit ?? session.deliveryContext;
+    if (!to) {
+      return {
+        status: 'skipped',
+        reason: `Session ${session.key} has no delivery context (no channel message yet).`,
+      };
+    }
+    const outcome = await deliverTo(to);
+    if (outcome.status !== 'delivered') {
+      logger.info({ sessionKey: session.key, kind, outcome }, 'delivery not sent');
+    }
+    events.emit({ type: 'delivery', sessionKey: session.key, to, outcome });
+    return outcome;
+
+    async function deliverTo(target: DeliveryContext): Promise<DeliveryOutcome> {
+      const policy = evaluateSendPolicy(
+        {
+          key: session.key,
+          channel: target.channel,
+          ...(session.chatType ? { chatType: session.chatType } : {}),
+          ...(session.sendPolicy ? { sendPolicy: session.sendPolicy } : {}),
+        },
+        config.session.sendPolicy,
+      );
+      if (!policy.allowed) return { status: 'denied', reason: policy.reason };
+      if (message.text.trim() === '') return { status: 'skipped', reason: 'The message is empty.' };
+      const plugin = plugins.get(target.channel);
+      if (!plugin) {
+        return {
+          status: 'failed',
+          error: `No channel plugin "${target.channel}" is running; add it to the runtime's plugins.`,
+          code: 'CHANNEL_ERROR',
+        };
+      }
+      try {
+        const sent = await plugin.send(target, message);
+        return { status: 'delivered', messageId: sent.messageId, messageIds: sent.messageIds };
+      } catch (error) {
+        const text = error instanceof Error ? error.message : String(error);
+        return { status: 'failed', error: text, code: isColloquyError(error) ? error.code : 'CHANNEL_ERROR' };
+      }
+    }
+  };
+}

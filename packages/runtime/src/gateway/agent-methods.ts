@@ -1,0 +1,273 @@
+import {
+  type AgentSessionInit,
+  type AgentWaitResult,
+  type AnnounceOutcome,
+  ColloquyError,
+  classifySessionKey,
+  type GatewayResult,
+  isReservedSessionKey,
+  type Lane,
+  type MessageProvenance,
+  normalizeSessionKey,
+  type RunRecord,
+  resolveSessionKeyAlias,
+  type SessionRecord,
+  TERMINAL_RUN_STATUSES,
+} from '@colloquy/core';
+import { enqueueRun, newSessionRecord } from '../agent/enqueue-run.js';
+import { lookupModel } from '../agent/model-selection.js';
+import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { abortRuns, abortSessionRuns } from './abort-runs.js';
+import { readParams } from './params.js';
+import { keyContextFor, requireSession } from './resolve-session.js';
+
+const LANES: readonly Lane[] = ['main', 'subagent', 'cron'];
+/** The longest `agent.wait` accepted (one day). */
+export const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
+/** Idempotency keys remembered in memory (older ones are found through the store). */
+const IDEMPOTENCY_MEMORY = 10_000;
+
+/** State of the `agent` method kept between calls. */
+export interface AgentMethodsState {
+  idempotency: Map<string, string>;
+}
+
+/** Creates the state of the `agent` method. */
+export function createAgentMethodsState(): AgentMethodsState {
+  return { idempotency: new Map() };
+}
+
+/**
+ * `agent`: enqueue a run and return its id at once. Creates the session when `session` (init
+ * fields) is given or the key is an agent's main key; otherwise the session must exist.
+ * A repeated `idempotencyKey` returns the first run.
+ *
+ * @throws `SESSION_NOT_FOUND`, `INVALID_ARGUMENT`, `ABORTED` (shutting down)
+ */
+export function agentRun(
+  ctx: RuntimeContext,
+  state: AgentMethodsState,
+  params: unknown,
+): GatewayResult<'agent'> {
+  const p = readParams('agent', params);
+  p.only([
+    'sessionKey',
+    'message',
+    'lane',
+    'deliver',
+    'spawnedBy',
+    'extraSystemPrompt',
+    'timeoutSeconds',
+    'provenance',
+    'idempotencyKey',
+    'session',
+  ]);
+  const rawKey = p.string('sessionKey');
+  const message = readMessage(params);
+  const lane = (p.optionalString('lane') ?? 'main') as Lane;
+  if (!LANES.includes(lane)) {
+    throw new ColloquyError('INVALID_ARGUMENT', `agent: "lane" must be one of ${LANES.join(', ')}.`, {
+      lane,
+    });
+  }
+  const deliverParam = p.optionalBoolean('deliver');
+  const spawnedByRaw = p.optionalString('spawnedBy');
+  const extraSystemPrompt = p.optionalString('extraSystemPrompt');
+  const timeoutSeconds = p.optionalNumber('timeoutSeconds', 0);
+  const provenance = p.optionalObject('provenance') as MessageProvenance | undefined;
+  const idempotencyKey = p.optionalString('idempotencyKey');
+  const init = p.optionalObject('session') as AgentSessionInit | undefined;
+
+  const key = resolveSessionKeyAlias(rawKey, keyContextFor(ctx.config));
+  if (isReservedSessionKey(key)) {
+    throw new ColloquyError('INVALID_ARGUMENT', `agent: "${rawKey}" is a reserved key, not a session.`, {
+      key,
+    });
+  }
+  if (idempotencyKey) {
+    const earlier = findIdempotent(ctx, state, key, idempotencyKey);
+    if (earlier) return { runId: earlier.runId, sessionKey: earlier.sessionKey, status: earlier.status };
+  }
+
+  const spawnedBy = spawnedByRaw ? normalizeSessionKey(spawnedByRaw) : undefined;
+  let session: SessionRecord | undefined = ctx.store.getSession(key);
+  let created: SessionRecord | undefined;
+  if (!session) {
+    const isMain = classifySessionKey(key, { mainKey: ctx.config.session.mainKey }) === 'main';
+    if (!init && !isMain) {
+      // Not a key: maybe a sessionId or a spelling requireSession understands; else SESSION_NOT_FOUND.
+      session = requireSession(ctx.store, ctx.config, rawKey);
+    } else {
+      if (init?.model && lookupModel(ctx.models, init.model) === undefined) {
+        throw new ColloquyError(
+          'INVALID_ARGUMENT',
+          `agent: the model "${init.model}" is not available. Configure its provider under models.providers, or omit model.`,
+          { model: init.model },
+        );
+      }
+      created = newSessionRecord(ctx, key, init ?? {}, spawnedBy);
+      session = created;
+    }
+  }
+
+  const deliver = deliverParam ?? (session.deliveryContext !== undefined && lane !== 'subagent');
+  const run = enqueueRun(
+    ctx,
+    {
+      sessionKey: session.key,
+      message,
+      lane,
+      deliver,
+      ...(spawnedBy ? { spawnedBy } : {}),
+      ...(extraSystemPrompt ? { extraSystemPrompt } : {}),
+      ...(timeoutSeconds ? { timeoutMs: Math.round(timeoutSeconds * 1000) } : {}),
+      ...(provenance ? { provenance } : {}),
+      ...(idempotencyKey ? { meta: { idempotencyKey } } : {}),
+    },
+    created,
+  );
+  if (idempotencyKey) remember(state, session.key, idempotencyKey, run.runId);
+  return { runId: run.runId, sessionKey: run.sessionKey, status: run.status };
+}
+
+function readMessage(params: unknown): string {
+  const message = (params as { message?: unknown }).message;
+  if (typeof message !== 'string' || message.trim() === '') {
+    throw new ColloquyError('INVALID_ARGUMENT', 'agent: "message" must be a non-empty string.', {
+      field: 'message',
+    });
+  }
+  return message;
+}
+
+function findIdempotent(
+  ctx: RuntimeContext,
+  state: AgentMethodsState,
+  key: string,
+  idempotencyKey: string,
+): RunRecord | undefined {
+  const runId = state.idempotency.get(`${key}\u0000${idempotencyKey}`);
+  if (runId) return ctx.store.getRun(runId);
+  return ctx.store
+    .listRuns({ sessionKey: key, limit: 200 })
+    .find((run) => run.meta?.idempotencyKey === idempotencyKey);
+}
+
+function remember(state: AgentMethodsState, key: string, idempotencyKey: string, runId: string): void {
+  state.idempotency.set(`${key}\u0000${idempotencyKey}`, runId);
+  if (state.idempotency.size > IDEMPOTENCY_MEMORY) {
+    const oldest = state.idempotency.keys().next().value;
+    if (oldest !== undefined) state.idempotency.delete(oldest);
+  }
+}
+
+/**
+ * `agent.wait`: waits up to `timeoutMs` for a run to end. Reads the store first, so a run that
+ * ended before the wait began (or in another connection, or before a reconnect) answers at once.
+ *
+ * @throws `RUN_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export async function agentWait(ctx: RuntimeContext, params: unknown): Promise<GatewayResult<'agent.wait'>> {
+  const p = readParams('agent.wait', params);
+  p.only(['runId', 'timeoutMs']);
+  const runId = p.string('runId');
+  const timeoutMs = Math.min(p.optionalNumber('timeoutMs', 0) ?? 0, MAX_WAIT_MS);
+  const run = requireRun(ctx, runId);
+  if (!TERMINAL_RUN_STATUSES.includes(run.status) && timeoutMs > 0) {
+    await ctx.waiters.wait(runId, timeoutMs);
+  }
+  return waitResult(requireRun(ctx, runId));
+}
+
+function requireRun(ctx: RuntimeContext, runId: string): RunRecord {
+  const run = ctx.store.getRun(runId);
+  if (!run) {
+    throw new ColloquyError(
+      'RUN_NOT_FOUND',
+      `No run "${runId}". Use the runId returned by agent; runs of deleted sessions are kept.`,
+      { runId },
+    );
+  }
+  return run;
+}
+
+function waitResult(run: RunRecord): AgentWaitResult {
+  return {
+    runId: run.runId,
+    status: run.status,
+    waitTimedOut: !TERMINAL_RUN_STATUSES.includes(run.status),
+    ...(run.reply !== undefined ? { reply: run.reply } : {}),
+    ...(run.error !== undefined ? { error: run.error } : {}),
+    ...(run.usage ? { usage: run.usage } : {}),
+  };
+}
+
+/**
+ * `agent.abort`: stops one run (`runId`) or every active run of a session (`sessionKey`).
+ * Stopped runs end `killed` with `reason` as their error.
+ *
+ * @throws `RUN_NOT_FOUND`, `SESSION_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export async function agentAbort(
+  ctx: RuntimeContext,
+  params: unknown,
+): Promise<GatewayResult<'agent.abort'>> {
+  const p = readParams('agent.abort', params);
+  p.only(['runId', 'sessionKey', 'reason']);
+  const runId = p.optionalString('runId');
+  const sessionKey = p.optionalString('sessionKey');
+  const reason = p.optionalString('reason') ?? 'The run was aborted.';
+  if ((runId === undefined) === (sessionKey === undefined)) {
+    throw new ColloquyError('INVALID_ARGUMENT', 'agent.abort: pass exactly one of "runId" or "sessionKey".');
+  }
+  if (runId !== undefined) {
+    requireRun(ctx, runId);
+    return { aborted: await abortRuns(ctx, [runId], reason) };
+  }
+  const session = requireSession(ctx.store, ctx.config, sessionKey!);
+  return { aborted: await abortSessionRuns(ctx, session.key, reason) };
+}
+
+const ANNOUNCE_OUTCOMES = ['delivered', 'skipped', 'denied', 'failed'] as const;
+
+/**
+ * `agent.recordAnnounce`: records on a run how its announce step ended, so an announce is never
+ * silently dropped. `outcome.at` defaults to now.
+ *
+ * @throws `RUN_NOT_FOUND`, `INVALID_ARGUMENT`
+ */
+export function agentRecordAnnounce(
+  ctx: RuntimeContext,
+  params: unknown,
+): GatewayResult<'agent.recordAnnounce'> {
+  const p = readParams('agent.recordAnnounce', params);
+  p.only(['runId', 'outcome']);
+  const runId = p.string('runId');
+  const raw = p.optionalObject('outcome');
+  const outcome = raw?.outcome;
+  if (
+    !raw ||
+    typeof outcome !== 'string' ||
+    !ANNOUNCE_OUTCOMES.includes(outcome as AnnounceOutcome['outcome'])
+  ) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `agent.recordAnnounce: "outcome.outcome" must be one of ${ANNOUNCE_OUTCOMES.join(', ')}.`,
+      { field: 'outcome' },
+    );
+  }
+  if (raw.reason !== undefined && typeof raw.reason !== 'string') {
+    throw new ColloquyError('INVALID_ARGUMENT', 'agent.recordAnnounce: "outcome.reason" must be a string.', {
+      field: 'outcome.reason',
+    });
+  }
+  requireRun(ctx, runId);
+  const at = typeof raw.at === 'number' && Number.isFinite(raw.at) ? raw.at : ctx.clock.now();
+  const announce: AnnounceOutcome = {
+    outcome: outcome as AnnounceOutcome['outcome'],
+    at,
+    ...(typeof raw.reason === 'string' ? { reason: raw.reason } : {}),
+  };
+  ctx.store.updateRun(runId, { announce, updatedAt: ctx.clock.now() });
+  return { runId };
+}

@@ -1,0 +1,66 @@
+import {
+  ColloquyError,
+  type Gateway,
+  type GatewayEvent,
+  type GatewayMethod,
+  type GatewayParams,
+  type GatewayResult,
+  toColloquyError,
+} from '@colloquy/core';
+import type { RuntimeContext } from '../runtime/runtime-context.js';
+import {
+  agentAbort,
+  agentRecordAnnounce,
+  agentRun,
+  agentWait,
+  createAgentMethodsState,
+} from './agent-methods.js';
+import { chatHistory, chatSend } from './chat-methods.js';
+import { agentsList, sessionStatus } from './info-methods.js';
+import { isGatewayMethod } from './method-names.js';
+import { sessionsDelete, sessionsList, sessionsPatch, sessionsResolve } from './sessions-methods.js';
+
+/** The in-process gateway: the {@link Gateway} surface with events always available. */
+export interface RuntimeGateway extends Gateway {
+  subscribe(listener: (event: GatewayEvent) => void): () => void;
+}
+
+type Handler = (params: unknown) => unknown;
+
+/**
+ * Builds the in-process gateway over the runtime internals. Every method validates its params
+ * (they may come from a WebSocket frame) and rejects with a `ColloquyError`.
+ *
+ * @param ctx - the runtime internals
+ * @returns the gateway
+ */
+export function createInProcessGateway(ctx: RuntimeContext): RuntimeGateway {
+  const agentState = createAgentMethodsState();
+  const handlers: Record<GatewayMethod, Handler> = {
+    'sessions.list': (p) => sessionsList(ctx, p),
+    'sessions.resolve': (p) => sessionsResolve(ctx, p),
+    'sessions.patch': (p) => sessionsPatch(ctx, p),
+    'sessions.delete': (p) => sessionsDelete(ctx, p),
+    'chat.history': (p) => chatHistory(ctx, p),
+    'chat.send': (p) => chatSend(ctx, p),
+    agent: (p) => agentRun(ctx, agentState, p),
+    'agent.wait': (p) => agentWait(ctx, p),
+    'agent.abort': (p) => agentAbort(ctx, p),
+    'agent.recordAnnounce': (p) => agentRecordAnnounce(ctx, p),
+    'agents.list': (p) => agentsList(ctx, p),
+    'session.status': (p) => sessionStatus(ctx, p),
+  };
+  return {
+    async call<M extends GatewayMethod>(method: M, params: GatewayParams<M>): Promise<GatewayResult<M>> {
+      if (!isGatewayMethod(method)) {
+        throw new ColloquyError('NOT_SUPPORTED', `Unknown gateway method "${String(method)}".`, { method });
+      }
+      try {
+        return (await handlers[method](params)) as GatewayResult<M>;
+      } catch (error) {
+        throw toColloquyError(error);
+      }
+    },
+    subscribe: (listener) => ctx.events.subscribe(listener),
+  };
+}

@@ -1,0 +1,77 @@
+import {
+  type ColloquyConfig,
+  ColloquyError,
+  defaultAgentId,
+  type KeyContext,
+  resolveSessionKeyAlias,
+  type SessionRecord,
+  type Store,
+} from '@colloquy/core';
+
+/**
+ * The key context of an agent (default: the config's default agent).
+ *
+ * @param config - the resolved config
+ * @param agentId - the requester's agent
+ * @returns the context for alias resolution
+ */
+export function keyContextFor(config: ColloquyConfig, agentId?: string): KeyContext {
+  return {
+    agentId: agentId?.trim().toLowerCase() || defaultAgentId(config),
+    mainKey: config.session.mainKey,
+    scope: config.session.scope,
+  };
+}
+
+/**
+ * Finds a session by key in any spelling (aliases `main`/`global` resolved for `agentId`), falling
+ * back to a `sessionId`.
+ *
+ * @param store - the store
+ * @param config - the resolved config
+ * @param raw - a key, alias or sessionId
+ * @param agentId - the requester's agent (default: the default agent)
+ * @returns the session
+ * @throws `SESSION_NOT_FOUND` with a message that says how to find valid keys
+ */
+export function requireSession(
+  store: Store,
+  config: ColloquyConfig,
+  raw: string,
+  agentId?: string,
+): SessionRecord {
+  const key = resolveSessionKeyAlias(raw, keyContextFor(config, agentId));
+  const session = store.getSession(key) ?? store.getSessionById(raw.trim());
+  if (session) return session;
+  throw new ColloquyError(
+    'SESSION_NOT_FOUND',
+    `No session "${raw}". Call sessions.list to see the session keys, or pass a key or sessionId from it.`,
+    { key: raw },
+  );
+}
+
+/**
+ * Finds a session by exact label within an agent.
+ *
+ * @param store - the store
+ * @param label - the label
+ * @param agentId - limits the search to one agent when given
+ * @returns the session
+ * @throws `SESSION_NOT_FOUND` when no session has the label; `CONFLICT` when several do
+ */
+export function requireSessionByLabel(store: Store, label: string, agentId?: string): SessionRecord {
+  const found = store.findSessionsByLabel(label, agentId);
+  if (found.length === 1) return found[0]!;
+  if (found.length === 0) {
+    throw new ColloquyError(
+      'SESSION_NOT_FOUND',
+      `No session labelled "${label}"${agentId ? ` for agent "${agentId}"` : ''}. Call sessions.list to see labels, or set one with sessions.patch.`,
+      { label, ...(agentId ? { agentId } : {}) },
+    );
+  }
+  throw new ColloquyError(
+    'CONFLICT',
+    `${found.length} sessions are labelled "${label}". Pass agentId, or use the session key instead.`,
+    { label, keys: found.map((s) => s.key) },
+  );
+}

@@ -1,0 +1,136 @@
+import {
+  ColloquyError,
+  type GatewayResult,
+  isColloquyError,
+  normalizeSessionKey,
+  SESSION_KINDS,
+  type SessionKind,
+  type SessionListQuery,
+} from '@colloquy/core';
+import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { abortSessionRuns } from './abort-runs.js';
+import { readParams } from './params.js';
+import { validateSessionPatch } from './patch-session.js';
+import { requireSession, requireSessionByLabel } from './resolve-session.js';
+
+/**
+ * `sessions.list`: sessions newest first, filters pushed into the store query, and how many
+ * matched before `limit`. Visibility is the caller's business (the session tools apply it).
+ *
+ * @throws `INVALID_ARGUMENT` for an unknown kind or a bad number
+ */
+export function sessionsList(ctx: RuntimeContext, params: unknown): GatewayResult<'sessions.list'> {
+  const p = readParams('sessions.list', params);
+  p.only(['kinds', 'activeMinutes', 'spawnedBy', 'agentIds', 'keys', 'includeArchived', 'limit']);
+  const kinds = p.optionalStrings('kinds');
+  for (const kind of kinds ?? []) {
+    if (!SESSION_KINDS.includes(kind as SessionKind)) {
+      throw new ColloquyError(
+        'INVALID_ARGUMENT',
+        `sessions.list: unknown kind "${kind}". Kinds: ${SESSION_KINDS.join(', ')}.`,
+        { kind },
+      );
+    }
+  }
+  const activeMinutes = p.optionalNumber('activeMinutes', 0);
+  const limit = p.optionalNumber('limit', 1);
+  const spawnedBy = p.optionalString('spawnedBy');
+  const agentIds = p.optionalStrings('agentIds');
+  const keys = p.optionalStrings('keys');
+  const includeArchived = p.optionalBoolean('includeArchived');
+  const query: SessionListQuery = { now: ctx.clock.now() };
+  if (kinds && kinds.length > 0) query.kinds = kinds as SessionKind[];
+  if (activeMinutes !== undefined) query.activeMinutes = activeMinutes;
+  if (spawnedBy) query.spawnedBy = normalizeSessionKey(spawnedBy);
+  if (agentIds) query.agentIds = agentIds.map((id) => id.trim().toLowerCase());
+  if (keys) query.keys = keys.map(normalizeSessionKey);
+  if (includeArchived) query.includeArchived = true;
+  const sessions = ctx.store.listSessions(
+    limit === undefined ? query : { ...query, limit: Math.floor(limit) },
+  );
+  const total = limit === undefined ? sessions.length : ctx.store.countSessions(query);
+  const transcriptLocators: Record<string, string> = {};
+  for (const session of sessions) {
+    const locator = ctx.store.transcriptLocator(session);
+    if (locator) transcriptLocators[session.key] = locator;
+  }
+  return { sessions, total, transcriptLocators };
+}
+
+/**
+ * `sessions.resolve`: exactly one of `key` (any spelling or alias; a sessionId is accepted too),
+ * `sessionId`, or `label` (scoped by `agentId`).
+ *
+ * @throws `SESSION_NOT_FOUND` (with how to find valid keys), `CONFLICT` for an ambiguous label,
+ *   `INVALID_ARGUMENT` when not exactly one selector is given
+ */
+export function sessionsResolve(ctx: RuntimeContext, params: unknown): GatewayResult<'sessions.resolve'> {
+  const p = readParams('sessions.resolve', params);
+  p.only(['key', 'sessionId', 'label', 'agentId']);
+  const key = p.optionalString('key');
+  const sessionId = p.optionalString('sessionId');
+  const label = p.optionalString('label');
+  const agentId = p.optionalString('agentId');
+  const given = [key, sessionId, label].filter((v) => v !== undefined).length;
+  if (given !== 1) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      'sessions.resolve: pass exactly one of "key", "sessionId" or "label" (with "agentId" to scope a label).',
+    );
+  }
+  if (key !== undefined) return { session: requireSession(ctx.store, ctx.config, key, agentId) };
+  if (sessionId !== undefined) {
+    const session = ctx.store.getSessionById(sessionId);
+    if (!session) {
+      throw new ColloquyError(
+        'SESSION_NOT_FOUND',
+        `No session with sessionId "${sessionId}". Call sessions.list to see sessionIds.`,
+        { sessionId },
+      );
+    }
+    return { session };
+  }
+  return { session: requireSessionByLabel(ctx.store, label!, agentId?.toLowerCase()) };
+}
+
+/**
+ * `sessions.patch`: validated changes to label, displayName, model, thinking/verbose levels and the
+ * send-policy override (see `validateSessionPatch`).
+ *
+ * @throws `SESSION_NOT_FOUND`, `INVALID_ARGUMENT`, `CONFLICT`
+ */
+export function sessionsPatch(ctx: RuntimeContext, params: unknown): GatewayResult<'sessions.patch'> {
+  const p = readParams('sessions.patch', params);
+  p.only(['key', 'patch']);
+  const current = requireSession(ctx.store, ctx.config, p.string('key'));
+  const patch = validateSessionPatch(ctx, current, p.optionalObject('patch') ?? {});
+  const session = ctx.store.patchSession(current.key, { ...patch, updatedAt: ctx.clock.now() });
+  ctx.events.emit({ type: 'session.updated', sessionKey: session.key });
+  return { session };
+}
+
+/**
+ * `sessions.delete`: stops the session's queued and running runs (`killed`), then deletes the
+ * session with its transcript, inbox and thread bindings. Runs and outbox rows are kept.
+ *
+ * @returns `{ deleted: false }` when the session does not exist
+ */
+export async function sessionsDelete(
+  ctx: RuntimeContext,
+  params: unknown,
+): Promise<GatewayResult<'sessions.delete'>> {
+  const p = readParams('sessions.delete', params);
+  p.only(['key']);
+  const raw = p.string('key');
+  let key: string;
+  try {
+    key = requireSession(ctx.store, ctx.config, raw).key;
+  } catch (error) {
+    if (isColloquyError(error) && error.code === 'SESSION_NOT_FOUND') return { deleted: false };
+    throw error;
+  }
+  await abortSessionRuns(ctx, key, 'The session was deleted.');
+  const deleted = ctx.store.deleteSession(key);
+  if (deleted) ctx.events.emit({ type: 'session.deleted', sessionKey: key });
+  return { deleted };
+}

@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import {
+  agentConfigFor,
+  agentIdFromSessionKey,
+  type ChannelPlugin,
+  type ColloquyConfig,
+  classifySessionKey,
+  type DeliveryContext,
+  defaultAgentId,
+  deriveSessionKey,
+  type InboundMessage,
+  type SessionRecord,
+  type Store,
+} from '@colloquy/core';
+
+/**
+ * The session key an inbound message belongs to. A thread bound to a session (and not expired)
+ * wins; otherwise the key is derived from the chat with `session.dmScope` and the plugin's thread
+ * kind (`thread` or `topic`). Direct chats are keyed by the sender, groups and channels by the chat.
+ *
+ * @param store - the store (thread bindings)
+ * @param config - the resolved config
+ * @param plugin - the inbound message's plugin, when running
+ * @param inbound - the message
+ * @param now - epoch ms
+ * @returns the internal key, and whether it came from a binding
+ */
+export function sessionKeyForInbound(
+  store: Store,
+  config: ColloquyConfig,
+  plugin: ChannelPlugin | undefined,
+  inbound: InboundMessage,
+  now: number,
+): { key: string; bound: boolean } {
+  if (inbound.threadId) {
+    const binding = store.getThreadBinding(inbound.channel, inbound.accountId, inbound.threadId);
+    if (binding && (binding.expiresAt === undefined || binding.expiresAt > now)) {
+      return { key: binding.sessionKey, bound: true };
+    }
+  }
+  const key = deriveSessionKey(
+    {
+      agentId: defaultAgentId(config),
+      channel: inbound.channel,
+      accountId: inbound.accountId,
+      chatType: inbound.chat.type,
+      peerId: inbound.chat.type === 'direct' ? inbound.sender.id : inbound.chat.id,
+      ...(inbound.threadId ? { threadId: inbound.threadId } : {}),
+      ...(plugin?.capabilities.threadKind ? { threadKind: plugin.capabilities.threadKind } : {}),
+    },
+    { dmScope: config.session.dmScope, mainKey: config.session.mainKey },
+  );
+  return { key, bound: false };
+}
+
+/**
+ * The session record after an inbound message: created when new, and in both cases carrying the
+ * chat as its delivery context (`deliveryContext`, `lastChannel`, `lastTo`, `lastAccountId`), its
+ * chat type, channel and display name. Not stored: the caller writes it.
+ *
+ * @param config - the resolved config
+ * @param existing - the stored session, if any
+ * @param key - the session key
+ * @param inbound - the message
+ * @param now - epoch ms
+ * @returns the record to store
+ */
+export function sessionAfterInbound(
+  config: ColloquyConfig,
+  existing: SessionRecord | undefined,
+  key: string,
+  inbound: InboundMessage,
+  now: number,
+): SessionRecord {
+  const deliveryContext: DeliveryContext = {
+    channel: inbound.channel,
+    to: inbound.chat.id,
+    accountId: inbound.accountId,
+    ...(inbound.threadId ? { threadId: inbound.threadId } : {}),
+  };
+  const displayName =
+    inbound.chat.type === 'direct'
+      ? (inbound.sender.name ?? inbound.sender.username ?? existing?.displayName)
+      : (inbound.chat.title ?? existing?.displayName);
+  const base: SessionRecord = existing ?? newInboundSession(config, key, now);
+  const record: SessionRecord = {
+    ...base,
+    deliveryContext,
+    lastChannel: inbound.channel,
+    lastTo: inbound.chat.id,
+    lastAccountId: inbound.accountId,
+    chatType: inbound.chat.type,
+    channel: inbound.channel,
+    updatedAt: now,
+  };
+  if (displayName) record.displayName = displayName;
+  return record;
+}
+
+function newInboundSession(config: ColloquyConfig, key: string, now: number): SessionRecord {
+  const agentId = agentIdFromSessionKey(key) ?? defaultAgentId(config);
+  return {
+    key,
+    sessionId: randomUUID(),
+    agentId,
+    kind: classifySessionKey(key, { mainKey: config.session.mainKey }),
+    createdAt: now,
+    updatedAt: now,
+    status: 'idle',
+    sandboxed: agentConfigFor(config, agentId)?.sandboxed ?? false,
+    spawnDepth: 0,
+  };
+}

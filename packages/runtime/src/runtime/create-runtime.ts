@@ -1,0 +1,294 @@
+import {
+  type ChannelContext,
+  type ChannelPlugin,
+  ColloquyError,
+  type InboundMessage,
+  silentLogger,
+} from '@colloquy/core';
+import { defaultDeliverFor, defaultLaneFor, enqueueRun } from '../agent/enqueue-run.js';
+import { executeTurn } from '../agent/run-executor.js';
+import { createDeliver, type Deliver } from '../delivery/deliver.js';
+import { createInProcessGateway, type RuntimeGateway } from '../gateway/create-gateway.js';
+import { createEventBus } from '../gateway/event-bus.js';
+import { createRunWaiters } from '../gateway/run-waiters.js';
+import { type InboundOutcome, receiveInbound } from '../inbound/receive-inbound.js';
+import { createModelRouter } from '../providers/index.js';
+import { createCommandQueue, type QueueStats } from '../queue/command-queue.js';
+import { canFoldRuns, type QueuedRun } from '../queue/queued-run.js';
+import { type GatewayServer, startGatewayServer } from '../ws/gateway-server.js';
+import { type RecoveryReport, recoverRuns } from './recover-runs.js';
+import type { RuntimeContext, TurnEndHook } from './runtime-context.js';
+import type { RuntimeOptions } from './runtime-options.js';
+import { createThreadBindingAccess } from './thread-binding-access.js';
+
+/** Lifecycle states of a {@link Runtime}. */
+export type RuntimeState = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+/** Options of {@link Runtime.shutdown}. */
+export interface ShutdownOptions {
+  /** How long running turns may take to finish before they are cut. Default `runtime.shutdownDrainMs`. */
+  drainMs?: number;
+}
+
+/** A Colloquy runtime: gateway, queue, agent loop, delivery, plugins and (optionally) the WebSocket server. */
+export interface Runtime {
+  /** The in-process gateway (what tools, the CLI and plugins call). */
+  readonly gateway: RuntimeGateway;
+  /** Hands an inbound message to the runtime (what `ChannelContext.receive` calls). */
+  receive(inbound: InboundMessage): Promise<InboundOutcome>;
+  /**
+   * Recovers runs left by the previous process, starts the plugins, the WebSocket server (with
+   * `serve`) and the queue. @throws `CONFIG_INVALID` when serving without `gateway.token`
+   */
+  start(): Promise<RecoveryReport>;
+  /**
+   * The one shutdown path: stop accepting, let running turns finish within `drainMs`, cut the rest
+   * (they go back to `queued` and run again after a restart), stop plugins, close the server and
+   * the store. Idempotent.
+   */
+  shutdown(options?: ShutdownOptions): Promise<void>;
+  /**
+   * Queues a turn for an idle session that has unread inbox entries; returns its run id, or
+   * `undefined` when there is nothing to do (empty inbox, or a queued or running turn will read
+   * it: a running turn wakes its session again when it ends, unless `autoWake` is off).
+   */
+  wake(sessionKey: string): string | undefined;
+  /** The outbound delivery pipeline (send policy, plugin send, `delivery` event). */
+  readonly deliver: Deliver;
+  /** Adds a hook that runs inside the transaction ending each turn; returns its remover. */
+  onTurnEnd(hook: TurnEndHook): () => void;
+  /** The WebSocket server while serving. */
+  readonly server: GatewayServer | undefined;
+  readonly state: RuntimeState;
+  /** Queue figures. */
+  stats(): QueueStats;
+}
+
+/**
+ * Creates a runtime. Nothing runs until {@link Runtime.start}: gateway calls made before are
+ * accepted and their runs wait in the queue.
+ *
+ * @param options - config, store, plugins, models, tools hook, logger, clock
+ * @returns the runtime
+ * @example
+ * ```ts
+ * const runtime = createRuntime({ config: resolveConfig({ agents: { defaults: { model: 'local/llama3.2' } } }), store: new MemoryStore() });
+ * await runtime.start();
+ * const { runId } = await runtime.gateway.call('agent', { sessionKey: 'main', message: 'Hello' });
+ * console.log(await runtime.gateway.call('agent.wait', { runId, timeoutMs: 30_000 }));
+ * await runtime.shutdown();
+ * ```
+ */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const { config, store } = options;
+  const log = options.logger ?? silentLogger;
+  const clock = options.clock ?? { now: () => Date.now() };
+  const plugins = new Map<string, ChannelPlugin>();
+  for (const plugin of options.plugins ?? []) {
+    if (plugins.has(plugin.id)) {
+      throw new ColloquyError(
+        'CONFIG_INVALID',
+        `Two channel plugins have the id "${plugin.id}"; give each a unique id.`,
+        {
+          id: plugin.id,
+        },
+      );
+    }
+    plugins.set(plugin.id, plugin);
+  }
+  const events = createEventBus(log);
+  const waiters = createRunWaiters();
+  const tracked = new Set<Promise<unknown>>();
+  const lifetime = new AbortController();
+  let state: RuntimeState = 'created';
+  let server: GatewayServer | undefined;
+  let shuttingDown: Promise<void> | undefined;
+
+  const ctx = {
+    config,
+    store,
+    log,
+    clock,
+    events,
+    plugins,
+    models: options.models ?? createModelRouter(config),
+    tools: options.tools,
+    waiters,
+    turnEndHooks: [] as TurnEndHook[],
+    typingIntervalMs: options.typingIntervalMs ?? 4000,
+    autoWake: options.autoWake ?? true,
+    accepting: true,
+    track(work: Promise<unknown>) {
+      const settled = work.catch((error: unknown) => log.warn({ err: error }, 'background work failed'));
+      tracked.add(settled);
+      void settled.finally(() => tracked.delete(settled));
+    },
+    wake: (sessionKey: string, afterTurn?: boolean) => wake(sessionKey, afterTurn),
+  } as Omit<RuntimeContext, 'deliver' | 'queue' | 'gateway'> as RuntimeContext;
+  const mutable = ctx as { -readonly [K in keyof RuntimeContext]: RuntimeContext[K] };
+  mutable.deliver = createDeliver({ config, plugins, events, logger: log });
+  mutable.queue = createCommandQueue<QueuedRun>({
+    limits: config.runtime.lanes,
+    execute: (batch, signal) => executeTurn(ctx, batch, signal),
+    canFold: canFoldRuns,
+    logger: log,
+  });
+  ctx.queue.pause();
+  const gateway = createInProcessGateway(ctx);
+  ctx.gateway = gateway;
+  events.subscribe((event) => {
+    if (event.type === 'run.ended') waiters.notify(event.runId);
+  });
+
+  function wake(sessionKey: string, afterTurn = false): string | undefined {
+    if (!ctx.accepting || ctx.queue.pendingCount(sessionKey) > 0) return undefined;
+    // A running turn reads the inbox when it ends (auto-wake); only the executor wakes past it.
+    if (!afterTurn && ctx.queue.runningBatch(sessionKey)) return undefined;
+    const session = store.getSession(sessionKey);
+    if (!session || store.listInbox(sessionKey).length === 0) return undefined;
+    const run = enqueueRun(ctx, {
+      sessionKey,
+      message: '',
+      lane: defaultLaneFor(session),
+      deliver: defaultDeliverFor(session),
+      meta: { wake: true },
+    });
+    return run.runId;
+  }
+
+  function contextFor(plugin: ChannelPlugin): ChannelContext {
+    return {
+      receive: async (message) => {
+        await runtime.receive(message);
+      },
+      threadBindings: createThreadBindingAccess(store, plugin.id),
+      commands: options.commandList ?? [],
+      log: log.child({ plugin: plugin.id }),
+      gateway,
+      signal: lifetime.signal,
+    };
+  }
+
+  async function start(): Promise<RecoveryReport> {
+    if (state !== 'created') {
+      throw new ColloquyError('CONFLICT', `The runtime is ${state}; start() can be called once.`);
+    }
+    state = 'starting';
+    const report = recoverRuns(ctx);
+    if (report.resumed.length + report.interrupted.length + report.requeued.length > 0) {
+      log.info(
+        {
+          resumed: report.resumed.length,
+          requeued: report.requeued.length,
+          interrupted: report.interrupted.length,
+        },
+        'recovered runs from the previous process',
+      );
+    }
+    try {
+      for (const plugin of plugins.values()) await plugin.start(contextFor(plugin));
+      if (options.serve) {
+        if (!config.gateway.token) {
+          throw new ColloquyError(
+            'CONFIG_INVALID',
+            'Serving the gateway needs gateway.token in the config (clients authenticate with it).',
+            { path: 'gateway.token' },
+          );
+        }
+        server = await startGatewayServer({
+          gateway,
+          token: config.gateway.token,
+          host: config.gateway.host,
+          port: config.gateway.port,
+          logger: log,
+        });
+      }
+    } catch (error) {
+      await shutdown({ drainMs: 0 });
+      throw error;
+    }
+    ctx.queue.resume();
+    state = 'running';
+    return report;
+  }
+
+  function shutdown(shutdownOptions: ShutdownOptions = {}): Promise<void> {
+    shuttingDown ??= (async () => {
+      state = 'stopping';
+      ctx.accepting = false;
+      ctx.queue.pause();
+      const drainMs = shutdownOptions.drainMs ?? config.runtime.shutdownDrainMs;
+      if (!(await settlesWithin(ctx.queue.idle(), drainMs))) {
+        const cut = ctx.queue.abortRunning(
+          'shutdown',
+          'The runtime is shutting down; this run goes back to the queue and runs again after a restart.',
+        );
+        log.warn({ cut }, 'drain budget spent: running turns were cut and re-queued');
+        await settlesWithin(ctx.queue.idle(), 2000);
+      }
+      await settlesWithin(Promise.all(tracked), Math.max(250, Math.min(drainMs, 2000)));
+      waiters.releaseAll();
+      lifetime.abort(new ColloquyError('ABORTED', 'The runtime is shutting down.'));
+      for (const plugin of plugins.values()) {
+        try {
+          await settlesWithin(plugin.stop(), 5000);
+        } catch (error) {
+          log.warn({ err: error, plugin: plugin.id }, 'a plugin failed to stop');
+        }
+      }
+      await server?.close();
+      server = undefined;
+      try {
+        store.close();
+      } catch (error) {
+        log.warn({ err: error }, 'closing the store failed');
+      }
+      state = 'stopped';
+    })();
+    return shuttingDown;
+  }
+
+  const runtime: Runtime = {
+    gateway,
+    receive: (inbound) =>
+      receiveInbound(ctx, { commands: options.commands, isOwner: options.isOwner }, inbound),
+    start,
+    shutdown,
+    wake: (sessionKey) => wake(sessionKey),
+    deliver: ctx.deliver,
+    onTurnEnd(hook) {
+      ctx.turnEndHooks.push(hook);
+      return () => {
+        const index = ctx.turnEndHooks.indexOf(hook);
+        if (index >= 0) ctx.turnEndHooks.splice(index, 1);
+      };
+    },
+    get server() {
+      return server;
+    },
+    get state() {
+      return state;
+    },
+    stats: () => ctx.queue.stats(),
+  };
+  return runtime;
+}
+
+/** Resolves true when `promise` settles within `ms`, false otherwise (never rejects). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,48 @@
+import type {
+  ChannelPlugin,
+  ColloquyConfig,
+  Gateway,
+  Logger,
+  RunRecord,
+  SessionRecord,
+  Store,
+} from '@colloquy/core';
+import type { Deliver } from '../delivery/deliver.js';
+import type { EventBus } from '../gateway/event-bus.js';
+import type { RunWaiters } from '../gateway/run-waiters.js';
+import type { CommandQueue } from '../queue/command-queue.js';
+import type { QueuedRun } from '../queue/queued-run.js';
+import type { Clock, ModelResolver, ToolsHook } from './runtime-options.js';
+
+/** Called inside the transaction that ends a turn (e.g. to write an announce outbox row atomically). */
+export type TurnEndHook = (runs: readonly RunRecord[], session: SessionRecord | undefined) => void;
+
+/** The runtime's internals, shared by its modules. Not part of the public API. */
+export interface RuntimeContext {
+  readonly config: ColloquyConfig;
+  readonly store: Store;
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly events: EventBus;
+  readonly plugins: ReadonlyMap<string, ChannelPlugin>;
+  readonly models: ModelResolver | undefined;
+  readonly tools: ToolsHook | undefined;
+  readonly deliver: Deliver;
+  readonly queue: CommandQueue<QueuedRun>;
+  readonly waiters: RunWaiters;
+  /** The in-process gateway (set once built). */
+  gateway: Gateway;
+  /** Hooks run inside the turn-end transaction. */
+  readonly turnEndHooks: TurnEndHook[];
+  readonly typingIntervalMs: number;
+  readonly autoWake: boolean;
+  /** False once shutdown began: new runs are refused. */
+  accepting: boolean;
+  /** Background work to wait for on shutdown. */
+  track(work: Promise<unknown>): void;
+  /**
+   * Enqueues a turn for a session with unread inbox entries; returns its run id. `afterTurn`: called
+   * by the executor as a turn ends (the session still counts as running).
+   */
+  wake(sessionKey: string, afterTurn?: boolean): string | undefined;
+}

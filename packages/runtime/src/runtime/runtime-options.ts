@@ -1,0 +1,101 @@
+import type {
+  AgentTool,
+  ChannelCommand,
+  ChannelPlugin,
+  ColloquyConfig,
+  Gateway,
+  InboundMessage,
+  Logger,
+  ModelProvider,
+  RunRecord,
+  SessionRecord,
+  Store,
+} from '@colloquy/core';
+
+/** The runtime's clock. Tests inject a fake one. */
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+}
+
+/** A model reference resolved to a provider and the provider's own model id. */
+export interface ResolvedModel {
+  provider: ModelProvider;
+  /** The id the provider expects, e.g. `gpt-4o-mini` for `openai/gpt-4o-mini`. */
+  modelId: string;
+}
+
+/** A model router (what `createModelRouter` returns): a provider per `provider/model` reference. */
+export interface ModelRouterLike {
+  has(modelRef: string): boolean;
+  providerFor(modelRef: string): ModelProvider;
+}
+
+/**
+ * Resolves a `provider/model` reference: a function, a map keyed by the full reference, or a
+ * model router (`createModelRouter`). `undefined` (or `has() === false`) means "unknown model".
+ */
+export type ModelResolver =
+  | ((modelRef: string) => ResolvedModel | undefined)
+  | ReadonlyMap<string, ResolvedModel>
+  | ModelRouterLike;
+
+/** What the {@link ToolsHook} gets for each run. */
+export interface ToolsHookContext {
+  /** The session as it is when the run starts. */
+  session: SessionRecord;
+  /** The run (the leader of the turn, when several messages were folded into it). */
+  run: RunRecord;
+  /** The in-process gateway (what the session tools call). */
+  gateway: Gateway;
+  config: ColloquyConfig;
+  /** The runtime clock. */
+  now(): number;
+  /** Hands background work started by a tool to the runtime, which waits for it on shutdown. */
+  track(work: Promise<void>): void;
+}
+
+/** Supplies the tools of one run (e.g. the session tools for main, group and dm sessions). */
+export type ToolsHook = (ctx: ToolsHookContext) => readonly AgentTool[];
+
+/**
+ * Handles slash commands before the model sees a message: return reply text to answer (the model
+ * is not run), or `undefined` to let the message through.
+ */
+export type CommandsHook = (inbound: InboundMessage, session: SessionRecord) => Promise<string | undefined>;
+
+/** Options of `createRuntime`. */
+export interface RuntimeOptions {
+  /** The resolved config (`resolveConfig` from `@colloquy/core`). */
+  config: ColloquyConfig;
+  /** Durable state. The runtime closes it on shutdown. */
+  store: Store;
+  /** Channel plugins; `start()` starts each with its `ChannelContext`. Default none. */
+  plugins?: readonly ChannelPlugin[];
+  /**
+   * Resolves `provider/model` references to providers. Default: `createModelRouter(config)`, the
+   * AI SDK providers configured under `models.providers`.
+   */
+  models?: ModelResolver;
+  /** Tools for each run. Default: none. */
+  tools?: ToolsHook;
+  /** Slash commands, checked before a message becomes a run. */
+  commands?: CommandsHook;
+  /** The slash commands advertised to plugins (`ChannelContext.commands`). Default none. */
+  commandList?: readonly ChannelCommand[];
+  /** True when the sender of `inbound` is the owner (allowed to use `/send on|off|inherit`). Default: nobody. */
+  isOwner?: (inbound: InboundMessage) => boolean;
+  /** Structured logger (pino fits). Default: silent. */
+  logger?: Logger;
+  /** Clock. Default `Date.now`. */
+  clock?: Clock;
+  /**
+   * Serve the gateway over WebSocket on `config.gateway.host`/`port` with `config.gateway.token`
+   * from `start()` until `shutdown()`. Default false.
+   */
+  serve?: boolean;
+  /** How often the typing indicator is refreshed while a run is active. Default 4000 ms. */
+  typingIntervalMs?: number;
+  /** Start a wake run when a session goes idle with unread inbox entries. Default true. */
+  autoWake?: boolean;
+}
