@@ -1,0 +1,239 @@
+import type { Gateway, GatewayEvent, Logger } from '@colloquy/core';
+import type { ChatMessage, ChatPerson, ChatRef, ServerFrame, SessionRow } from '../protocol/frames.js';
+import type { ChatHub } from './chat-hub.js';
+import { toSessionRow, transcriptToChat } from './transcript-view.js';
+
+/** What the plugin asks of the gateway: history, the owner panel and run streaming. */
+export interface GatewayBridge {
+  /** The earlier messages of a chat, from its session's transcript (empty without a gateway). */
+  loadHistory(chat: ChatRef): Promise<ChatMessage[]>;
+  /**
+   * Waits until events already received for the chat's session are relayed, then claims the oldest run
+   * streamed into the chat that no final message has closed yet.
+   */
+  claimStreamedRun(chatId: string): Promise<string | undefined>;
+  /** Frames that bring a (re)connected page up to date with runs still streaming into its chat. */
+  liveRunFrames(chatId: string): ServerFrame[];
+  /** The owner panel's rows, or `undefined` without a gateway. */
+  sessionRows(): Promise<{ total: number; sessions: SessionRow[] } | undefined>;
+  /** Unsubscribes and drops timers. */
+  close(): void;
+}
+
+interface Target {
+  chatId: string | undefined;
+  /** False when the session's own send policy is `deny`: nothing is streamed. */
+  stream: boolean;
+}
+
+interface LiveRun {
+  chatId: string;
+  text: string;
+  endedAt?: number;
+}
+
+const PANEL_LIMIT = 200;
+const PANEL_DEBOUNCE_MS = 200;
+const SESSION_SEARCH_LIMIT = 1000;
+const MAX_STREAM_CHARS = 200_000;
+const MAX_CACHED_TARGETS = 10_000;
+const MAX_LIVE_RUNS = 1000;
+/** A finished run that got no final message within this time is no longer matched to one. */
+const CLAIM_WINDOW_MS = 15_000;
+
+/**
+ * Connects the chat hub to the gateway: streams `run.*` events of web chat sessions into their chats,
+ * loads history on first open and keeps owner sockets' session panel fresh.
+ *
+ * @param options - the gateway (may be absent), this plugin's channel id, the hub and helpers
+ */
+export function createGatewayBridge(options: {
+  gateway: Gateway | undefined;
+  channelId: string;
+  hub: ChatHub;
+  log: Logger;
+  historyLimit: number;
+  publicSender: (sender: { id: string; name?: string }) => ChatPerson;
+}): GatewayBridge {
+  const { gateway, channelId, hub, log } = options;
+  const targets = new Map<string, Target>();
+  const sessionOfChat = new Map<string, string>();
+  const queues = new Map<string, Promise<void>>();
+  const runs = new Map<string, LiveRun>();
+  let panelTimer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const lookup = async (sessionKey: string): Promise<Target> => {
+    const cached = targets.get(sessionKey);
+    if (cached) return cached;
+    let target: Target = { chatId: undefined, stream: false };
+    try {
+      const { session } = await gateway!.call('session.status', { key: sessionKey });
+      const to = session.deliveryContext;
+      if (to?.channel === channelId) {
+        target = { chatId: to.to, stream: session.sendPolicy !== 'deny' };
+        sessionOfChat.set(to.to, sessionKey);
+      }
+    } catch (error) {
+      log.debug({ err: error, sessionKey }, 'webchat: session lookup failed');
+    }
+    if (targets.size >= MAX_CACHED_TARGETS) targets.delete(targets.keys().next().value!);
+    targets.set(sessionKey, target);
+    return target;
+  };
+
+  /** Runs `task` after every earlier task of the same session, so frames keep the events' order. */
+  const enqueue = (sessionKey: string, task: () => Promise<void> | void): void => {
+    const next = (queues.get(sessionKey) ?? Promise.resolve()).then(task).catch((error: unknown) => {
+      log.warn({ err: error, sessionKey }, 'webchat: could not relay a gateway event');
+    });
+    queues.set(sessionKey, next);
+    void next.then(() => {
+      if (queues.get(sessionKey) === next) queues.delete(sessionKey);
+    });
+  };
+
+  const relay = (event: GatewayEvent & { runId: string }, frame: (chatId: string) => ServerFrame): void => {
+    const forward = (target: Target): void => {
+      if (closed || target.chatId === undefined || !target.stream) return;
+      hub.broadcast(target.chatId, frame(target.chatId));
+    };
+    const cached = targets.get(event.sessionKey);
+    // Known session and nothing queued before it: forward at once, keeping order with send().
+    if (cached && !queues.has(event.sessionKey)) forward(cached);
+    else enqueue(event.sessionKey, async () => forward(await lookup(event.sessionKey)));
+  };
+
+  const schedulePanel = (): void => {
+    if (panelTimer || closed || hub.admins().length === 0) return;
+    panelTimer = setTimeout(() => {
+      panelTimer = undefined;
+      void pushPanel();
+    }, PANEL_DEBOUNCE_MS);
+    panelTimer.unref();
+  };
+
+  const sessionRows = async (): Promise<{ total: number; sessions: SessionRow[] } | undefined> => {
+    if (!gateway) return undefined;
+    const result = await gateway.call('sessions.list', { limit: PANEL_LIMIT });
+    return { total: result.total, sessions: result.sessions.map(toSessionRow) };
+  };
+
+  const pushPanel = async (): Promise<void> => {
+    try {
+      const rows = await sessionRows();
+      if (!rows || closed) return;
+      const frame: ServerFrame = { type: 'sessions', now: Date.now(), ...rows };
+      for (const admin of hub.admins()) hub.sendTo(admin, frame);
+    } catch (error) {
+      log.warn({ err: error }, 'webchat: could not list sessions for the owner panel');
+    }
+  };
+
+  const onEvent = (event: GatewayEvent): void => {
+    switch (event.type) {
+      case 'run.started':
+        relay(event, (chatId) => {
+          if (runs.size >= MAX_LIVE_RUNS) runs.delete(runs.keys().next().value!);
+          runs.set(event.runId, { chatId, text: '' });
+          return { type: 'run', runId: event.runId, state: 'started' };
+        });
+        break;
+      case 'run.delta':
+        relay(event, () => {
+          const run = runs.get(event.runId);
+          if (run && run.text.length < MAX_STREAM_CHARS) run.text += event.text;
+          return { type: 'delta', runId: event.runId, text: event.text };
+        });
+        break;
+      case 'run.ended':
+        relay(event, () => {
+          const run = runs.get(event.runId);
+          if (run) {
+            if (event.status === 'done') run.endedAt = Date.now();
+            else runs.delete(event.runId);
+          }
+          const frame: ServerFrame = {
+            type: 'run',
+            runId: event.runId,
+            state: 'ended',
+            status: event.status,
+          };
+          if (event.error !== undefined) frame.error = event.error;
+          return frame;
+        });
+        break;
+      case 'session.updated':
+      case 'session.deleted':
+        enqueue(event.sessionKey, () => {
+          targets.delete(event.sessionKey);
+        });
+        break;
+      default:
+        break;
+    }
+    if (event.type !== 'run.delta' && event.type !== 'run.tool' && event.type !== 'delivery') schedulePanel();
+  };
+
+  const unsubscribe = gateway?.subscribe?.(onEvent);
+
+  const findSessionKey = async (chat: ChatRef): Promise<string | undefined> => {
+    const known = sessionOfChat.get(chat.id);
+    if (known) return known;
+    const { sessions } = await gateway!.call('sessions.list', { limit: SESSION_SEARCH_LIMIT });
+    const match = sessions.find(
+      (s) =>
+        (s.deliveryContext?.channel === channelId && s.deliveryContext.to === chat.id) ||
+        (s.lastChannel === channelId && s.lastTo === chat.id),
+    );
+    return match?.key;
+  };
+
+  return {
+    async loadHistory(chat) {
+      if (!gateway || options.historyLimit === 0) return [];
+      try {
+        const key = await findSessionKey(chat);
+        if (key === undefined) return [];
+        const { messages } = await gateway.call('chat.history', { key, limit: options.historyLimit });
+        return transcriptToChat(messages, options.publicSender);
+      } catch (error) {
+        log.warn({ err: error, chat: chat.type }, 'webchat: could not load chat history');
+        return [];
+      }
+    },
+    async claimStreamedRun(chatId) {
+      const sessionKey = sessionOfChat.get(chatId);
+      const pending = sessionKey === undefined ? undefined : queues.get(sessionKey);
+      if (pending) await pending;
+      const now = Date.now();
+      for (const [runId, run] of runs) {
+        if (run.endedAt !== undefined && now - run.endedAt > CLAIM_WINDOW_MS) {
+          runs.delete(runId);
+          continue;
+        }
+        if (run.chatId === chatId) {
+          runs.delete(runId);
+          return runId;
+        }
+      }
+      return undefined;
+    },
+    liveRunFrames(chatId) {
+      const frames: ServerFrame[] = [];
+      for (const [runId, run] of runs) {
+        if (run.chatId !== chatId || run.endedAt !== undefined) continue;
+        frames.push({ type: 'run', runId, state: 'started' });
+        if (run.text) frames.push({ type: 'delta', runId, text: run.text });
+      }
+      return frames;
+    },
+    sessionRows,
+    close() {
+      closed = true;
+      unsubscribe?.();
+      if (panelTimer) clearTimeout(panelTimer);
+      panelTimer = undefined;
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import type { ClientFrame, ServerFrame } from '../protocol/frames.js';
+
+/** The connection's state, shown in the header. */
+export type ConnectionState = 'connecting' | 'online' | 'offline';
+
+/** A WebSocket to the chat server that reconnects with backoff. */
+export interface Connection {
+  send(frame: ClientFrame): boolean;
+}
+
+/**
+ * Opens the chat socket and keeps it open: reconnects after 0.5 s, doubling up to 10 s (with jitter),
+ * and at once when the browser comes back online.
+ *
+ * @param url - the `ws:`/`wss:` URL
+ * @param onFrame - called with every parsed server frame
+ * @param onState - called when the connection state changes
+ */
+export function connect(
+  url: string,
+  onFrame: (frame: ServerFrame) => void,
+  onState: (state: ConnectionState) => void,
+): Connection {
+  let socket: WebSocket | undefined;
+  let attempt = 0;
+  let timer: number | undefined;
+
+  const open = (): void => {
+    window.clearTimeout(timer);
+    timer = undefined;
+    onState('connecting');
+    const ws = new WebSocket(url);
+    socket = ws;
+    ws.addEventListener('message', (event) => {
+      if (typeof event.data !== 'string') return;
+      let frame: ServerFrame;
+      try {
+        frame = JSON.parse(event.data) as ServerFrame;
+      } catch {
+        return;
+      }
+      if (frame.type === 'ready') {
+        attempt = 0;
+        onState('online');
+      }
+      onFrame(frame);
+    });
+    ws.addEventListener('close', () => {
+      if (socket !== ws) return;
+      socket = undefined;
+      onState('offline');
+      const delay = Math.min(10_000, 500 * 2 ** attempt) * (0.8 + Math.random() * 0.4);
+      attempt += 1;
+      timer = window.setTimeout(open, delay);
+    });
+  };
+
+  window.addEventListener('online', () => {
+    if (!socket) open();
+  });
+  open();
+
+  return {
+    send(frame) {
+      if (!socket || socket.readyState !== WebSocket.OPEN) return false;
+      socket.send(JSON.stringify(frame));
+      return true;
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The web chat WebSocket protocol: JSON text frames, one object per frame, told apart by `type`.
+ * This file holds types only, so the browser page shares them at no cost.
+ */
+
+/** Who wrote a chat message. */
+export type ChatRole = 'user' | 'assistant';
+
+/** The public face of a person in a chat: an alias (never the id behind the cookie) and a name. */
+export interface ChatPerson {
+  id: string;
+  name: string;
+}
+
+/** One chat message as the page shows it. `text` is markdown for the assistant, plain for people. */
+export interface ChatMessage {
+  id: string;
+  role: ChatRole;
+  text: string;
+  /** The author, for `user` messages. */
+  sender?: ChatPerson;
+  /** Epoch ms. */
+  at: number;
+  /** The run whose streamed text this final message replaces. */
+  runId?: string;
+  /** `plain` asks the page not to render markdown. */
+  format?: 'markdown' | 'plain';
+}
+
+/** The chat a socket is attached to. */
+export interface ChatRef {
+  type: 'direct' | 'group';
+  /** The visitor id (direct) or the room name (group). */
+  id: string;
+}
+
+/** One row of the owner's session panel. */
+export interface SessionRow {
+  key: string;
+  kind: string;
+  agentId: string;
+  label?: string;
+  channel?: string;
+  status: 'idle' | 'running' | 'done' | 'error' | 'timeout' | 'killed';
+  spawnedBy?: string;
+  spawnDepth: number;
+  startedAt?: number;
+  endedAt?: number;
+  updatedAt: number;
+  totalTokens?: number;
+  model?: string;
+}
+
+/** Error codes of `error` frames. */
+export type ErrorFrameCode =
+  | 'invalid_json'
+  | 'invalid_frame'
+  | 'too_long'
+  | 'rate_limited'
+  | 'forbidden'
+  | 'unavailable'
+  | 'internal';
+
+/** Frames the browser sends. */
+export type ClientFrame =
+  | { type: 'message'; text: string; clientId?: string }
+  | { type: 'typing' }
+  | { type: 'profile'; name: string }
+  | { type: 'ping' }
+  | { type: 'sessions.refresh' };
+
+/** Frames the server sends. */
+export type ServerFrame =
+  | {
+      type: 'ready';
+      you: ChatPerson;
+      chat: ChatRef;
+      admin: boolean;
+      title: string;
+      assistantName: string;
+      maxMessageChars: number;
+    }
+  | { type: 'history'; messages: ChatMessage[] }
+  | { type: 'message'; message: ChatMessage; clientId?: string }
+  | { type: 'run'; runId: string; state: 'started' | 'ended'; status?: string; error?: string }
+  | { type: 'delta'; runId: string; text: string }
+  | { type: 'typing'; role: 'assistant' }
+  | { type: 'typing'; role: 'user'; sender: ChatPerson }
+  | { type: 'profile'; you: ChatPerson }
+  | { type: 'sessions'; now: number; total: number; sessions: SessionRow[] }
+  | { type: 'error'; code: ErrorFrameCode; message: string; clientId?: string }
+  | { type: 'pong' };

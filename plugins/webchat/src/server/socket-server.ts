@@ -1,0 +1,281 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { InboundMessage, Logger } from '@colloquy/core';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { mentionsAssistant, normalizeRoomName } from '../chat/addressing.js';
+import type { ChatClient, ChatHub } from '../chat/chat-hub.js';
+import type { GatewayBridge } from '../chat/gateway-bridge.js';
+import type { ResolvedWebChatOptions } from '../options.js';
+import type { ChatMessage, ChatPerson, ChatRef, ClientFrame, ErrorFrameCode } from '../protocol/frames.js';
+import { parseClientFrame } from '../protocol/parse-client-frame.js';
+import type { IdentityIssuer, RequestIdentity } from '../security/identity.js';
+import { randomId } from '../security/signed-value.js';
+import { createRateLimiter } from '../security/token-bucket.js';
+
+/** The WebSocket side of the web chat. */
+export interface SocketServer {
+  /** The `upgrade` listener for the HTTP server. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** The public face of a visitor (alias and current name). */
+  personOf(visitorId: string): ChatPerson;
+  /** Closes every socket with "going away" and stops the heartbeat. */
+  close(): Promise<void>;
+}
+
+/** What the socket side needs from the plugin. */
+export interface SocketServerOptions {
+  options: ResolvedWebChatOptions;
+  channelId: string;
+  identity: IdentityIssuer;
+  hub: ChatHub;
+  bridge: GatewayBridge;
+  receive: (message: InboundMessage) => Promise<void>;
+  log: Logger;
+}
+
+const MAX_SOCKETS_PER_VISITOR = 8;
+const MAX_SOCKETS = 2000;
+const MAX_NAMES = 50_000;
+const HEARTBEAT_MS = 30_000;
+
+/**
+ * Creates the WebSocket server: the `/ws` upgrade (origin check, visitor cookie, room), the frame loop
+ * (validation, rate limits, inbound messages, typing, profile, owner panel) and a heartbeat.
+ *
+ * @param deps - options, identity, hub, bridge and the runtime's `receive`
+ */
+export function createSocketServer(deps: SocketServerOptions): SocketServer {
+  const { options, identity, hub, bridge, log } = deps;
+  const maxPayload = 64 * 1024 + options.maxMessageChars * 4;
+  const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
+  const pendingCookies = new WeakMap<IncomingMessage, string>();
+  const names = new Map<string, string>();
+  const messageLimiter = createRateLimiter(options.rateLimit);
+  const frameLimiter = createRateLimiter({ burst: 60, perSecond: 20 });
+  const typingLimiter = createRateLimiter({ burst: 1, perSecond: 0.5 });
+  const alive = new WeakSet<WebSocket>();
+
+  wss.on('headers', (headers, req) => {
+    const cookie = pendingCookies.get(req);
+    if (cookie) headers.push(`Set-Cookie: ${cookie}`);
+  });
+
+  const personOf = (visitorId: string): ChatPerson => {
+    const id = identity.publicId(visitorId);
+    return { id, name: names.get(visitorId) ?? `Guest ${id.slice(2, 6)}` };
+  };
+
+  const refuse = (socket: Duplex, status: number, reason: string): void => {
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  };
+
+  const heartbeat = setInterval(() => {
+    for (const socket of wss.clients) {
+      if (!alive.has(socket)) {
+        socket.terminate();
+        continue;
+      }
+      alive.delete(socket);
+      socket.ping();
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+
+  const sendError = (client: ChatClient, code: ErrorFrameCode, message: string, clientId?: string): void => {
+    hub.sendTo(
+      client,
+      clientId === undefined ? { type: 'error', code, message } : { type: 'error', code, message, clientId },
+    );
+  };
+
+  const handleMessage = async (client: ChatClient, frame: Extract<ClientFrame, { type: 'message' }>) => {
+    if (!messageLimiter.take(client.visitorId)) {
+      sendError(client, 'rate_limited', 'You are sending too fast; wait a few seconds.', frame.clientId);
+      return;
+    }
+    const person = personOf(client.visitorId);
+    const message: ChatMessage = {
+      id: `in_${Date.now().toString(36)}${randomId(6)}`,
+      role: 'user',
+      text: frame.text,
+      sender: person,
+      at: Date.now(),
+    };
+    hub.remember(client.chat.id, message);
+    if (frame.clientId === undefined) hub.sendTo(client, { type: 'message', message });
+    else hub.sendTo(client, { type: 'message', message, clientId: frame.clientId });
+    hub.broadcast(client.chat.id, { type: 'message', message }, client);
+    const direct = client.chat.type === 'direct';
+    const inbound: InboundMessage = {
+      channel: deps.channelId,
+      accountId: options.accountId,
+      chat: direct
+        ? { type: 'direct', id: client.chat.id }
+        : { type: 'group', id: client.chat.id, title: client.chat.id },
+      sender: { id: client.visitorId, name: person.name },
+      text: frame.text,
+      mentionsBot: direct || mentionsAssistant(frame.text, options.assistantName),
+      messageId: message.id,
+      timestamp: message.at,
+    };
+    try {
+      await deps.receive(inbound);
+    } catch (error) {
+      log.warn({ err: error }, 'webchat: the runtime did not accept a message');
+      sendError(
+        client,
+        'unavailable',
+        'The assistant could not take your message; try again shortly.',
+        frame.clientId,
+      );
+    }
+  };
+
+  const handleFrame = async (client: ChatClient, frame: ClientFrame): Promise<void> => {
+    switch (frame.type) {
+      case 'message':
+        return handleMessage(client, frame);
+      case 'typing':
+        if (client.chat.type === 'group' && typingLimiter.take(client.visitorId)) {
+          hub.broadcast(
+            client.chat.id,
+            { type: 'typing', role: 'user', sender: personOf(client.visitorId) },
+            client,
+          );
+        }
+        return;
+      case 'profile':
+        if (names.size >= MAX_NAMES && !names.has(client.visitorId)) names.delete(names.keys().next().value!);
+        names.set(client.visitorId, frame.name);
+        hub.sendTo(client, { type: 'profile', you: personOf(client.visitorId) });
+        return;
+      case 'ping':
+        hub.sendTo(client, { type: 'pong' });
+        return;
+      case 'sessions.refresh': {
+        if (!client.admin) {
+          sendError(
+            client,
+            'forbidden',
+            'The session panel is for the owner; open the page with ?admin=<token>.',
+          );
+          return;
+        }
+        const rows = await bridge.sessionRows().catch(() => undefined);
+        if (rows) hub.sendTo(client, { type: 'sessions', now: Date.now(), ...rows });
+        else sendError(client, 'unavailable', 'Sessions cannot be listed right now.');
+        return;
+      }
+    }
+  };
+
+  const onConnection = (socket: WebSocket, who: RequestIdentity, chat: ChatRef): void => {
+    const client: ChatClient = { socket, visitorId: who.visitorId, chat, admin: who.admin };
+    hub.join(client);
+    alive.add(socket);
+    let queue: Promise<void> = Promise.resolve();
+    socket.on('pong', () => alive.add(socket));
+    socket.on('error', (error) => log.debug({ err: error }, 'webchat: socket error'));
+    socket.on('close', () => hub.leave(client));
+    socket.on('message', (data, isBinary) => {
+      alive.add(socket);
+      if (!frameLimiter.take(client.visitorId)) {
+        sendError(client, 'rate_limited', 'Too many frames; slow down.');
+        return;
+      }
+      const raw = Array.isArray(data)
+        ? Buffer.concat(data)
+        : Buffer.isBuffer(data)
+          ? data
+          : Buffer.from(data);
+      const parsed = parseClientFrame(raw, isBinary, options);
+      if (!parsed.ok) {
+        sendError(client, parsed.code, parsed.message, parsed.clientId);
+        return;
+      }
+      queue = queue
+        .then(() => handleFrame(client, parsed.frame))
+        .catch((error: unknown) => {
+          log.warn({ err: error }, 'webchat: frame handling failed');
+          sendError(client, 'internal', 'Something went wrong on the server; try again.');
+        });
+    });
+
+    hub.sendTo(client, {
+      type: 'ready',
+      you: personOf(client.visitorId),
+      chat,
+      admin: client.admin,
+      title: options.title,
+      assistantName: options.assistantName,
+      maxMessageChars: options.maxMessageChars,
+    });
+    queue = hub
+      .history(chat)
+      .then(async (messages) => {
+        hub.sendTo(client, { type: 'history', messages });
+        for (const frame of bridge.liveRunFrames(chat.id)) hub.sendTo(client, frame);
+        if (client.admin) await handleFrame(client, { type: 'sessions.refresh' });
+      })
+      .catch((error: unknown) => log.warn({ err: error }, 'webchat: could not send the history'));
+  };
+
+  return {
+    handleUpgrade(req, socket, head) {
+      socket.on('error', () => {});
+      let url: URL;
+      try {
+        url = new URL(req.url ?? '/', 'http://webchat.invalid');
+      } catch {
+        return refuse(socket, 400, 'Bad Request');
+      }
+      if (url.pathname !== '/ws') return refuse(socket, 404, 'Not Found');
+      if (!sameOrigin(req)) {
+        log.warn({ origin: req.headers.origin }, 'webchat: refused a WebSocket from another origin');
+        return refuse(socket, 403, 'Forbidden');
+      }
+      const roomParam = url.searchParams.get('room');
+      let chat: ChatRef | undefined;
+      const who = identity.identify(req.headers);
+      if (roomParam === null || roomParam === '') chat = { type: 'direct', id: who.visitorId };
+      else {
+        const room = normalizeRoomName(roomParam);
+        if (room === undefined) return refuse(socket, 400, 'Bad Request');
+        chat = { type: 'group', id: room };
+      }
+      if (hub.socketsOf(who.visitorId) >= MAX_SOCKETS_PER_VISITOR)
+        return refuse(socket, 429, 'Too Many Requests');
+      if (wss.clients.size >= MAX_SOCKETS) return refuse(socket, 503, 'Service Unavailable');
+      if (who.setCookie) pendingCookies.set(req, who.setCookie);
+      const target = chat;
+      wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, who, target));
+    },
+    personOf,
+    async close() {
+      clearInterval(heartbeat);
+      for (const socket of wss.clients) socket.close(1001, 'server shutting down');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          for (const socket of wss.clients) socket.terminate();
+          resolve();
+        }, 1000);
+        timer.unref();
+        wss.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}
+
+/** A browser's `Origin` must name the host it connects to; clients that send none (not browsers) pass. */
+function sameOrigin(req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}

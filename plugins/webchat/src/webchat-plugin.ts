@@ -1,0 +1,216 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  type ChannelCapabilities,
+  type ChannelContext,
+  type ChannelPlugin,
+  type ChannelStatus,
+  ColloquyError,
+  type DeliveryContext,
+  type OutboundMessage,
+  type SendResult,
+} from '@colloquy/core';
+import { normalizeRoomName } from './chat/addressing.js';
+import { createChatHub } from './chat/chat-hub.js';
+import { createGatewayBridge, type GatewayBridge } from './chat/gateway-bridge.js';
+import { resolveWebChatOptions, type WebChatPluginOptions } from './options.js';
+import type { ChatMessage } from './protocol/frames.js';
+import { createIdentityIssuer, isVisitorId } from './security/identity.js';
+import { randomId } from './security/signed-value.js';
+import { createHttpHandler } from './server/http-handler.js';
+import { createSocketServer, type SocketServer } from './server/socket-server.js';
+import { loadStaticAssets } from './server/static-assets.js';
+
+/** The web chat channel: a {@link ChannelPlugin} plus the URL it serves. */
+export interface WebChatPlugin extends ChannelPlugin {
+  readonly id: 'webchat';
+  /**
+   * The page's URL once started, e.g. `http://127.0.0.1:7420/`.
+   *
+   * @throws ColloquyError `CHANNEL_ERROR` before `start` or after `stop`
+   */
+  address(): string;
+}
+
+/** What the web chat can do. Replies are shown whole (no chunking), as CommonMark. */
+export const WEBCHAT_CAPABILITIES: ChannelCapabilities = {
+  threads: false,
+  edits: false,
+  reactions: false,
+  media: false,
+  typing: true,
+  maxTextLength: 100_000,
+  markdown: 'commonmark',
+};
+
+interface Running {
+  server: Server;
+  sockets: SocketServer;
+  bridge: GatewayBridge;
+  hub: ReturnType<typeof createChatHub>;
+  url: string;
+  onAbort: () => void;
+  signal: AbortSignal;
+}
+
+/**
+ * Creates the web chat channel: an HTTP server with the chat page and a WebSocket protocol for
+ * messages, streamed replies, typing and history. Each browser is a visitor with a signed cookie and
+ * its own direct chat; `?room=<name>` joins a group room where the assistant answers when addressed.
+ *
+ * @param options - listening address, cookie secret (required), owner token and limits
+ * @returns the plugin; hand it to the runtime, which calls `start`
+ * @throws ColloquyError `CONFIG_INVALID` when an option is missing or out of range
+ * @example
+ * ```ts
+ * const webchat = createWebChatPlugin({ cookieSecret: process.env.WEBCHAT_SECRET!, adminToken: 'owner-token' });
+ * await webchat.start(ctx); // the runtime does this
+ * console.log(`chat at ${webchat.address()}`);
+ * ```
+ */
+export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugin {
+  const resolved = resolveWebChatOptions(options);
+  const identity = createIdentityIssuer(resolved);
+  let running: Running | undefined;
+  let state: ChannelStatus['state'] = 'disconnected';
+
+  const requireRunning = (what: string): Running => {
+    if (!running) {
+      throw new ColloquyError('CHANNEL_ERROR', `The web chat is not running; call start() before ${what}.`);
+    }
+    return running;
+  };
+
+  const chatIdOf = (to: DeliveryContext): string => {
+    const id = to.to;
+    if (isVisitorId(id) || normalizeRoomName(id) === id) return id;
+    throw new ColloquyError(
+      'CHANNEL_ERROR',
+      `"${id}" is neither a web chat visitor id nor a room name; check the session's deliveryContext.`,
+      { to },
+    );
+  };
+
+  const stop = async (): Promise<void> => {
+    const current = running;
+    if (!current) return;
+    running = undefined;
+    current.signal.removeEventListener('abort', current.onAbort);
+    current.bridge.close();
+    await current.sockets.close();
+    await new Promise<void>((resolve) => {
+      current.server.close(() => resolve());
+      current.server.closeAllConnections();
+    });
+    state = 'disconnected';
+  };
+
+  return {
+    id: 'webchat',
+    capabilities: WEBCHAT_CAPABILITIES,
+
+    async start(ctx: ChannelContext) {
+      if (running) throw new ColloquyError('CONFLICT', 'The web chat is already started; call stop() first.');
+      state = 'starting';
+      const log = ctx.log.child({ channel: 'webchat' });
+      const assets = await loadStaticAssets();
+      let sockets: SocketServer | undefined;
+      const hub = createChatHub({
+        limit: resolved.historyLimit,
+        load: (chat) => bridge.loadHistory(chat),
+      });
+      const bridge = createGatewayBridge({
+        gateway: ctx.gateway,
+        channelId: 'webchat',
+        hub,
+        log,
+        historyLimit: resolved.historyLimit,
+        publicSender: (sender) => ({
+          id: identity.publicId(sender.id),
+          name: sender.name ?? sockets?.personOf(sender.id).name ?? 'Guest',
+        }),
+      });
+      sockets = createSocketServer({
+        options: resolved,
+        channelId: 'webchat',
+        identity,
+        hub,
+        bridge,
+        receive: (message) => ctx.receive(message),
+        log,
+      });
+      const server = createServer(
+        createHttpHandler({ identity, assets, title: resolved.title, sessionRows: bridge.sessionRows, log }),
+      );
+      server.on('upgrade', sockets.handleUpgrade);
+      server.on('clientError', (_error, socket) => socket.destroy());
+      try {
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(resolved.port, resolved.host, () => {
+            server.off('error', reject);
+            resolve();
+          });
+        });
+      } catch (error) {
+        bridge.close();
+        await sockets.close();
+        state = 'error';
+        throw new ColloquyError(
+          'CHANNEL_ERROR',
+          `The web chat cannot listen on ${resolved.host}:${resolved.port}; set channels.webchat.port to a free port (0 picks one).`,
+          { host: resolved.host, port: resolved.port },
+          { cause: error },
+        );
+      }
+      server.on('error', (error) => log.error({ err: error }, 'webchat: HTTP server error'));
+      const address = server.address() as AddressInfo;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      const onAbort = (): void => void stop();
+      running = {
+        server,
+        sockets,
+        bridge,
+        hub,
+        url: `http://${host}:${address.port}/`,
+        onAbort,
+        signal: ctx.signal,
+      };
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      state = 'connected';
+      log.info({ url: running.url }, 'webchat: listening');
+    },
+
+    stop,
+
+    async send(to: DeliveryContext, message: OutboundMessage): Promise<SendResult> {
+      const { hub, bridge } = requireRunning('send()');
+      const chatId = chatIdOf(to);
+      const chat: ChatMessage = {
+        id: `out_${Date.now().toString(36)}${randomId(6)}`,
+        role: 'assistant',
+        text: message.text,
+        at: Date.now(),
+      };
+      const runId = await bridge.claimStreamedRun(chatId);
+      if (runId !== undefined) chat.runId = runId;
+      if (message.format === 'plain') chat.format = 'plain';
+      hub.remember(chatId, chat);
+      hub.broadcast(chatId, { type: 'message', message: chat });
+      return { messageId: chat.id, messageIds: [chat.id] };
+    },
+
+    async sendTyping(to: DeliveryContext): Promise<void> {
+      const { hub } = requireRunning('sendTyping()');
+      hub.broadcast(chatIdOf(to), { type: 'typing', role: 'assistant' });
+    },
+
+    status(): ChannelStatus {
+      return running ? { state, detail: running.url } : { state };
+    },
+
+    address(): string {
+      return requireRunning('address()').url;
+    },
+  };
+}

@@ -1,0 +1,212 @@
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { HAS_CHROMIUM, launchChromium } from './support/browser.js';
+import { ADMIN_TOKEN, type Started, startWebChat } from './support/start.js';
+
+const OUT = fileURLToPath(new URL('../test-output/', import.meta.url));
+
+const RICH_REPLY = [
+  'Sure, here is a short plan for **your trip**:',
+  '',
+  '1. Book the train with `rail.example`',
+  '2. Pack light: *one bag* only',
+  '',
+  '| Day | City |',
+  '|:----|-----:|',
+  '| 1 | Lyon |',
+  '',
+  '```js',
+  'const total = days * budget;',
+  '```',
+  '',
+  'More at [the guide](https://example.com/guide).',
+].join('\n');
+
+if (!HAS_CHROMIUM) {
+  console.warn('webchat browser tests skipped: /usr/bin/chromium is absent (apt-get install chromium)');
+}
+
+describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', () => {
+  let browser: Browser;
+  let server: Started;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(OUT, { recursive: true });
+    browser = await launchChromium();
+    server = await startWebChat(
+      { title: 'Colloquy', assistantName: 'Ada' },
+      {
+        deltaDelayMs: 25,
+        reply: (m) =>
+          m.text.startsWith('plan')
+            ? RICH_REPLY
+            : m.text.startsWith('evil')
+              ? EVIL_REPLY
+              : `You said: ${m.text}`,
+      },
+    );
+  }, 60_000);
+
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close();
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await browser?.close();
+  });
+
+  async function open(
+    path = '',
+    options: { colorScheme?: 'light' | 'dark'; width?: number; height?: number } = {},
+  ): Promise<Page> {
+    const context = await browser.newContext({
+      colorScheme: options.colorScheme ?? 'light',
+      viewport: { width: options.width ?? 1100, height: options.height ?? 760 },
+      deviceScaleFactor: 1,
+    });
+    contexts.push(context);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') problems.push(msg.text());
+    });
+    (page as Page & { problems: string[] }).problems = problems;
+    await page.goto(new URL(path, server.base).href);
+    await page.waitForSelector('#status[data-state="online"]', { timeout: 10_000 });
+    return page;
+  }
+
+  async function say(page: Page, text: string): Promise<void> {
+    await page.fill('#input', text);
+    await page.press('#input', 'Enter');
+  }
+
+  it('sends a message and shows the streamed, rendered reply', async () => {
+    const page = await open();
+    await say(page, 'plan a trip to Lyon');
+    await page.waitForSelector('.msg.streaming .bubble');
+    const final = page.locator('.msg[data-role="assistant"]:not(.streaming)');
+    await final.waitFor({ timeout: 10_000 });
+    await expect
+      .poll(() => page.locator('.msg[data-mine="true"] .bubble').textContent())
+      .toBe('plan a trip to Lyon');
+    expect(await final.locator('strong').first().textContent()).toBe('your trip');
+    expect(await final.locator('ol > li').count()).toBe(2);
+    expect(await final.locator('table td').count()).toBe(2);
+    expect(await final.locator('pre code').textContent()).toBe('const total = days * budget;');
+    const link = final.locator('a');
+    expect(await link.getAttribute('href')).toBe('https://example.com/guide');
+    expect(await link.getAttribute('rel')).toBe('noopener noreferrer nofollow');
+    expect(await page.locator('.msg.streaming').count()).toBe(0);
+    await page.screenshot({ path: `${OUT}webchat-light.png` });
+    expect((page as Page & { problems: string[] }).problems).toEqual([]);
+  });
+
+  it('keeps the conversation after a reload', async () => {
+    const page = await open();
+    await say(page, 'remember the blue door');
+    await page.locator('.msg[data-role="assistant"]', { hasText: 'remember the blue door' }).waitFor();
+    await page.reload();
+    await page.waitForSelector('#status[data-state="online"]');
+    await page
+      .locator('.msg[data-role="assistant"]', { hasText: 'You said: remember the blue door' })
+      .waitFor();
+    expect(await page.locator('.msg[data-mine="true"]').count()).toBe(1);
+  });
+
+  it('renders script injection from visitors and the model as inert text', async () => {
+    const page = await open();
+    const attack = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
+    await say(page, `evil ${attack}`);
+    const reply = page.locator('.msg[data-role="assistant"]:not(.streaming)');
+    await reply.waitFor();
+    await expect
+      .poll(() => page.locator('.msg[data-mine="true"] .bubble').textContent())
+      .toBe(`evil ${attack}`);
+    expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('.messages img, .messages script, .messages iframe').count()).toBe(0);
+    expect(await reply.locator('a').count()).toBe(1);
+    expect(await reply.locator('a').getAttribute('href')).toBe('https://safe.example/');
+    expect(await reply.textContent()).toContain('<script>window.__pwned=3</script>');
+  });
+
+  it('refuses an oversized message and keeps working', async () => {
+    const page = await open();
+    await page.evaluate(() => document.getElementById('input')!.removeAttribute('maxlength'));
+    await say(page, 'z'.repeat(9000));
+    await page.locator('#notice', { hasText: 'limit is 8000' }).waitFor();
+    await say(page, 'short one');
+    await page.locator('.msg[data-role="assistant"]', { hasText: 'You said: short one' }).waitFor();
+  });
+
+  it('shows who is typing in a room and answers when mentioned', async () => {
+    const alice = await open('?room=lobby');
+    const bob = await open('?room=lobby');
+    expect(await alice.locator('#subtitle').textContent()).toContain('#lobby');
+    await alice.evaluate(() => {
+      localStorage.setItem('colloquy.webchat.name', 'Alice');
+    });
+    await alice.reload();
+    await alice.waitForSelector('#status[data-state="online"]');
+    await alice.type('#input', 'hello', { delay: 20 });
+    await bob.locator('#typing', { hasText: 'Alice is typing' }).waitFor();
+    await alice.press('#input', 'Enter');
+    await bob.locator('.msg .who', { hasText: 'Alice' }).waitFor();
+    await say(bob, '@ada are you there?');
+    await alice
+      .locator('.msg[data-role="assistant"]', { hasText: 'You said: @ada are you there?' })
+      .waitFor();
+    expect(await alice.locator('.msg[data-role="assistant"]').count()).toBe(1);
+    await bob.screenshot({ path: `${OUT}webchat-room.png` });
+  });
+
+  it('looks right in dark mode on a phone', async () => {
+    const page = await open('', { colorScheme: 'dark', width: 390, height: 780 });
+    await say(page, 'plan something in the dark');
+    await page.locator('.msg[data-role="assistant"]:not(.streaming)').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: `${OUT}webchat-dark-mobile.png` });
+  });
+
+  it('shows the owner a live session tree and hides it from visitors', async () => {
+    const visitor = await open();
+    expect(await visitor.locator('#panel-button').isHidden()).toBe(true);
+    const owner = await open(`?admin=${ADMIN_TOKEN}`);
+    expect(new URL(owner.url()).search).toBe('');
+    await owner.locator('#panel:not([hidden])').waitFor();
+    await say(visitor, 'start a sub-agent');
+    await visitor.locator('.msg[data-role="assistant"]:not(.streaming)').waitFor();
+    const parent = [...server.host.sessions.values()].find((s) => s.kind === 'dm')!;
+    const child = server.host.addSession({
+      key: 'agent:main:subagent:7f3a9c2e-1111-2222-3333-444455556666',
+      kind: 'subagent',
+      spawnedBy: parent.key,
+      spawnDepth: 1,
+      status: 'running',
+      startedAt: Date.now() - 4200,
+      model: 'scripted/echo',
+      usage: { inputTokens: 900, outputTokens: 340, totalTokens: 1240 },
+    });
+    server.host.emit({ type: 'run.started', runId: 'sub-run', sessionKey: child.key });
+    const node = owner.locator(`.node[data-key="${child.key}"]`);
+    await node.waitFor();
+    expect(await node.getAttribute('data-status')).toBe('running');
+    expect(await owner.locator(`.node[data-key="${parent.key}"] .children .node`).count()).toBeGreaterThan(0);
+    await owner.screenshot({ path: `${OUT}webchat-owner.png` });
+    child.status = 'done';
+    child.endedAt = Date.now();
+    server.host.emit({ type: 'run.ended', runId: 'sub-run', sessionKey: child.key, status: 'done' });
+    await owner.locator(`.node[data-key="${child.key}"][data-status="done"]`).waitFor();
+  });
+});
+
+const EVIL_REPLY = [
+  'Here is <script>window.__pwned=3</script> and <img src=x onerror="window.__pwned=4">.',
+  '[bad](javascript:window.__pwned=5) and [good](https://safe.example/)',
+].join('\n\n');
