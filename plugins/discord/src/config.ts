@@ -1,0 +1,206 @@
+import { ColloquyError } from '@colloquy/core';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+// --- schema ---
+
+const Snowflake = Type.String({
+  pattern: '^[0-9]{1,22}$',
+  description: 'A Discord id (snowflake) written as a string of digits.',
+});
+
+const SnowflakeList = Type.Array(Snowflake);
+
+/** One bot account: its id inside Colloquy and its bot token (or the environment variable holding it). */
+export const DiscordAccountSchema = Type.Object(
+  {
+    accountId: Type.String({ minLength: 1, default: 'default' }),
+    token: Type.Optional(Type.String({ minLength: 1 })),
+    tokenEnv: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+/** Per-channel gating inside a guild. */
+export const DiscordChannelGateSchema = Type.Object(
+  {
+    requireMention: Type.Optional(Type.Boolean()),
+    allowUsers: Type.Optional(SnowflakeList),
+  },
+  { additionalProperties: false },
+);
+
+/** Per-guild gating. */
+export const DiscordGuildSchema = Type.Object(
+  {
+    requireMention: Type.Optional(Type.Boolean()),
+    channels: Type.Optional(Type.Record(Type.String(), DiscordChannelGateSchema)),
+    allowUsers: Type.Optional(SnowflakeList),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The `channels.discord` config section (TypeBox, with defaults).
+ *
+ * - `accounts`: one or more bot accounts (`token` or `tokenEnv`).
+ * - `requireMentionByDefault` [true]: guild messages must mention (or reply to) the bot.
+ * - `guilds`: per-guild and per-channel `requireMention` and `allowUsers`.
+ * - `allowGuilds`, `allowChannels`, `allowUsers`: allowlists; unset or empty means everyone.
+ * - `threadBindings.idleMinutes` [1440]: a bound thread idle this long is unbound (0 = never).
+ */
+export const DiscordConfigSchema = Type.Object(
+  {
+    accounts: Type.Array(DiscordAccountSchema, { minItems: 1 }),
+    requireMentionByDefault: Type.Boolean({ default: true }),
+    guilds: Type.Record(Type.String(), DiscordGuildSchema, { default: {} }),
+    allowGuilds: Type.Optional(SnowflakeList),
+    allowChannels: Type.Optional(SnowflakeList),
+    allowUsers: Type.Optional(SnowflakeList),
+    threadBindings: Type.Object(
+      { idleMinutes: Type.Integer({ minimum: 0, default: 1440 }) },
+      { additionalProperties: false, default: {} },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The fully resolved `channels.discord` section. */
+export type DiscordConfig = Static<typeof DiscordConfigSchema>;
+
+/** One resolved bot account. */
+export type DiscordAccountConfig = Static<typeof DiscordAccountSchema>;
+
+/** Per-guild gating, as resolved. */
+export type DiscordGuildConfig = Static<typeof DiscordGuildSchema>;
+
+/** What users write: every field with a default may be left out. */
+export interface DiscordConfigInput {
+  accounts: { accountId?: string; token?: string; tokenEnv?: string }[];
+  requireMentionByDefault?: boolean;
+  guilds?: Record<string, DiscordGuildConfig>;
+  allowGuilds?: string[];
+  allowChannels?: string[];
+  allowUsers?: string[];
+  threadBindings?: { idleMinutes?: number };
+}
+
+/** One problem found in the section: a dotted path, what was expected and what was found. */
+export interface DiscordConfigIssue {
+  path: string;
+  expected: string;
+  got: string;
+}
+
+// --- resolution ---
+
+const SECTION = 'channels.discord';
+
+/**
+ * Validates the `channels.discord` section and fills its defaults.
+ *
+ * @param section - the raw section (parsed JSON5), usually `config.channels.discord`
+ * @returns the resolved config; the input is not mutated
+ * @throws ColloquyError `CONFIG_INVALID` with `details.issues: { path, expected, got }[]` naming
+ *   every bad field (paths start with `channels.discord`)
+ * @example
+ * ```ts
+ * const discord = resolveDiscordConfig({ accounts: [{ tokenEnv: 'DISCORD_TOKEN' }] });
+ * discord.threadBindings.idleMinutes; // 1440
+ * ```
+ */
+export function resolveDiscordConfig(section: unknown): DiscordConfig {
+  const value = Value.Default(DiscordConfigSchema, Value.Clone(section ?? {}));
+  const issues: DiscordConfigIssue[] = [];
+  for (const error of Value.Errors(DiscordConfigSchema, value)) {
+    issues.push({
+      path: toDottedPath(error.path),
+      expected: describeExpected(error.schema, error.message),
+      got: describeValue(error.value),
+    });
+  }
+  if (issues.length === 0) issues.push(...checkAccounts(value as DiscordConfig));
+  if (issues.length > 0) {
+    const first = issues[0]!;
+    throw new ColloquyError(
+      'CONFIG_INVALID',
+      `Invalid Discord config at ${first.path}: expected ${first.expected}, got ${first.got}. ` +
+        `Fix the "${SECTION}" section of your config${issues.length > 1 ? ` (${issues.length} problems)` : ''}.`,
+      { issues },
+    );
+  }
+  return value as DiscordConfig;
+}
+
+function checkAccounts(config: DiscordConfig): DiscordConfigIssue[] {
+  const issues: DiscordConfigIssue[] = [];
+  const seen = new Set<string>();
+  config.accounts.forEach((account, index) => {
+    const path = `${SECTION}.accounts.${index}`;
+    if (account.token === undefined && account.tokenEnv === undefined) {
+      issues.push({
+        path: `${path}.token`,
+        expected: 'a bot token, or tokenEnv naming a variable',
+        got: 'nothing',
+      });
+    }
+    if (seen.has(account.accountId)) {
+      issues.push({
+        path: `${path}.accountId`,
+        expected: 'an accountId used by no other account',
+        got: JSON.stringify(account.accountId),
+      });
+    }
+    seen.add(account.accountId);
+  });
+  return issues;
+}
+
+/**
+ * Returns the bot token of an account, reading `tokenEnv` from the environment when set.
+ *
+ * @param account - a resolved account
+ * @param index - its position in `accounts`, for the error path
+ * @param env - the environment (default `process.env`)
+ * @throws ColloquyError `CONFIG_INVALID` when `tokenEnv` names an unset variable
+ */
+export function resolveAccountToken(
+  account: DiscordAccountConfig,
+  index: number,
+  env: Record<string, string | undefined> = process.env,
+): string {
+  if (account.token !== undefined) return account.token;
+  const name = account.tokenEnv ?? '';
+  const token = env[name];
+  if (token === undefined || token === '') {
+    throw new ColloquyError(
+      'CONFIG_INVALID',
+      `Discord account "${account.accountId}" reads its token from $${name}, which is not set. ` +
+        `Export ${name} or set ${SECTION}.accounts.${index}.token.`,
+      { issues: [{ path: `${SECTION}.accounts.${index}.tokenEnv`, expected: `$${name} set`, got: 'unset' }] },
+    );
+  }
+  return token;
+}
+
+function toDottedPath(pointer: string): string {
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return [SECTION, ...parts].join('.');
+}
+
+function describeExpected(schema: TSchema, message: string): string {
+  if ((schema as { pattern?: unknown }).pattern === '^[0-9]{1,22}$')
+    return 'a Discord id as a quoted string of digits';
+  return message.replace(/^Expected /, '').replace(/^Expected$/, 'a valid value');
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (typeof value === 'number' && !Number.isSafeInteger(value))
+    return `${value} (a number too large to be exact)`;
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

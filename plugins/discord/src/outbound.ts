@@ -1,0 +1,130 @@
+import { ColloquyError, type OutboundMessage, type SendResult } from '@colloquy/core';
+import {
+  type APIAllowedMentions,
+  type APIChannel,
+  type APIMessage,
+  DiscordAPIError,
+  type REST,
+  RESTJSONErrorCodes,
+  type RESTPostAPIChannelMessageJSONBody,
+  Routes,
+} from 'discord.js';
+import { chunkDiscordMarkdown } from './chunk-markdown.js';
+
+/**
+ * Mentions in model text render but never ping: a prompt-injected model must not be able to page
+ * `@everyone` or a list of users. The author of the message replied to is still notified.
+ */
+const allowedMentions = (): APIAllowedMentions => ({ parse: [], replied_user: true });
+
+/**
+ * Sends a message to a channel in chunks of at most 2000 characters through the discord.js REST
+ * queue (which waits out rate limits and retries 429s). The first chunk replies to
+ * `message.replyToMessageId` when set.
+ *
+ * @param rest - the account's REST client
+ * @param channelId - the Discord channel (or thread) id
+ * @param message - the outbound message
+ * @returns the id of the first message and of every chunk
+ * @throws ColloquyError `INVALID_ARGUMENT` when the text is blank; `CHANNEL_ERROR` when Discord
+ *   refuses a chunk (`details.sentMessageIds` lists chunks already delivered)
+ */
+export async function sendChunks(
+  rest: REST,
+  channelId: string,
+  message: OutboundMessage,
+): Promise<SendResult> {
+  const chunks = chunkDiscordMarkdown(message.text);
+  if (chunks.length === 0) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      'Cannot send a blank message to Discord: give it some text.',
+      {
+        channelId,
+      },
+    );
+  }
+  const messageIds: string[] = [];
+  for (const [index, content] of chunks.entries()) {
+    const body: RESTPostAPIChannelMessageJSONBody = { content, allowed_mentions: allowedMentions() };
+    if (index === 0 && message.replyToMessageId !== undefined) {
+      body.message_reference = { message_id: message.replyToMessageId, fail_if_not_exists: false };
+    }
+    try {
+      const sent = (await rest.post(Routes.channelMessages(channelId), { body })) as APIMessage;
+      messageIds.push(sent.id);
+    } catch (error) {
+      throw toChannelError(error, `send a message to channel ${channelId}`, {
+        channelId,
+        chunk: index,
+        chunks: chunks.length,
+        sentMessageIds: messageIds,
+      });
+    }
+  }
+  return { messageId: messageIds[0]!, messageIds };
+}
+
+/**
+ * Opens (or finds) the DM channel with a user.
+ *
+ * @throws ColloquyError `CHANNEL_ERROR` when Discord refuses (the user shares no server with the bot
+ *   or blocks DMs)
+ */
+export async function openDirectChannel(rest: REST, userId: string): Promise<string> {
+  try {
+    const channel = (await rest.post(Routes.userChannels(), {
+      body: { recipient_id: userId },
+    })) as APIChannel;
+    return channel.id;
+  } catch (error) {
+    throw toChannelError(error, `open a DM with user ${userId}`, { userId });
+  }
+}
+
+/** True for Discord's "Unknown Channel" error (the id is not a channel this bot can see). */
+export function isUnknownChannel(error: unknown): boolean {
+  const cause = error instanceof ColloquyError ? error.cause : error;
+  return cause instanceof DiscordAPIError && cause.code === RESTJSONErrorCodes.UnknownChannel;
+}
+
+const HINTS: Partial<Record<number, string>> = {
+  [RESTJSONErrorCodes.MissingAccess]:
+    'Give the bot the View Channel permission there, or remove the binding.',
+  [RESTJSONErrorCodes.MissingPermissions]:
+    'Give the bot Send Messages (and Send Messages in Threads, Create Public Threads) in that channel.',
+  [RESTJSONErrorCodes.UnknownChannel]: 'The channel is gone or the bot is not in its server.',
+  [RESTJSONErrorCodes.CannotSendMessagesToThisUser]: 'The user does not accept DMs from this bot.',
+  [RESTJSONErrorCodes.ThreadLocked]: 'The thread is locked; unlock it or start a new one.',
+};
+
+/**
+ * Wraps a discord.js error as `CHANNEL_ERROR` with Discord's status and JSON error code.
+ *
+ * @param error - what discord.js threw
+ * @param action - what was being done, e.g. "send a message to channel 123"
+ * @param details - structured context
+ */
+export function toChannelError(
+  error: unknown,
+  action: string,
+  details: Record<string, unknown>,
+): ColloquyError {
+  if (error instanceof DiscordAPIError) {
+    const code = typeof error.code === 'number' ? error.code : undefined;
+    const hint = code === undefined ? undefined : HINTS[code];
+    return new ColloquyError(
+      'CHANNEL_ERROR',
+      `Discord refused to ${action}: ${error.message} (HTTP ${error.status}).${hint ? ` ${hint}` : ''}`,
+      { ...details, status: error.status, discordCode: error.code },
+      { cause: error },
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new ColloquyError(
+    'CHANNEL_ERROR',
+    `Could not ${action}: ${message}. Check the network and the bot token.`,
+    details,
+    { cause: error },
+  );
+}

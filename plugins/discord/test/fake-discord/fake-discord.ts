@@ -1,0 +1,783 @@
+/**
+ * A fake of Discord on 127.0.0.1 for discord.js: the REST endpoints the plugin uses and a gateway
+ * WebSocket (HELLO, IDENTIFY/READY, GUILD_CREATE, RESUME with replay, heartbeat ACK, RECONNECT).
+ * A real discord.js Client talks to it through `rest.api` and the URL `GET /gateway/bot` returns.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIAttachment, APIChannel, APIMessage } from 'discord.js';
+import { type WebSocket, WebSocketServer } from 'ws';
+import {
+  dmChannelPayload,
+  type FakeUser,
+  memberPayload,
+  messagePayload,
+  snowflake,
+  textChannelPayload,
+  threadPayload,
+  userPayload,
+} from './payloads.js';
+
+export type { FakeUser } from './payloads.js';
+
+/** A bot account the fake accepts. */
+export interface FakeBot {
+  token: string;
+  user: FakeUser;
+  applicationId: string;
+}
+
+export interface FakeGuild {
+  id: string;
+  name: string;
+  channels: { id: string; name: string }[];
+}
+
+export interface FakeDiscordOptions {
+  bots: { token: string; username: string }[];
+  guilds?: { name: string; channels: string[] }[];
+  /** Heartbeat interval sent in HELLO. Default 1000 ms. */
+  heartbeatIntervalMs?: number;
+  /** What `GET /gateway/bot` reports as the gateway URL. Default: this fake's gateway. */
+  advertisedGatewayUrl?: string;
+  /** Close IDENTIFY with 4014 (disallowed intents) when the MessageContent intent is asked for. */
+  disallowMessageContent?: boolean;
+}
+
+/** One HTTP request the fake received. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  body: unknown;
+  at: number;
+  status: number;
+}
+
+interface ChannelRecord {
+  payload: APIChannel;
+  guildId?: string;
+  /** For DM channels: the bot on the other side. */
+  dmBotId?: string;
+  messages: APIMessage[];
+}
+
+interface GatewaySession {
+  id: string;
+  bot: FakeBot;
+  seq: number;
+  history: { op: 0; t: string; s: number; d: unknown }[];
+  socket?: WebSocket;
+}
+
+interface InteractionRecord {
+  id: string;
+  token: string;
+  bot: FakeBot;
+  channelId: string;
+  dispatchedAt: number;
+  callback?: { type: number; at: number; flags: number };
+  original?: APIMessage;
+  followUps: APIMessage[];
+}
+
+interface RateLimitRule {
+  method: string;
+  path: RegExp;
+  retryAfterSeconds: number;
+  remaining: number;
+}
+
+const MESSAGE_CONTENT_INTENT = 1 << 15;
+const UNKNOWN_CHANNEL = { message: 'Unknown Channel', code: 10003 };
+
+type Respond = (status: number, payload?: unknown, headers?: Record<string, string>) => void;
+
+interface Route {
+  method: string;
+  path: RegExp;
+  /** Needs `Authorization: Bot <token>` of a known bot. */
+  auth: boolean;
+  handle(input: { match: RegExpExecArray; body: unknown; bot: FakeBot; respond: Respond }): void;
+}
+
+export class FakeDiscord {
+  readonly bots: FakeBot[];
+  readonly guilds: FakeGuild[] = [];
+  readonly users = new Map<string, FakeUser>();
+  readonly channels = new Map<string, ChannelRecord>();
+  readonly requests: RecordedRequest[] = [];
+  /** IDENTIFY payloads received, in order. */
+  readonly identifies: { token: string; intents: number }[] = [];
+  /** RESUME payloads received, in order. */
+  readonly resumes: { sessionId: string; seq: number }[] = [];
+  /** Query strings of gateway connections (v, encoding, compress). */
+  readonly gatewayQueries: URLSearchParams[] = [];
+  readonly registeredCommands = new Map<string, unknown[]>();
+  readonly interactions = new Map<string, InteractionRecord>();
+  heartbeatAcks = 0;
+
+  private readonly sessions = new Map<string, GatewaySession>();
+  private readonly readOnly = new Set<string>();
+  private readonly rateLimits: RateLimitRule[] = [];
+  private readonly sockets = new Set<WebSocket>();
+  private server!: Server;
+  private wss!: WebSocketServer;
+  private port = 0;
+
+  private constructor(private readonly options: FakeDiscordOptions) {
+    this.bots = options.bots.map((bot) => ({
+      token: bot.token,
+      user: { id: snowflake(), username: bot.username, bot: true },
+      applicationId: snowflake(),
+    }));
+    for (const bot of this.bots) this.users.set(bot.user.id, bot.user);
+    for (const guild of options.guilds ?? [{ name: 'Guild', channels: ['general'] }]) {
+      const id = snowflake();
+      const channels = guild.channels.map((name) => ({ id: snowflake(), name }));
+      this.guilds.push({ id, name: guild.name, channels });
+      for (const channel of channels) {
+        this.channels.set(channel.id, {
+          payload: textChannelPayload(id, channel.id, channel.name),
+          guildId: id,
+          messages: [],
+        });
+      }
+    }
+  }
+
+  /** Starts the fake on 127.0.0.1 with a free port. */
+  static async start(options: FakeDiscordOptions): Promise<FakeDiscord> {
+    const fake = new FakeDiscord(options);
+    await fake.listen();
+    return fake;
+  }
+
+  /** The REST root to give discord.js as `rest.api`. */
+  get apiRoot(): string {
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  /** The gateway URL (what `GET /gateway/bot` returns by default). */
+  get gatewayUrl(): string {
+    return `ws://127.0.0.1:${this.port}/gateway`;
+  }
+
+  // --- test controls ---
+
+  /** Adds a human (or a foreign bot) the fake knows. */
+  addUser(username: string, options: { bot?: boolean; globalName?: string } = {}): FakeUser {
+    const user: FakeUser = { id: snowflake(), username, ...options };
+    this.users.set(user.id, user);
+    return user;
+  }
+
+  /** The id of a guild text channel by name (first guild unless given). */
+  channelId(name: string, guildIndex = 0): string {
+    const channel = this.guilds[guildIndex]?.channels.find((c) => c.name === name);
+    if (channel === undefined) throw new Error(`no channel ${name}`);
+    return channel.id;
+  }
+
+  /** Opens (or finds) the DM channel between a user and a bot. */
+  dmChannel(user: FakeUser, bot: FakeBot = this.bots[0]!): string {
+    for (const [id, record] of this.channels) {
+      if (
+        record.dmBotId === bot.user.id &&
+        (record.payload as { recipients?: { id: string }[] }).recipients?.[0]?.id === user.id
+      ) {
+        return id;
+      }
+    }
+    const id = snowflake();
+    this.channels.set(id, { payload: dmChannelPayload(id, user), dmBotId: bot.user.id, messages: [] });
+    return id;
+  }
+
+  /** A user posts a message; it is stored and dispatched as MESSAGE_CREATE. */
+  say(input: {
+    channelId: string;
+    author: FakeUser;
+    content: string;
+    replyTo?: string;
+    attachments?: Omit<APIAttachment, 'id'>[];
+    webhookId?: string;
+  }): APIMessage {
+    const record = this.channelRecord(input.channelId);
+    const referenced = input.replyTo ? record.messages.find((m) => m.id === input.replyTo) : undefined;
+    const message = messagePayload({
+      id: snowflake(),
+      channelId: input.channelId,
+      guildId: record.guildId,
+      author: input.author,
+      content: input.content,
+      mentions: this.mentionedUsers(input.content),
+      attachments: input.attachments?.map((a) => ({ ...a, id: snowflake() })),
+      referenced,
+      webhookId: input.webhookId,
+    });
+    record.messages.push(message);
+    this.dispatchToChannel(record, 'MESSAGE_CREATE', { ...message, channel_type: record.payload.type });
+    return message;
+  }
+
+  /** Messages posted in a channel (or thread), oldest first. */
+  messagesIn(channelId: string): APIMessage[] {
+    return this.channels.get(channelId)?.messages ?? [];
+  }
+
+  /** Messages a bot posted in a channel (or thread). */
+  botMessages(channelId: string, bot: FakeBot = this.bots[0]!): APIMessage[] {
+    return this.messagesIn(channelId).filter((m) => m.author.id === bot.user.id);
+  }
+
+  /** Threads (channel type 11) created under a parent channel. */
+  threadsOf(parentId: string): APIChannel[] {
+    return [...this.channels.values()]
+      .map((record) => record.payload)
+      .filter((payload) => payload.type === 11 && (payload as { parent_id?: string }).parent_id === parentId);
+  }
+
+  /** Answers the next `times` requests matching with 429 and a Retry-After. */
+  rateLimitNext(method: string, path: RegExp, retryAfterSeconds: number, times = 1): void {
+    this.rateLimits.push({ method, path, retryAfterSeconds, remaining: times });
+  }
+
+  /** Makes a channel refuse the bot's messages with 403 Missing Permissions. */
+  denySend(channelId: string): void {
+    this.readOnly.add(channelId);
+  }
+
+  /** Sends RECONNECT (op 7) on every open gateway connection. */
+  forceReconnect(): void {
+    for (const session of this.sessions.values()) this.send(session.socket, { op: 7, d: null });
+  }
+
+  /** Cuts every gateway connection without a close frame (a network drop). */
+  dropConnections(): void {
+    for (const socket of this.sockets) socket.terminate();
+  }
+
+  /** Whether a bot currently has an open gateway connection. */
+  isConnected(bot: FakeBot = this.bots[0]!): boolean {
+    return [...this.sessions.values()].some((s) => s.bot === bot && s.socket?.readyState === 1);
+  }
+
+  /** A user runs a slash command; dispatched as INTERACTION_CREATE. Returns the interaction token. */
+  slashCommand(input: {
+    channelId: string;
+    user: FakeUser;
+    name: string;
+    args?: string;
+    bot?: FakeBot;
+  }): string {
+    const bot = input.bot ?? this.bots[0]!;
+    const record = this.channelRecord(input.channelId);
+    const id = snowflake();
+    const token = `interaction-token-${id}`;
+    this.interactions.set(token, {
+      id,
+      token,
+      bot,
+      channelId: input.channelId,
+      dispatchedAt: Date.now(),
+      followUps: [],
+    });
+    const payload: Record<string, unknown> = {
+      id,
+      application_id: bot.applicationId,
+      type: 2,
+      token,
+      version: 1,
+      channel_id: input.channelId,
+      channel: record.payload,
+      app_permissions: '2248473465835073',
+      locale: 'en-US',
+      entitlements: [],
+      authorizing_integration_owners: { '0': record.guildId ?? '0' },
+      context: record.guildId ? 0 : 1,
+      attachment_size_limit: 10_485_760,
+      data: {
+        id: snowflake(),
+        name: input.name,
+        type: 1,
+        ...(input.args !== undefined ? { options: [{ name: 'args', type: 3, value: input.args }] } : {}),
+      },
+    };
+    if (record.guildId !== undefined) {
+      payload.guild_id = record.guildId;
+      payload.guild_locale = 'en-US';
+      payload.member = { ...memberPayload(input.user), permissions: '2248473465835073' };
+    } else {
+      payload.user = userPayload(input.user);
+    }
+    for (const session of this.sessions.values())
+      if (session.bot === bot) this.dispatch(session, 'INTERACTION_CREATE', payload);
+    return token;
+  }
+
+  /** Resolves when `check` returns a value other than undefined/false, polling every 20 ms. */
+  async waitFor<T>(check: () => T | undefined | false, timeoutMs = 5000, what = 'condition'): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = check();
+      if (value !== undefined && value !== false) return value;
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.terminate();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  // --- HTTP ---
+
+  private async listen(): Promise<void> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        this.reply(res, 500, { message: String(error), code: 0 });
+      });
+    });
+    this.wss = new WebSocketServer({ noServer: true });
+    this.server.on('upgrade', (req, socket, head) => {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (url.pathname !== '/gateway') {
+        socket.destroy();
+        return;
+      }
+      this.gatewayQueries.push(url.searchParams);
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws));
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const body = await readJson(req);
+    const method = req.method ?? 'GET';
+    const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, '');
+    const record: RecordedRequest = {
+      method,
+      path,
+      query: url.searchParams,
+      body,
+      at: Date.now(),
+      status: 0,
+    };
+    this.requests.push(record);
+    const respond: Respond = (status, payload, headers = {}) => {
+      record.status = status;
+      this.reply(res, status, payload, headers);
+    };
+
+    const limit = this.rateLimits.find(
+      (rule) => rule.remaining > 0 && rule.method === method && rule.path.test(path),
+    );
+    if (limit !== undefined) {
+      limit.remaining -= 1;
+      respond(
+        429,
+        { message: 'You are being rate limited.', retry_after: limit.retryAfterSeconds, global: false },
+        {
+          'retry-after': String(limit.retryAfterSeconds),
+          'x-ratelimit-limit': '5',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset-after': String(limit.retryAfterSeconds),
+          'x-ratelimit-bucket': 'fake-bucket',
+          'x-ratelimit-scope': 'user',
+        },
+      );
+      return;
+    }
+
+    const bot = this.bots.find((b) => req.headers.authorization === `Bot ${b.token}`);
+    for (const route of this.routes) {
+      if (route.method !== method) continue;
+      const match = route.path.exec(path);
+      if (match === null) continue;
+      // Interaction callbacks and webhooks authenticate with the token in the path.
+      if (route.auth && bot === undefined) {
+        respond(401, { message: '401: Unauthorized', code: 0 });
+        return;
+      }
+      route.handle({ match, body, bot: bot!, respond });
+      return;
+    }
+    respond(404, { message: '404: Not Found', code: 0 });
+  }
+
+  private readonly routes: Route[] = [
+    {
+      method: 'POST',
+      path: /^\/interactions\/(\d+)\/([^/]+)\/callback$/,
+      auth: false,
+      handle: ({ match, body, respond }) => {
+        const interaction = this.interactions.get(match[2]!);
+        const late = interaction !== undefined && Date.now() - interaction.dispatchedAt > 3000;
+        if (interaction === undefined || interaction.callback !== undefined || late) {
+          respond(404, { message: 'Unknown interaction', code: 10062 });
+          return;
+        }
+        const { type, data } = body as { type: number; data?: { content?: string; flags?: number } };
+        interaction.callback = { type, at: Date.now(), flags: data?.flags ?? 0 };
+        if (data?.content !== undefined)
+          interaction.original = this.webhookMessage(interaction, data.content);
+        respond(204);
+      },
+    },
+    {
+      method: 'PATCH',
+      path: /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/,
+      auth: false,
+      handle: ({ match, body, respond }) => {
+        const interaction = this.interactions.get(match[2]!);
+        if (interaction?.callback === undefined) {
+          respond(404, { message: 'Unknown Webhook', code: 10015 });
+          return;
+        }
+        interaction.original = this.webhookMessage(interaction, (body as { content: string }).content);
+        respond(200, interaction.original);
+      },
+    },
+    {
+      method: 'POST',
+      path: /^\/webhooks\/(\d+)\/([^/]+)$/,
+      auth: false,
+      handle: ({ match, body, respond }) => {
+        const interaction = this.interactions.get(match[2]!);
+        if (interaction?.callback === undefined) {
+          respond(404, { message: 'Unknown Webhook', code: 10015 });
+          return;
+        }
+        const message = this.webhookMessage(interaction, (body as { content: string }).content);
+        interaction.followUps.push(message);
+        respond(200, message);
+      },
+    },
+    {
+      method: 'GET',
+      path: /^\/gateway\/bot$/,
+      auth: true,
+      handle: ({ respond }) =>
+        respond(200, {
+          url: this.options.advertisedGatewayUrl ?? this.gatewayUrl,
+          shards: 1,
+          session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
+        }),
+    },
+    {
+      method: 'GET',
+      path: /^\/users\/@me$/,
+      auth: true,
+      handle: ({ bot, respond }) => respond(200, userPayload(bot.user)),
+    },
+    {
+      method: 'POST',
+      path: /^\/users\/@me\/channels$/,
+      auth: true,
+      handle: ({ body, bot, respond }) => {
+        const user = this.users.get((body as { recipient_id: string }).recipient_id);
+        if (user === undefined) respond(400, { message: 'Invalid Form Body', code: 50035 });
+        else respond(200, this.channels.get(this.dmChannel(user, bot))!.payload);
+      },
+    },
+    {
+      method: 'GET',
+      path: /^\/channels\/(\d+)$/,
+      auth: true,
+      handle: ({ match, respond }) => {
+        const channel = this.channels.get(match[1]!);
+        if (channel === undefined) respond(404, UNKNOWN_CHANNEL);
+        else respond(200, channel.payload);
+      },
+    },
+    {
+      method: 'POST',
+      path: /^\/channels\/(\d+)\/typing$/,
+      auth: true,
+      handle: ({ match, respond }) => {
+        if (!this.channels.has(match[1]!)) respond(404, UNKNOWN_CHANNEL);
+        else respond(204);
+      },
+    },
+    {
+      method: 'POST',
+      path: /^\/channels\/(\d+)\/messages$/,
+      auth: true,
+      handle: ({ match, body, bot, respond }) => this.createMessage(match[1]!, body, bot, respond),
+    },
+    {
+      method: 'POST',
+      path: /^\/channels\/(\d+)(?:\/messages\/(\d+))?\/threads$/,
+      auth: true,
+      handle: ({ match, body, bot, respond }) => this.createThread(match[1]!, match[2], body, bot, respond),
+    },
+    {
+      method: 'PUT',
+      path: /^\/applications\/(\d+)\/guilds\/(\d+)\/commands$/,
+      auth: true,
+      handle: ({ match, body, respond }) => {
+        const [, applicationId, guildId] = match;
+        const commands = (body as { name: string }[]).map((command) => ({
+          ...command,
+          id: snowflake(),
+          application_id: applicationId,
+          guild_id: guildId,
+          version: snowflake(),
+          default_member_permissions: null,
+        }));
+        this.registeredCommands.set(`${applicationId}:${guildId}`, commands);
+        respond(200, commands);
+      },
+    },
+  ];
+
+  private createMessage(channelId: string, body: unknown, bot: FakeBot, respond: Respond): void {
+    const channel = this.channels.get(channelId);
+    if (channel === undefined || (channel.dmBotId !== undefined && channel.dmBotId !== bot.user.id)) {
+      respond(404, UNKNOWN_CHANNEL);
+      return;
+    }
+    if (this.readOnly.has(channelId)) {
+      respond(403, { message: 'Missing Permissions', code: 50013 });
+      return;
+    }
+    const { content, message_reference } = body as {
+      content?: string;
+      message_reference?: { message_id: string };
+    };
+    if (content === undefined || content.length === 0 || content.length > 2000) {
+      respond(400, {
+        message: 'Invalid Form Body',
+        code: 50035,
+        errors: { content: 'BASE_TYPE_MAX_LENGTH' },
+      });
+      return;
+    }
+    const referenced = channel.messages.find((m) => m.id === message_reference?.message_id);
+    const message = messagePayload({
+      id: snowflake(),
+      channelId,
+      guildId: channel.guildId,
+      author: bot.user,
+      content,
+      mentions: [],
+      referenced,
+    });
+    channel.messages.push(message);
+    respond(200, message);
+    // Discord echoes the bot's own messages on the gateway: the bot must ignore them.
+    this.dispatchToChannel(channel, 'MESSAGE_CREATE', { ...message, channel_type: channel.payload.type });
+  }
+
+  private createThread(
+    parentId: string,
+    fromMessageId: string | undefined,
+    body: unknown,
+    bot: FakeBot,
+    respond: Respond,
+  ): void {
+    const parent = this.channels.get(parentId);
+    if (parent === undefined || parent.guildId === undefined) {
+      respond(404, UNKNOWN_CHANNEL);
+      return;
+    }
+    const { name, auto_archive_duration } = body as { name: string; auto_archive_duration?: number };
+    // A thread started from a message takes the message's id, as on Discord.
+    const id = fromMessageId ?? snowflake();
+    const payload = threadPayload({
+      guildId: parent.guildId,
+      parentId,
+      id,
+      name,
+      ownerId: bot.user.id,
+      autoArchiveMinutes: auto_archive_duration ?? 1440,
+    });
+    const thread: ChannelRecord = { payload, guildId: parent.guildId, messages: [] };
+    this.channels.set(id, thread);
+    respond(201, payload);
+    this.dispatchToChannel(thread, 'THREAD_CREATE', { ...payload, newly_created: true });
+  }
+
+  private reply(
+    res: ServerResponse,
+    status: number,
+    payload?: unknown,
+    headers: Record<string, string> = {},
+  ): void {
+    if (res.headersSent) return;
+    if (payload === undefined) {
+      res.writeHead(status, headers).end();
+      return;
+    }
+    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
+  }
+
+  private webhookMessage(interaction: InteractionRecord, content: string): APIMessage {
+    if (content.length === 0 || content.length > 2000)
+      throw new Error(`bad webhook content length ${content.length}`);
+    const message = messagePayload({
+      id: interaction.original?.id ?? snowflake(),
+      channelId: interaction.channelId,
+      author: interaction.bot.user,
+      content,
+      mentions: [],
+      webhookId: interaction.bot.applicationId,
+    });
+    return message;
+  }
+
+  // --- gateway ---
+
+  private onConnection(socket: WebSocket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => {
+      this.sockets.delete(socket);
+      for (const session of this.sessions.values()) if (session.socket === socket) session.socket = undefined;
+    });
+    socket.on('message', (data) =>
+      this.onFrame(socket, JSON.parse(String(data)) as { op: number; d: unknown }),
+    );
+    this.send(socket, { op: 10, d: { heartbeat_interval: this.options.heartbeatIntervalMs ?? 1000 } });
+  }
+
+  private onFrame(socket: WebSocket, frame: { op: number; d: unknown }): void {
+    switch (frame.op) {
+      case 1:
+        this.heartbeatAcks += 1;
+        this.send(socket, { op: 11 });
+        return;
+      case 2: {
+        const { token, intents } = frame.d as { token: string; intents: number };
+        this.identifies.push({ token, intents });
+        const bot = this.bots.find((b) => b.token === token);
+        if (bot === undefined) {
+          socket.close(4004, 'Authentication failed');
+          return;
+        }
+        if (this.options.disallowMessageContent && (intents & MESSAGE_CONTENT_INTENT) !== 0) {
+          socket.close(4014, 'Disallowed intent(s)');
+          return;
+        }
+        const session: GatewaySession = { id: snowflake(), bot, seq: 0, history: [], socket };
+        this.sessions.set(session.id, session);
+        this.dispatch(session, 'READY', {
+          v: 10,
+          user: userPayload(bot.user),
+          guilds: this.guilds.map((g) => ({ id: g.id, unavailable: true })),
+          session_id: session.id,
+          resume_gateway_url: this.gatewayUrl,
+          shard: [0, 1],
+          application: { id: bot.applicationId, flags: 0 },
+        });
+        for (const guild of this.guilds)
+          this.dispatch(session, 'GUILD_CREATE', this.guildPayload(guild, bot));
+        return;
+      }
+      case 6: {
+        const { token, session_id, seq } = frame.d as { token: string; session_id: string; seq: number };
+        this.resumes.push({ sessionId: session_id, seq });
+        const session = this.sessions.get(session_id);
+        if (session === undefined || session.bot.token !== token) {
+          this.send(socket, { op: 9, d: false });
+          return;
+        }
+        session.socket = socket;
+        for (const payload of session.history) if (payload.s > seq) this.send(socket, payload);
+        this.dispatch(session, 'RESUMED', null);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private guildPayload(guild: FakeGuild, bot: FakeBot): unknown {
+    const threads = [...this.channels.values()]
+      .filter((record) => record.guildId === guild.id && record.payload.type === 11)
+      .map((record) => record.payload);
+    return {
+      id: guild.id,
+      name: guild.name,
+      icon: null,
+      owner_id: this.bots[0]!.user.id,
+      unavailable: false,
+      member_count: 2,
+      large: false,
+      joined_at: new Date(0).toISOString(),
+      features: [],
+      premium_tier: 0,
+      system_channel_flags: 0,
+      roles: [
+        {
+          id: guild.id,
+          name: '@everyone',
+          permissions: '2248473465835073',
+          position: 0,
+          color: 0,
+          hoist: false,
+          managed: false,
+          mentionable: false,
+          flags: 0,
+        },
+      ],
+      channels: guild.channels.map((c) => textChannelPayload(guild.id, c.id, c.name)),
+      threads,
+      members: [memberPayload(bot.user)],
+      emojis: [],
+      stickers: [],
+      voice_states: [],
+      presences: [],
+      stage_instances: [],
+      guild_scheduled_events: [],
+    };
+  }
+
+  private dispatchToChannel(record: ChannelRecord, t: string, d: unknown): void {
+    for (const session of this.sessions.values()) {
+      if (record.dmBotId !== undefined && record.dmBotId !== session.bot.user.id) continue;
+      this.dispatch(session, t, d);
+    }
+  }
+
+  private dispatch(session: GatewaySession, t: string, d: unknown): void {
+    session.seq += 1;
+    const payload = { op: 0 as const, t, s: session.seq, d };
+    session.history.push(payload);
+    if (session.history.length > 500) session.history.shift();
+    this.send(session.socket, payload);
+  }
+
+  private send(socket: WebSocket | undefined, payload: unknown): void {
+    if (socket?.readyState === 1) socket.send(JSON.stringify(payload));
+  }
+
+  private channelRecord(id: string): ChannelRecord {
+    const record = this.channels.get(id);
+    if (record === undefined) throw new Error(`no channel ${id}`);
+    return record;
+  }
+
+  private mentionedUsers(content: string): FakeUser[] {
+    const users: FakeUser[] = [];
+    for (const match of content.matchAll(/<@!?(\d+)>/g)) {
+      const user = this.users.get(match[1]!);
+      if (user !== undefined && !users.includes(user)) users.push(user);
+    }
+    return users;
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  if (chunks.length === 0) return undefined;
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!(req.headers['content-type'] ?? '').includes('application/json')) return text;
+  return JSON.parse(text);
+}
