@@ -119,7 +119,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
           });
           let finish: ModelStreamEvent | undefined;
           for await (const part of result.fullStream) {
-            armIdleTimer();
+            if (idleTimer) clearTimeout(idleTimer); // the consumer's time between parts does not count
             switch (part.type) {
               case 'text-delta':
                 if (part.text.length === 0) break;
@@ -144,6 +144,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
               default:
                 break; // reasoning, tool-input deltas, steps, sources, raw: not part of a Colloquy turn
             }
+            armIdleTimer();
           }
           if (abortState()) throw new DOMException('aborted', 'AbortError');
           if (!finish) {
