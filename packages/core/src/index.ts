@@ -28,6 +28,26 @@ export {
 export type { ErrorCode } from './errors/colloquy-error.js';
 // --- errors ---
 export { ColloquyError, isColloquyError, toColloquyError } from './errors/colloquy-error.js';
+// --- history ---
+export type {
+  RedactionResult,
+  Redactor,
+  SanitizedHistory,
+  SanitizedMessage,
+  SanitizeHistoryOptions,
+} from './history/index.js';
+export {
+  createRedactor,
+  HISTORY_MAX_BYTES,
+  HISTORY_OMITTED_PLACEHOLDER,
+  HISTORY_TEXT_LIMIT,
+  REDACTION_MARK,
+  redactSecrets,
+  sanitizeHistory,
+  TRUNCATION_SUFFIX,
+  truncateText,
+  utf8ByteLength,
+} from './history/index.js';
 export type {
   ChannelCapabilities,
   ChannelCommand,
@@ -136,4 +156,9 @@ export type {
   SessionAccessInput,
   SessionAction,
 } from './policy/index.js';
-export { checkSessionAccess, effectiveVisibility, evaluateSendPolicy, parseSendCommand } from './policy/index.js';
+export {
+  checkSessionAccess,
+  effectiveVisibility,
+  evaluateSendPolicy,
+  parseSendCommand,
+} from './policy/index.js';

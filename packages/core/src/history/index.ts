@@ -1,0 +1,10 @@
+export type { RedactionResult, Redactor } from './redact-secrets.js';
+export { createRedactor, REDACTION_MARK, redactSecrets } from './redact-secrets.js';
+export type { SanitizedHistory, SanitizedMessage, SanitizeHistoryOptions } from './sanitize-history.js';
+export {
+  HISTORY_MAX_BYTES,
+  HISTORY_OMITTED_PLACEHOLDER,
+  HISTORY_TEXT_LIMIT,
+  sanitizeHistory,
+} from './sanitize-history.js';
+export { TRUNCATION_SUFFIX, truncateText, utf8ByteLength } from './truncate-text.js';
