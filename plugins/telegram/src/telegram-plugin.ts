@@ -40,7 +40,7 @@ export interface TelegramPluginOptions {
   registerCommands?: boolean;
   /** The text (Telegram HTML) a user gets with a pairing code. Default names the `colloquy pairing approve` command. */
   pairingMessage?: (code: string) => string;
-  /** Minimum interval between two typing indicators to one chat/topic, in ms. Default 4000. */
+  /** Minimum interval between two typing indicators to one chat/topic, in ms. Default 3000. */
   typingIntervalMs?: number;
 }
 
@@ -87,15 +87,18 @@ const DEFAULT_PAIRING_MESSAGE = (code: string): string =>
  */
 export function createTelegramPlugin(options: TelegramPluginOptions): TelegramChannelPlugin {
   const config = resolveTelegramConfig(options.config);
-  const typingIntervalMs = options.typingIntervalMs ?? 4000;
+  const typingIntervalMs = options.typingIntervalMs ?? 3000;
   const pairingMessage = options.pairingMessage ?? DEFAULT_PAIRING_MESSAGE;
   const runners = new Map<string, AccountRunner>();
   const dedupe = new Map<string, UpdateDedupe>();
   const lastTyping = new Map<string, number>();
+  /** The last message that addressed the bot in each group chat/topic: the next reply quotes it. */
+  const replyTargets = new Map<string, { messageId: string; at: number }>();
   let context: ChannelContext | undefined;
   let log: Logger = silentLogger;
   let started = false;
   let stopped = false;
+  let stopping: Promise<void> | undefined;
 
   const capabilities: ChannelCapabilities = {
     threads: true,
@@ -154,10 +157,11 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
         const bound =
           inbound.threadId !== undefined ? ctx.threadBindings.get(accountId, inbound.threadId) : undefined;
         const boundHere = bound !== undefined && bound.conversationId === inbound.chat.id;
-        if (boundHere && inbound.threadId !== undefined) {
-          ctx.threadBindings.touch(accountId, inbound.threadId, Date.now());
-        }
         inbound.mentionsBot = normalized.addressed || boundHere || !requiresMention(config, inbound.chat.id);
+      }
+      if (inbound.chat.type !== 'direct' && inbound.mentionsBot) {
+        const key = targetKey({ accountId, to: inbound.chat.id, threadId: inbound.threadId });
+        replyTargets.set(key, { messageId: inbound.messageId, at: Date.now() });
       }
       await ctx.receive(inbound);
     } catch (error) {
@@ -201,25 +205,37 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       await Promise.all([...runners.values()].map((r) => r.start()));
     },
 
-    async stop() {
-      if (stopped || !started) return;
-      stopped = true;
-      await Promise.all([...runners.values()].map((r) => r.stop()));
-      runners.clear();
-      lastTyping.clear();
-      started = false;
+    stop() {
+      if (!started) return Promise.resolve();
+      stopping ??= (async () => {
+        stopped = true;
+        await Promise.all([...runners.values()].map((r) => r.stop()));
+        runners.clear();
+        lastTyping.clear();
+        replyTargets.clear();
+        started = false;
+        stopping = undefined;
+      })();
+      return stopping;
     },
 
     async send(to: DeliveryContext, message: OutboundMessage): Promise<SendResult> {
       const runner = runnerFor(to.accountId);
-      const messageIds = await sendText(runner.bot.api, to, message, log);
-      lastTyping.delete(typingKey(to));
+      const key = targetKey(to);
+      const pending = replyTargets.get(key);
+      replyTargets.delete(key);
+      const quote =
+        message.replyToMessageId === undefined && pending && Date.now() - pending.at < REPLY_QUOTE_WINDOW_MS
+          ? { ...message, replyToMessageId: pending.messageId }
+          : message;
+      const messageIds = await sendText(runner.bot.api, to, quote, log);
+      lastTyping.delete(key);
       return { messageId: messageIds[0] as string, messageIds };
     },
 
     async sendTyping(to: DeliveryContext): Promise<void> {
       const runner = runnerFor(to.accountId);
-      const key = typingKey(to);
+      const key = targetKey(to);
       const now = Date.now();
       if (now - (lastTyping.get(key) ?? 0) < typingIntervalMs) return;
       lastTyping.set(key, now);
@@ -306,7 +322,10 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
   return plugin;
 }
 
-function typingKey(to: DeliveryContext): string {
+/** How long after a group message its reply still quotes it. */
+const REPLY_QUOTE_WINDOW_MS = 10 * 60 * 1000;
+
+function targetKey(to: Pick<DeliveryContext, 'accountId' | 'to' | 'threadId'>): string {
   return `${to.accountId}\u0000${to.to}\u0000${to.threadId ?? ''}`;
 }
 

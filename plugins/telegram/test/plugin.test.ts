@@ -284,14 +284,17 @@ describe('telegram plugin against a fake Bot API', () => {
     });
   });
 
-  it('stops cleanly, confirming the update offset, and is idempotent', async () => {
+  it('stops cleanly, confirming the update offset and releasing the token, and is idempotent', async () => {
     const { plugin, t } = await startPlugin();
     const { updateId } = fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'last' });
     await t.waitForReceived(1);
-    await plugin.stop();
-    await plugin.stop();
+    await Promise.all([plugin.stop(), plugin.stop()]);
     expect(fake.confirmedOffset(TOKEN)).toBe(updateId + 1);
+    expect(fake.hasPendingPoll(TOKEN)).toBe(false);
     expect(plugin.status?.().state).toBe('disconnected');
+    await plugin.stop();
+    const { plugin: next } = await startPlugin();
+    expect(next.status?.().state).toBe('connected');
   });
 });
 
@@ -452,5 +455,21 @@ describe('webhook mode', () => {
     fail = false;
     expect((await post()).status).toBe(200);
     expect(t.received.map((m) => m.text)).toEqual(['retry me']);
+  });
+});
+
+describe('group replies', () => {
+  it('quotes the message that addressed the bot, once', async () => {
+    const { plugin, t } = await startPlugin();
+    const { message } = fake.pushMessage(TOKEN, {
+      chat: GROUP,
+      from: ALICE,
+      text: '@colloquy_test_bot summarise',
+      entities: [{ type: 'mention', offset: 0, length: 18 }],
+    });
+    await t.waitForReceived(1);
+    await plugin.send(groupTarget, { text: 'first' });
+    await plugin.send(groupTarget, { text: 'second' });
+    expect(fake.sentTo(GROUP_ID).map((m) => m.replyToMessageId)).toEqual([message.message_id, undefined]);
   });
 });

@@ -43,6 +43,7 @@ export class AccountRunner {
   #polling: Promise<void> | undefined;
   #webhook: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
   #stopped = false;
+  #stopping: Promise<void> | undefined;
 
   constructor(options: AccountRunnerOptions) {
     this.#options = options;
@@ -221,8 +222,12 @@ export class AccountRunner {
   }
 
   /** Stops polling (confirming the offset), stops serving the webhook, releases the token. */
-  async stop(): Promise<void> {
-    if (this.#stopped) return;
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
     this.#stopped = true;
     this.#abort.abort();
     this.#webhook = undefined;

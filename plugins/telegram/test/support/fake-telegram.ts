@@ -208,6 +208,11 @@ export class FakeTelegram {
     this.#bot(token).webhook = { url };
   }
 
+  /** True while a long poll of this bot is waiting on the fake. */
+  hasPendingPoll(token: string): boolean {
+    return this.#bot(token).poller !== undefined;
+  }
+
   /** The update offset the bot confirmed last (all updates below it are acknowledged). */
   confirmedOffset(token: string): number {
     return this.#bot(token).confirmedOffset;
@@ -378,9 +383,11 @@ export class FakeTelegram {
       bot.waiters.delete(wake);
       if (bot.poller === poller) bot.poller = undefined;
       act();
+      this.#notify();
     };
     bot.poller = poller;
     bot.waiters.add(wake);
+    this.#notify();
     req.socket.once('close', () => finish(() => {}));
     res.once('close', () => finish(() => {}));
   }

@@ -1,0 +1,169 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryStore, resolveConfig } from '@colloquy/core';
+import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/core/testing';
+import { createRuntime, type Runtime } from '@colloquy/runtime';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { approveTelegramPairing, createTelegramPlugin, type TelegramConfigInput } from '../src/index.js';
+import { FakeTelegram } from './support/fake-telegram.js';
+import { checkTelegramHtml } from './support/telegram-html.js';
+
+const TOKEN = '3003:e2e-token';
+const BOT = { id: 3003, username: 'e2e_bot' };
+const ALICE = { id: 42, is_bot: false, first_name: 'Alice', username: 'alice' };
+const DM = { id: 42, type: 'private' as const, first_name: 'Alice' };
+const GROUP_ID = -100500;
+const GROUP = { id: GROUP_ID, type: 'supergroup' as const, title: 'Team', is_forum: true as const };
+const MENTION = '@e2e_bot';
+
+let fake: FakeTelegram;
+let stateDir: string;
+let runtime: Runtime | undefined;
+
+beforeEach(async () => {
+  fake = await FakeTelegram.start();
+  fake.addBot(TOKEN, BOT);
+  fake.addChat(42, { type: 'private' });
+  fake.addChat(GROUP_ID, { type: 'supergroup', forum: true, title: 'Team' });
+  stateDir = await mkdtemp(join(tmpdir(), 'colloquy-tg-e2e-'));
+});
+
+afterEach(async () => {
+  await runtime?.shutdown({ drainMs: 200 });
+  runtime = undefined;
+  await fake.close();
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+/** Boots the real runtime with the scripted model and the Telegram plugin on the fake. */
+async function boot(
+  script: Parameters<typeof createScriptedModel>[0] = (request) => `echo: ${lastUserText(request)}`,
+  telegram: Partial<TelegramConfigInput> = {},
+): Promise<ScriptedModel> {
+  const model = createScriptedModel(script);
+  const plugin = createTelegramPlugin({
+    config: { accounts: [{ token: TOKEN, apiRoot: fake.apiRoot }], dmPolicy: 'open', ...telegram },
+    stateDir,
+    pollTimeoutSeconds: 1,
+    startTimeoutMs: 3000,
+  });
+  runtime = createRuntime({
+    config: resolveConfig({ agents: { defaults: { model: 'scripted/test' } } }),
+    store: new MemoryStore(),
+    plugins: [plugin],
+    models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: ref.slice(9) } : undefined),
+    commandList: [{ name: 'new', description: 'Start a fresh session' }],
+    ...(process.env.TG_DEBUG ? { logger: debugLogger } : {}),
+  });
+  await runtime.start();
+  return model;
+}
+
+const print = (level: string) => (o: object | string, m?: string) =>
+  console.log(level, m ?? '', JSON.stringify(o)?.slice(0, 300));
+const debugLogger: import('@colloquy/core').Logger = {
+  debug: print('debug'),
+  info: print('info'),
+  warn: print('warn'),
+  error: print('error'),
+  child: () => debugLogger,
+};
+
+const mention = (text: string) => ({
+  text: `${MENTION} ${text}`,
+  entities: [{ type: 'mention' as const, offset: 0, length: MENTION.length }],
+});
+
+describe('telegram through the runtime (scripted model)', () => {
+  it('answers a DM in the same chat', async () => {
+    const model = await boot();
+    fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'hello there' });
+    const reply = await fake.waitFor(() => fake.sentTo(42)[0], 5000, 'the DM reply');
+    expect(reply.visibleText).toBe('echo: hello there');
+    expect(model.callCount).toBe(1);
+    expect(fake.commands(TOKEN)).toEqual([{ command: 'new', description: 'Start a fresh session' }]);
+  });
+
+  it('ignores a group message without a mention and answers one with a mention, quoting it', async () => {
+    const model = await boot();
+    fake.pushMessage(TOKEN, { chat: GROUP, from: ALICE, text: 'talking among humans' });
+    const { message } = fake.pushMessage(TOKEN, { chat: GROUP, from: ALICE, ...mention('are you there?') });
+    const reply = await fake.waitFor(() => fake.sentTo(GROUP_ID)[0], 5000, 'the group reply');
+    expect(reply).toMatchObject({ replyToMessageId: message.message_id });
+    expect(reply.visibleText).toBe(`echo: ${MENTION} are you there?`);
+    expect(model.callCount).toBe(1);
+    expect(fake.sentTo(GROUP_ID)).toHaveLength(1);
+  });
+
+  it('answers a forum topic message in the same topic', async () => {
+    await boot();
+    const topic = fake.addTopic(GROUP_ID, 'Planning');
+    fake.pushMessage(TOKEN, {
+      chat: GROUP,
+      from: ALICE,
+      ...mention('plan it'),
+      message_thread_id: topic,
+      is_topic_message: true,
+    });
+    const reply = await fake.waitFor(() => fake.sentTo(GROUP_ID)[0], 5000, 'the topic reply');
+    expect(reply).toMatchObject({ threadId: topic });
+    expect(fake.chatActions.some((a) => a.threadId === topic && a.action === 'typing')).toBe(true);
+  });
+
+  it('delivers a 10,000-character reply as valid chunks of at most 4096 characters', async () => {
+    const paragraph = `**Finding** with \`a < b\` & a [source](https://example.com/?q=1&r=2). ${'words '.repeat(50)}`;
+    const long = Array.from({ length: 30 }, () => paragraph).join('\n\n');
+    expect(long.length).toBeGreaterThanOrEqual(10_000);
+    await boot([long]);
+    fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'write a lot' });
+    await fake.waitFor(() => fake.sentTo(42).length >= 3 || undefined, 5000, 'the chunks');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const chunks = fake.sentTo(42);
+    for (const chunk of chunks) {
+      expect(chunk.text.length).toBeLessThanOrEqual(4096);
+      expect(checkTelegramHtml(chunk.text)).toMatchObject({ ok: true });
+    }
+    const words = chunks.map((c) => c.visibleText).join(' ');
+    expect(words.match(/Finding/g)).toHaveLength(30);
+  });
+
+  it('honours retry_after on a 429 and then delivers the reply', async () => {
+    await boot();
+    fake.failNext('sendMessage', {
+      errorCode: 429,
+      description: 'Too Many Requests: retry after 1',
+      retryAfter: 1,
+    });
+    fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'busy?' });
+    const reply = await fake.waitFor(() => fake.sentTo(42)[0], 6000, 'the reply after 429');
+    expect(reply.visibleText).toBe('echo: busy?');
+    const attempts = fake.callsOf('sendMessage');
+    expect(attempts).toHaveLength(2);
+    expect((attempts[1]?.at ?? 0) - (attempts[0]?.at ?? 0)).toBeGreaterThanOrEqual(900);
+  });
+
+  it('runs the model once for an update delivered twice', async () => {
+    const model = await boot();
+    const { updateId, message } = fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'just once' });
+    fake.pushUpdate(TOKEN, { update_id: updateId, message });
+    fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'and this' });
+    await fake.waitFor(() => fake.sentTo(42).length >= 2 || undefined, 5000, 'two replies');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(model.requests.map((r) => lastUserText(r))).toEqual(['just once', 'and this']);
+    expect(fake.sentTo(42)).toHaveLength(2);
+  });
+
+  it('pairs an unknown DM user before the model ever sees them', async () => {
+    const model = await boot(undefined, { dmPolicy: 'pairing' });
+    fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'hi, who are you?' });
+    const notice = await fake.waitFor(() => fake.sentTo(42)[0], 5000, 'the pairing code');
+    const code = /code: ([A-Z0-9]{8})/.exec(notice.visibleText)?.[1] ?? '';
+    expect(model.callCount).toBe(0);
+    await approveTelegramPairing(stateDir, code);
+    fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'approved now' });
+    const reply = await fake.waitFor(() => fake.sentTo(42)[1], 5000, 'the reply after approval');
+    expect(reply.visibleText).toBe('echo: approved now');
+    expect(model.callCount).toBe(1);
+  });
+});
