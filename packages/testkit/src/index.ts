@@ -1,8 +1,7 @@
 // @colloquy/testkit: test tools for Colloquy users and plugin authors.
 // The channel plugin conformance suite lives at `@colloquy/testkit/conformance`.
 
-// --- scripted model ---
-// --- in-memory channel ---
+// --- scripted model and in-memory channel (from @colloquy/core/testing) ---
 export {
   createMemoryChannel,
   createScriptedModel,
