@@ -42,12 +42,14 @@ export const MIGRATIONS: readonly Migration[] = [
         CREATE INDEX sessions_by_updated ON sessions (updated_at);
         CREATE INDEX sessions_by_label ON sessions (label) WHERE label IS NOT NULL;
 
+        -- Rows go to the end of the table in arrival order; the index finds a session's tail.
         CREATE TABLE messages (
+          id INTEGER PRIMARY KEY,
           session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
           seq INTEGER NOT NULL,
-          message TEXT NOT NULL,
-          PRIMARY KEY (session_key, seq)
-        ) WITHOUT ROWID;
+          message TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX messages_by_session ON messages (session_key, seq);
 
         CREATE TABLE runs (
           run_id TEXT PRIMARY KEY NOT NULL,
@@ -140,6 +142,8 @@ export function migrate(
   const applied: number[] = [];
   for (const step of migrations) {
     if (step.version > target) break;
+    // Checked before taking the write lock, so opening a current file never waits for a writer.
+    if (readUserVersion(db) >= step.version) continue;
     const ran = db
       .transaction(() => {
         if (readUserVersion(db) >= step.version) return false;

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ColloquyError, type Logger, silentLogger } from '@colloquy/core';
 import Database from 'better-sqlite3';
-import { inspectStoreFile } from './file-header.js';
+import { inspectStoreFile, type StoreFileHeader, walSize } from './file-header.js';
 import { COLLOQUY_APPLICATION_ID, migrate, readUserVersion, SQLITE_SCHEMA_VERSION } from './migrations.js';
 import { toStoreError } from './sqlite-errors.js';
 import { SqliteStore, type SqliteSynchronous } from './sqlite-store.js';
@@ -68,8 +68,12 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   if (file !== MEMORY) {
     const state = inspectStoreFile(file);
-    if (state === 'sqlite') probeExistingFile(file, busyTimeoutMs, readonly);
-    else if (readonly) {
+    if (state.kind === 'sqlite') {
+      // The header is authoritative unless a write-ahead log may hold newer pages: then ask SQLite.
+      const facts =
+        state.header.walMode && walSize(file) > 0 ? probeWithSqlite(file, busyTimeoutMs) : state.header;
+      checkFileFacts(file, facts, readonly);
+    } else if (readonly) {
       throw new ColloquyError(
         'STORE_ERROR',
         `There is no Colloquy store at ${file} to open readonly; open it once without \`readonly\` to create it.`,
@@ -81,6 +85,9 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
+    // Read the schema before anything can write: a damaged file fails here, untouched.
+    db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get();
+    if (file !== MEMORY) checkFileFacts(file, readFacts(db), readonly);
     if (!readonly) {
       if (file !== MEMORY) {
         const mode = db.pragma('journal_mode = WAL', { simple: true });
@@ -110,46 +117,60 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 }
 
-/**
- * Opens an existing file readonly to check, before anything may write to it, that it is a
- * readable SQLite database, that it is a Colloquy store (or an empty database), and that its
- * schema is not newer than ours.
- */
-function probeExistingFile(file: string, busyTimeoutMs: number, readonly: boolean): void {
+/** What decides whether we may open a file: who wrote it, and at which schema version. */
+type FileFacts = Pick<StoreFileHeader, 'applicationId' | 'userVersion' | 'schemaCookie'>;
+
+function readFacts(db: Database.Database): FileFacts {
+  return {
+    applicationId: db.pragma('application_id', { simple: true }) as number,
+    userVersion: readUserVersion(db),
+    schemaCookie: db.pragma('schema_version', { simple: true }) as number,
+  };
+}
+
+/** Asks SQLite through a readonly connection, for files whose `-wal` may be ahead of the header. */
+function probeWithSqlite(file: string, busyTimeoutMs: number): FileFacts {
   let probe: Database.Database | undefined;
   try {
     probe = new Database(file, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
-    const applicationId = probe.pragma('application_id', { simple: true }) as number;
-    const version = readUserVersion(probe);
-    const objects = probe.prepare('SELECT count(*) FROM sqlite_schema').pluck().get() as number;
-    if (applicationId !== COLLOQUY_APPLICATION_ID && (applicationId !== 0 || version !== 0 || objects > 0)) {
-      throw new ColloquyError(
-        'INVALID_ARGUMENT',
-        `${file} is an SQLite database of another application (application_id ${applicationId}, ` +
-          `${objects} schema objects), not a Colloquy store. It was left untouched; point \`file\` at a new path.`,
-        { file, applicationId },
-      );
-    }
-    if (version > SQLITE_SCHEMA_VERSION) {
-      throw new ColloquyError(
-        'STORE_VERSION',
-        `The Colloquy store ${file} has schema version ${version}, newer than the ${SQLITE_SCHEMA_VERSION} this ` +
-          '@colloquy/store-sqlite understands. It was left untouched: upgrade @colloquy/store-sqlite to open it.',
-        { file, fileVersion: version, supportedVersion: SQLITE_SCHEMA_VERSION },
-      );
-    }
-    if (readonly && version < SQLITE_SCHEMA_VERSION) {
-      throw new ColloquyError(
-        'STORE_VERSION',
-        `The Colloquy store ${file} has schema version ${version} and needs migrating to ${SQLITE_SCHEMA_VERSION}, ` +
-          'which a readonly open cannot do. Open it once without `readonly` to migrate it.',
-        { file, fileVersion: version, supportedVersion: SQLITE_SCHEMA_VERSION },
-      );
-    }
+    return readFacts(probe);
   } catch (error) {
     throw toStoreError(error, { file, busyTimeoutMs });
   } finally {
     probe?.close();
+  }
+}
+
+/**
+ * Refuses, before anything writes to it, a file that belongs to another application, that a
+ * newer release wrote, or that a readonly open cannot use without migrating.
+ */
+function checkFileFacts(file: string, facts: FileFacts, readonly: boolean): void {
+  const { applicationId, userVersion, schemaCookie } = facts;
+  const blank = applicationId === 0 && userVersion === 0 && schemaCookie === 0;
+  if (applicationId !== COLLOQUY_APPLICATION_ID && !blank) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `${file} is an SQLite database of another application (application_id ${applicationId}), not a Colloquy ` +
+        'store. It was left untouched; point `file` at a new path.',
+      { file, applicationId },
+    );
+  }
+  if (userVersion > SQLITE_SCHEMA_VERSION) {
+    throw new ColloquyError(
+      'STORE_VERSION',
+      `The Colloquy store ${file} has schema version ${userVersion}, newer than the ${SQLITE_SCHEMA_VERSION} this ` +
+        '@colloquy/store-sqlite understands. It was left untouched: upgrade @colloquy/store-sqlite to open it.',
+      { file, fileVersion: userVersion, supportedVersion: SQLITE_SCHEMA_VERSION },
+    );
+  }
+  if (readonly && userVersion < SQLITE_SCHEMA_VERSION) {
+    throw new ColloquyError(
+      'STORE_VERSION',
+      `The Colloquy store ${file} has schema version ${userVersion} and needs migrating to ${SQLITE_SCHEMA_VERSION}, ` +
+        'which a readonly open cannot do. Open it once without `readonly` to migrate it.',
+      { file, fileVersion: userVersion, supportedVersion: SQLITE_SCHEMA_VERSION },
+    );
   }
 }
 

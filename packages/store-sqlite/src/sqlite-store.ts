@@ -112,6 +112,7 @@ export class SqliteStore implements Store {
     lastSeq: Stmt<[string], number>;
     firstSeq: Stmt<[string], number>;
     insertMessage: Stmt<[string, number, string]>;
+    appendOne: Stmt<[{ key: string; json: string }], number>;
     tail: Stmt<[string, number, number], string>;
     messagesAfter: Stmt<[string, number, number], { seq: number; message: string }>;
     insertRun: Stmt<unknown[]>;
@@ -164,6 +165,13 @@ export class SqliteStore implements Store {
       lastSeq: one('SELECT seq FROM messages WHERE session_key = ? ORDER BY seq DESC LIMIT 1'),
       firstSeq: one('SELECT seq FROM messages WHERE session_key = ? ORDER BY seq ASC LIMIT 1'),
       insertMessage: db.prepare('INSERT INTO messages (session_key, seq, message) VALUES (?, ?, ?)'),
+      appendOne: one(
+        `INSERT INTO messages (session_key, seq, message)
+         SELECT @key, next.seq, json_set(@json, '$.seq', next.seq)
+         FROM (SELECT coalesce((SELECT seq FROM messages WHERE session_key = @key ORDER BY seq DESC LIMIT 1), 0) + 1 AS seq) AS next
+         WHERE EXISTS (SELECT 1 FROM sessions WHERE key = @key)
+         RETURNING seq`,
+      ),
       tail: one('SELECT message FROM messages WHERE session_key = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
       messagesAfter: db.prepare(
         'SELECT seq, message FROM messages WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ?',
@@ -336,6 +344,7 @@ export class SqliteStore implements Store {
   // --- transcripts ---
 
   appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): StoredMessage[] {
+    if (messages.length === 1 && this.depth === 0) return [this.appendOne(sessionKey, messages[0]!)];
     return this.write(() => {
       if (this.s.sessionExists.get(sessionKey) === undefined) throw sessionNotFound(sessionKey);
       let seq = this.s.lastSeq.get(sessionKey) ?? 0;
@@ -345,6 +354,21 @@ export class SqliteStore implements Store {
       });
       for (const row of rows) this.s.insertMessage.run(sessionKey, row.seq, row.json);
       return rows.map((row) => JSON.parse(row.json) as StoredMessage);
+    });
+  }
+
+  /**
+   * The common case of one message outside a transaction: one autocommit statement finds the next
+   * `seq`, checks the session exists and inserts, atomically, without BEGIN/COMMIT round trips.
+   */
+  private appendOne(sessionKey: string, message: TranscriptMessage): StoredMessage {
+    const json = serialize(message, 'transcript message');
+    return this.guard(() => {
+      const seq = this.s.appendOne.get({ key: sessionKey, json });
+      if (seq === undefined) throw sessionNotFound(sessionKey);
+      const stored = JSON.parse(json) as StoredMessage;
+      stored.seq = seq;
+      return stored;
     });
   }
 
@@ -678,7 +702,11 @@ export class SqliteStore implements Store {
     this.closed = true;
     this.dynamic.clear();
     try {
-      if (!this.readonly && this.db.open) this.db.pragma('optimize');
+      if (!this.readonly && this.db.open) {
+        // Never wait for another process's lock just to refresh statistics.
+        this.db.pragma('busy_timeout = 0');
+        this.db.pragma('optimize');
+      }
     } catch (error) {
       this.logger.warn({ err: error, file: this.file }, 'PRAGMA optimize failed while closing the store');
     }

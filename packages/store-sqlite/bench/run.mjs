@@ -1,0 +1,364 @@
+// Benchmarks @colloquy/store-sqlite against the layout it replaces: a session index in one JSON file
+// and one JSONL file per transcript (read the whole index, parse, filter; read the whole JSONL, take
+// the tail). Run with `pnpm bench` at the root (turbo builds dist/ first) or `node bench/run.mjs`.
+// `--strict` exits 1 when a target is missed.
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Bench } from 'tinybench';
+import { openSqliteStore } from '../dist/index.js';
+
+const SESSIONS = 10_000;
+const LIST_LIMIT = 200;
+const BIG_TRANSCRIPT = 50_000;
+const SMALL_TRANSCRIPT = 100;
+const TAIL = 20;
+const APPEND_SESSIONS = 100;
+const APPEND_MESSAGES = 20_000;
+const APPEND_MESSAGES_FULL = 300;
+const NOW = Date.now();
+const KINDS = [
+  ['dm', 0.4],
+  ['group', 0.25],
+  ['subagent', 0.25],
+  ['cron', 0.05],
+  ['main', 0.02],
+  ['other', 0.03],
+];
+
+const dir = mkdtempSync(join(tmpdir(), 'colloquy-bench-'));
+const results = [];
+
+/** A deterministic PRNG (mulberry32) so every run measures the same data. */
+function prng(seed) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = prng(42);
+
+function pickKind() {
+  let r = random();
+  for (const [kind, share] of KINDS) {
+    r -= share;
+    if (r <= 0) return kind;
+  }
+  return 'other';
+}
+
+function sessionRecord(i) {
+  const kind = pickKind();
+  const agentId = i % 7 === 0 ? 'ops' : 'main';
+  const key = `agent:${agentId}:${kind === 'group' ? 'telegram:group' : kind}:${i}`;
+  const updatedAt = NOW - Math.floor(random() * 48 * 3_600_000);
+  return {
+    key,
+    sessionId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    agentId,
+    kind,
+    createdAt: updatedAt - 3_600_000,
+    updatedAt,
+    channel: 'telegram',
+    chatType: kind === 'group' ? 'group' : 'direct',
+    displayName: `Session ${i}`,
+    deliveryContext: { channel: 'telegram', to: String(100_000 + i), accountId: 'default' },
+    model: 'openai/gpt-4o-mini',
+    usage: { inputTokens: 1200 + i, outputTokens: 300, totalTokens: 1500 + i, contextTokens: 900 },
+    status: 'done',
+    ...(kind === 'subagent' ? { spawnedBy: 'agent:main:main', spawnDepth: 1 } : {}),
+    ...(kind === 'subagent' && random() < 0.5 ? { archivedAt: updatedAt + 60_000 } : {}),
+  };
+}
+
+function message(i) {
+  const text = `Message number ${i}. ${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(3)}`;
+  return i % 2 === 0
+    ? { role: 'user', content: text, timestamp: NOW + i, sender: { id: '42', name: 'Ada' } }
+    : {
+        role: 'assistant',
+        content: [{ type: 'text', text }],
+        timestamp: NOW + i,
+        runId: `run-${i >> 1}`,
+        usage: { inputTokens: 1000, outputTokens: 120, totalTokens: 1120 },
+      };
+}
+
+// --- baseline: the JSON index + JSONL transcripts layout ---
+
+function baselineList(indexFile, query) {
+  const index = JSON.parse(readFileSync(indexFile, 'utf8'));
+  const cutoff = query.activeMinutes === undefined ? -Infinity : NOW - query.activeMinutes * 60_000;
+  return Object.values(index)
+    .filter(
+      (s) =>
+        s.archivedAt === undefined &&
+        (query.kinds === undefined || query.kinds.includes(s.kind)) &&
+        s.updatedAt >= cutoff,
+    )
+    .sort((a, b) => b.updatedAt - a.updatedAt || (a.key < b.key ? -1 : 1))
+    .slice(0, query.limit);
+}
+
+function baselineTail(jsonlFile, limit) {
+  const lines = readFileSync(jsonlFile, 'utf8').split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  return lines.slice(-limit).map((line) => JSON.parse(line));
+}
+
+// --- measuring ---
+
+/** Runs each task for about `time` ms and returns latency statistics in ms, with p95 from the samples. */
+async function measure(tasks, time = 1000) {
+  const bench = new Bench({
+    time,
+    iterations: 10,
+    warmupTime: 200,
+    warmupIterations: 3,
+    retainSamples: true,
+  });
+  for (const [name, fn] of tasks) bench.add(name, fn);
+  await bench.run();
+  const out = {};
+  for (const task of bench.tasks) {
+    const result = task.result;
+    if (result.state !== 'completed') throw new Error(`${task.name}: ${result.state} ${result.error ?? ''}`);
+    const samples = result.latency.samples ?? [];
+    const p95 =
+      samples.length > 0 ? samples[Math.min(samples.length - 1, Math.floor(samples.length * 0.95))] : NaN;
+    out[task.name] = {
+      p50: result.latency.p50,
+      p95,
+      opsPerSecond: result.throughput.mean,
+      samples: result.latency.samplesCount,
+    };
+  }
+  return out;
+}
+
+function record(workload, sqlite, baseline, target) {
+  results.push({ workload, sqlite, baseline, target });
+}
+
+const ms = (value) => (value < 0.1 ? `${(value * 1000).toFixed(1)} µs` : `${value.toFixed(3)} ms`);
+
+try {
+  // --- sessions.list over 10,000 sessions ---
+  process.stdout.write(`seeding ${SESSIONS} sessions...\n`);
+  const store = openSqliteStore({ file: join(dir, 'bench.db') });
+  const index = {};
+  store.transaction(() => {
+    for (let i = 0; i < SESSIONS; i++) {
+      const session = sessionRecord(i);
+      store.putSession(session);
+      index[session.key] = session;
+    }
+  });
+  const indexFile = join(dir, 'sessions.json');
+  writeFileSync(indexFile, JSON.stringify(index));
+
+  const listQueries = {
+    'sessions.list kinds=[dm,group] limit 200': { kinds: ['dm', 'group'], limit: LIST_LIMIT },
+    'sessions.list kinds=[cron] limit 200': { kinds: ['cron'], limit: LIST_LIMIT },
+    'sessions.list activeMinutes=600 limit 200': { activeMinutes: 600, limit: LIST_LIMIT },
+  };
+  for (const [name, query] of Object.entries(listQueries)) {
+    const expected = baselineList(indexFile, query).map((s) => s.key);
+    const actual = store.listSessions({ ...query, now: NOW }).map((s) => s.key);
+    if (JSON.stringify(expected) !== JSON.stringify(actual))
+      throw new Error(`${name}: results differ from baseline`);
+    process.stdout.write(`measuring ${name} (${actual.length} rows)...\n`);
+    const m = await measure([
+      ['sqlite', () => store.listSessions({ ...query, now: NOW })],
+      ['baseline', () => baselineList(indexFile, query)],
+    ]);
+    record(name, m.sqlite, m.baseline, { p50: 5 });
+  }
+
+  // --- transcript tail reads ---
+  process.stdout.write(
+    `seeding a ${BIG_TRANSCRIPT}-message and a ${SMALL_TRANSCRIPT}-message transcript...\n`,
+  );
+  const transcripts = { big: BIG_TRANSCRIPT, small: SMALL_TRANSCRIPT };
+  for (const [name, count] of Object.entries(transcripts)) {
+    const key = `agent:main:transcript:${name}`;
+    store.putSession({
+      key,
+      sessionId: `transcript-${name}`,
+      agentId: 'main',
+      kind: 'other',
+      createdAt: NOW,
+      updatedAt: NOW,
+    });
+    const jsonl = join(dir, `${name}.jsonl`);
+    const lines = [];
+    for (let start = 0; start < count; start += 1000) {
+      const batch = [];
+      for (let i = start; i < Math.min(count, start + 1000); i++) batch.push(message(i));
+      const stored = store.transaction(() => store.appendMessages(key, batch));
+      for (const m of stored) lines.push(JSON.stringify(m));
+    }
+    writeFileSync(jsonl, `${lines.join('\n')}\n`);
+  }
+  process.stdout.write('measuring tail reads...\n');
+  const tail = await measure([
+    ['sqlite big', () => store.readTail('agent:main:transcript:big', TAIL)],
+    ['sqlite small', () => store.readTail('agent:main:transcript:small', TAIL)],
+    ['baseline big', () => baselineTail(join(dir, 'big.jsonl'), TAIL)],
+    ['baseline small', () => baselineTail(join(dir, 'small.jsonl'), TAIL)],
+  ]);
+  record(`readTail ${TAIL} of ${BIG_TRANSCRIPT}`, tail['sqlite big'], tail['baseline big'], { p50: 2 });
+  record(`readTail ${TAIL} of ${SMALL_TRANSCRIPT}`, tail['sqlite small'], tail['baseline small'], {});
+  const flatness = tail['sqlite big'].p50 / tail['sqlite small'].p50;
+  store.close();
+
+  // --- append throughput ---
+  const appendRun = (synchronous, total, perCall = 1) => {
+    const file = join(dir, `append-${synchronous}-${perCall}.db`);
+    const s = openSqliteStore({ file, synchronous });
+    for (let i = 0; i < APPEND_SESSIONS; i++) {
+      s.putSession({
+        key: `agent:main:dm:${i}`,
+        sessionId: `a-${i}`,
+        agentId: 'main',
+        kind: 'dm',
+        createdAt: NOW,
+        updatedAt: NOW,
+      });
+    }
+    const messages = Array.from({ length: total }, (_, i) => message(i));
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    for (let i = 0; i < total; i += perCall) {
+      s.appendMessages(`agent:main:dm:${(i / perCall) % APPEND_SESSIONS}`, messages.slice(i, i + perCall));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    s.close();
+    return { wall: total / seconds, cpu: total / ((cpu.user + cpu.system) / 1e6) };
+  };
+  process.stdout.write(
+    `appending ${APPEND_MESSAGES} messages to ${APPEND_SESSIONS} sessions, one per call...\n`,
+  );
+  const appendNormal = appendRun('NORMAL', APPEND_MESSAGES);
+  const appendTurns = appendRun('NORMAL', APPEND_MESSAGES, 4);
+  const appendFull = appendRun('FULL', APPEND_MESSAGES_FULL);
+  const jsonlDir = join(dir, 'append-jsonl');
+  mkdirSync(jsonlDir);
+  const started = performance.now();
+  for (let i = 0; i < APPEND_MESSAGES; i++) {
+    appendFileSync(
+      join(jsonlDir, `${i % APPEND_SESSIONS}.jsonl`),
+      `${JSON.stringify({ ...message(i), seq: i })}\n`,
+    );
+  }
+  const appendBaseline = APPEND_MESSAGES / ((performance.now() - started) / 1000);
+
+  // --- report ---
+  const rows = [
+    [
+      'workload',
+      'sqlite p50',
+      'sqlite p95',
+      'sqlite ops/s',
+      'baseline p50',
+      'baseline ops/s',
+      'speed-up',
+      'target',
+      'ok',
+    ],
+  ];
+  let missed = 0;
+  for (const r of results) {
+    const ok = r.target.p50 === undefined ? '' : r.sqlite.p50 <= r.target.p50 ? 'yes' : 'NO';
+    if (ok === 'NO') missed += 1;
+    rows.push([
+      r.workload,
+      ms(r.sqlite.p50),
+      ms(r.sqlite.p95),
+      Math.round(r.sqlite.opsPerSecond).toLocaleString('en'),
+      ms(r.baseline.p50),
+      Math.round(r.baseline.opsPerSecond).toLocaleString('en'),
+      `${(r.baseline.p50 / r.sqlite.p50).toFixed(1)}x`,
+      r.target.p50 === undefined ? '' : `p50 <= ${r.target.p50} ms`,
+      ok,
+    ]);
+  }
+  const flatOk = flatness <= 2;
+  if (!flatOk) missed += 1;
+  rows.push([
+    'readTail big/small p50 ratio',
+    `${flatness.toFixed(2)}x`,
+    '',
+    '',
+    '',
+    '',
+    '',
+    '<= 2x',
+    flatOk ? 'yes' : 'NO',
+  ]);
+  const appendOk = appendNormal.wall >= 20_000;
+  if (!appendOk) missed += 1;
+  const perSecond = (value) => `${Math.round(value).toLocaleString('en')} msg/s`;
+  rows.push([
+    `append, ${APPEND_SESSIONS} sessions, 1 msg/call (NORMAL)`,
+    '',
+    '',
+    perSecond(appendNormal.wall),
+    '',
+    perSecond(appendBaseline),
+    `${(appendNormal.wall / appendBaseline).toFixed(1)}x`,
+    '>= 20,000 msg/s',
+    appendOk ? 'yes' : 'NO',
+  ]);
+  rows.push([
+    '  same, per CPU-second of this process',
+    '',
+    '',
+    perSecond(appendNormal.cpu),
+    '',
+    '',
+    '',
+    '(info: wall figure minus CPU contention)',
+    '',
+  ]);
+  rows.push([
+    `append, ${APPEND_SESSIONS} sessions, 4 msg/call (a turn, NORMAL)`,
+    '',
+    '',
+    perSecond(appendTurns.wall),
+    '',
+    '',
+    '',
+    '(info)',
+    '',
+  ]);
+  rows.push([
+    `append, ${APPEND_SESSIONS} sessions, 1 msg/call (FULL)`,
+    '',
+    '',
+    perSecond(appendFull.wall),
+    '',
+    '',
+    '',
+    '(info: one fsync per commit)',
+    '',
+  ]);
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+  process.stdout.write('\n@colloquy/store-sqlite vs JSON index + JSONL transcripts\n');
+  for (const [i, row] of rows.entries()) {
+    process.stdout.write(`${row.map((cell, c) => cell.padEnd(widths[c])).join('  ')}\n`);
+    if (i === 0) process.stdout.write(`${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
+  }
+  const [load1] = loadavg();
+  process.stdout.write(
+    `\nnode ${process.version}, ${cpus().length} CPUs, load average ${load1.toFixed(1)} during the run\n`,
+  );
+  process.stdout.write(`${missed === 0 ? 'all targets met' : `${missed} target(s) missed`}\n`);
+  if (missed > 0 && process.argv.includes('--strict')) process.exitCode = 1;
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isColloquyError } from '@colloquy/core';
+import { makeSessionRecord } from '@colloquy/core/testing';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTempDir } from '../test/helpers/temp-dir.js';
+import { COLLOQUY_APPLICATION_ID, MIGRATIONS, migrate, SQLITE_SCHEMA_VERSION } from './migrations.js';
+import { openSqliteStore } from './open-sqlite-store.js';
+
+const temp = createTempDir();
+afterAll(() => temp.cleanup());
+
+function thrown(fn: () => unknown): { code: string; message: string; details: Record<string, unknown> } {
+  try {
+    fn();
+  } catch (error) {
+    if (isColloquyError(error)) return { code: error.code, message: error.message, details: error.details };
+    throw error;
+  }
+  throw new Error('expected a ColloquyError, nothing was thrown');
+}
+
+/** Bytes and modification time of a file, to prove a refused file was not touched. */
+function fingerprint(file: string): { sha256: string; mtimeMs: number; siblings: boolean[] } {
+  return {
+    sha256: createHash('sha256').update(readFileSync(file)).digest('hex'),
+    mtimeMs: statSync(file).mtimeMs,
+    siblings: [existsSync(`${file}-wal`), existsSync(`${file}-shm`), existsSync(`${file}-journal`)],
+  };
+}
+
+/** A store file written by an older release: the schema history up to `version`, plus data. */
+function writeOldStore(file: string, version: number): void {
+  const db = new Database(file);
+  migrate(db, version);
+  db.prepare(
+    `INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, archived_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    'agent:main:main',
+    'sid-1',
+    'main',
+    'main',
+    5,
+    null,
+    JSON.stringify(makeSessionRecord('agent:main:main', { sessionId: 'sid-1', updatedAt: 5 })),
+  );
+  db.prepare('INSERT INTO messages (session_key, seq, message) VALUES (?, ?, ?)').run(
+    'agent:main:main',
+    1,
+    JSON.stringify({ role: 'user', content: 'from v1', timestamp: 1, seq: 1 }),
+  );
+  db.close();
+}
+
+describe('openSqliteStore', () => {
+  it('creates a fresh file (and its directory) at the current schema in WAL mode', () => {
+    const file = join(temp.dir, 'nested', 'dir', 'fresh.db');
+    const store = openSqliteStore({ file });
+    expect(store.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
+    expect(store.synchronous).toBe('NORMAL');
+    store.close();
+    const db = new Database(file, { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    expect(db.pragma('application_id', { simple: true })).toBe(COLLOQUY_APPLICATION_ID);
+    db.close();
+  });
+
+  it('has at least two schema versions, numbered 1..n in order', () => {
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+    expect(SQLITE_SCHEMA_VERSION).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each(MIGRATIONS.slice(0, -1).map((m) => m.version))(
+    'migrates a version %i file forward, keeping its data',
+    (version) => {
+      const file = temp.file(`v${version}.db`);
+      writeOldStore(file, version);
+      const store = openSqliteStore({ file });
+      expect(store.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
+      expect(store.listSessions({ kinds: ['main'], limit: 5 }).map((s) => s.sessionId)).toEqual(['sid-1']);
+      expect(store.readTail('agent:main:main', 5).map((m) => m.content)).toEqual(['from v1']);
+      expect(store.integrityCheck().ok).toBe(true);
+      store.close();
+    },
+  );
+
+  it('lets a second connection open a file another connection already migrated', () => {
+    const file = temp.file('twice.db');
+    const first = openSqliteStore({ file });
+    const second = openSqliteStore({ file });
+    first.putSession(makeSessionRecord('k1'));
+    expect(second.getSession('k1')?.key).toBe('k1');
+    first.close();
+    second.close();
+  });
+
+  it('refuses a file from a newer schema version with STORE_VERSION, leaving it untouched', () => {
+    const file = temp.file('future.db');
+    const db = new Database(file);
+    migrate(db);
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION + 1}`);
+    db.close();
+    const before = fingerprint(file);
+    const error = thrown(() => openSqliteStore({ file }));
+    expect(error.code).toBe('STORE_VERSION');
+    expect(error.message).toContain(file);
+    expect(error.message).toContain(`schema version ${SQLITE_SCHEMA_VERSION + 1}`);
+    expect(error.message).toContain(`${SQLITE_SCHEMA_VERSION}`);
+    expect(error.details).toMatchObject({
+      fileVersion: SQLITE_SCHEMA_VERSION + 1,
+      supportedVersion: SQLITE_SCHEMA_VERSION,
+    });
+    expect(fingerprint(file)).toEqual(before);
+  });
+
+  it('sees a newer version that is still only in the write-ahead log, not yet in the file header', () => {
+    const file = temp.file('future-in-wal.db');
+    openSqliteStore({ file }).close();
+    const newer = new Database(file);
+    newer.pragma('wal_autocheckpoint = 0');
+    newer.pragma(`user_version = ${SQLITE_SCHEMA_VERSION + 1}`);
+    try {
+      const before = fingerprint(file);
+      expect(readFileSync(file).readInt32BE(60)).toBe(SQLITE_SCHEMA_VERSION);
+      expect(thrown(() => openSqliteStore({ file })).code).toBe('STORE_VERSION');
+      expect(fingerprint(file)).toEqual(before);
+    } finally {
+      newer.close();
+    }
+  });
+
+  it('refuses a file that is not an SQLite database with STORE_CORRUPT naming it, without writing to it', () => {
+    const file = temp.file('notes.txt');
+    writeFileSync(file, 'these are my notes, not a database\n'.repeat(200));
+    const before = fingerprint(file);
+    const error = thrown(() => openSqliteStore({ file }));
+    expect(error.code).toBe('STORE_CORRUPT');
+    expect(error.message).toContain(file);
+    expect(fingerprint(file)).toEqual(before);
+  });
+
+  it('refuses a file with the SQLite header but garbage after it', () => {
+    const file = temp.file('garbage.db');
+    writeFileSync(
+      file,
+      Buffer.concat([Buffer.from('SQLite format 3\u0000', 'latin1'), Buffer.alloc(8192, 0xab)]),
+    );
+    const before = fingerprint(file);
+    const error = thrown(() => openSqliteStore({ file }));
+    expect(error.code).toBe('STORE_CORRUPT');
+    expect(error.message).toContain(file);
+    expect(fingerprint(file)).toEqual(before);
+  });
+
+  it('refuses a store whose schema page is damaged', () => {
+    const file = temp.file('damaged.db');
+    const store = openSqliteStore({ file });
+    store.putSession(makeSessionRecord('k1'));
+    store.close();
+    const bytes = readFileSync(file);
+    bytes.fill(0xff, 100, 4096); // the rest of page 1: the b-tree of sqlite_schema
+    writeFileSync(file, bytes);
+    const before = fingerprint(file);
+    const error = thrown(() => openSqliteStore({ file }));
+    expect(error.code).toBe('STORE_CORRUPT');
+    expect(error.message).toContain(file);
+    expect(fingerprint(file)).toEqual(before);
+  });
+
+  it("refuses another application's SQLite database with INVALID_ARGUMENT, without writing to it", () => {
+    const file = temp.file('other-app.db');
+    const db = new Database(file);
+    db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)');
+    db.close();
+    const before = fingerprint(file);
+    const error = thrown(() => openSqliteStore({ file }));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain(file);
+    expect(fingerprint(file)).toEqual(before);
+  });
+
+  it('adopts an empty file as a new store', () => {
+    const file = temp.file('empty.db');
+    writeFileSync(file, '');
+    const store = openSqliteStore({ file });
+    expect(store.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
+    store.close();
+  });
+
+  it('opens readonly only an existing store at the current version', () => {
+    expect(thrown(() => openSqliteStore({ file: temp.file('missing.db'), readonly: true })).code).toBe(
+      'STORE_ERROR',
+    );
+    const old = temp.file('old.db');
+    writeOldStore(old, 1);
+    const before = fingerprint(old);
+    expect(thrown(() => openSqliteStore({ file: old, readonly: true })).code).toBe('STORE_VERSION');
+    expect(fingerprint(old)).toEqual(before);
+  });
+
+  it('validates its options', () => {
+    const file = temp.file('options.db');
+    expect(thrown(() => openSqliteStore({ file: '' })).code).toBe('INVALID_ARGUMENT');
+    expect(thrown(() => openSqliteStore({ file, busyTimeoutMs: -1 })).code).toBe('INVALID_ARGUMENT');
+    expect(thrown(() => openSqliteStore({ file, synchronous: 'OFF' as unknown as 'FULL' })).code).toBe(
+      'INVALID_ARGUMENT',
+    );
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('applies synchronous FULL when asked', () => {
+    const store = openSqliteStore({ file: temp.file('full.db'), synchronous: 'FULL' });
+    expect(store.synchronous).toBe('FULL');
+    store.close();
+  });
+});
