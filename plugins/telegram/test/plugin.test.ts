@@ -473,3 +473,40 @@ describe('group replies', () => {
     expect(fake.sentTo(GROUP_ID).map((m) => m.replyToMessageId)).toEqual([message.message_id, undefined]);
   });
 });
+
+describe('connection problems', () => {
+  it('reports a token Telegram rejects as an error with what to do', async () => {
+    const plugin = createTelegramPlugin({
+      config: { accounts: [{ token: '9999:unknown-token', apiRoot: fake.apiRoot }] },
+      stateDir,
+      pollTimeoutSeconds: 1,
+    });
+    plugins.push(plugin);
+    await plugin.start(createTestContext().ctx);
+    expect(plugin.status?.()).toMatchObject({
+      state: 'error',
+      detail: expect.stringContaining('@BotFather'),
+      accounts: [{ accountId: 'default', state: 'error' }],
+    });
+    expect(fake.callsOf('getUpdates')).toHaveLength(0);
+  });
+
+  it('keeps trying an unreachable Bot API in the background and stops promptly', async () => {
+    const closed = await FakeTelegram.start();
+    const apiRoot = closed.apiRoot;
+    await closed.close();
+    const plugin = createTelegramPlugin({
+      config: { accounts: [{ token: TOKEN, apiRoot }] },
+      stateDir,
+      pollTimeoutSeconds: 1,
+      startTimeoutMs: 300,
+    });
+    plugins.push(plugin);
+    await plugin.start(createTestContext().ctx);
+    expect(plugin.status?.()).toMatchObject({ state: 'reconnecting' });
+    const started = Date.now();
+    await plugin.stop();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(plugin.status?.().state).toBe('disconnected');
+  });
+});
