@@ -64,6 +64,7 @@ export type {
 export type {
   AgentInfo,
   AgentRunParams,
+  AgentSessionInit,
   AgentWaitResult,
   DeliveryOutcome,
   Gateway,
@@ -112,10 +113,6 @@ export type {
   TokenUsage,
   TranscriptMessage,
 } from './interfaces/records.js';
-// --- stores ---
-export { MemoryStore } from './store/memory-store.js';
-export { compareSessionsNewestFirst, matchesSessionQuery } from './store/session-query.js';
-
 // --- records and interfaces ---
 export { SESSION_KINDS, TERMINAL_RUN_STATUSES } from './interfaces/records.js';
 export type { RunListQuery, SessionListQuery, SessionPatch, Store } from './interfaces/store.js';
@@ -162,3 +159,33 @@ export {
   evaluateSendPolicy,
   parseSendCommand,
 } from './policy/index.js';
+// --- stores ---
+export { MemoryStore } from './store/memory-store.js';
+export { compareSessionsNewestFirst, matchesSessionQuery } from './store/session-query.js';
+export type {
+  ArgsCheck,
+  SessionListRow,
+  SessionStatusToolResult,
+  SessionsHistoryResult,
+  SessionsListResult as SessionsListToolResult,
+  SessionsSendResult,
+  SessionToolsOptions,
+  SpawnableAgent,
+  ToolFailure,
+} from './tools/index.js';
+// --- session tools ---
+export {
+  ANNOUNCE_SKIP,
+  configuredSecrets,
+  createSessionTools,
+  REPLY_SKIP,
+  SESSION_TOOL_NAMES,
+  SESSIONS_HISTORY_DEFAULT_LIMIT,
+  SESSIONS_HISTORY_MAX_LIMIT,
+  SESSIONS_LIST_HISTORY_CONCURRENCY,
+  SESSIONS_LIST_MAX_LIMIT,
+  SESSIONS_LIST_MAX_MESSAGES,
+  SESSIONS_SEND_DEFAULT_TIMEOUT_SECONDS,
+  spawnableAgents,
+  validateToolArgs,
+} from './tools/index.js';

@@ -1,0 +1,20 @@
+// The session tools: model-callable, Gateway-only, guarded by checkSessionAccess.
+export { ANNOUNCE_SKIP, REPLY_SKIP } from './agent-to-agent.js';
+export type { SpawnableAgent } from './agents-list.js';
+export { spawnableAgents } from './agents-list.js';
+export type { SessionStatusToolResult } from './session-status.js';
+export { createSessionTools, SESSION_TOOL_NAMES } from './session-tools.js';
+export type { SessionsHistoryResult } from './sessions-history.js';
+export { SESSIONS_HISTORY_DEFAULT_LIMIT, SESSIONS_HISTORY_MAX_LIMIT } from './sessions-history.js';
+export type { SessionListRow, SessionsListResult } from './sessions-list.js';
+export {
+  SESSIONS_LIST_HISTORY_CONCURRENCY,
+  SESSIONS_LIST_MAX_LIMIT,
+  SESSIONS_LIST_MAX_MESSAGES,
+} from './sessions-list.js';
+export type { SessionsSendResult } from './sessions-send.js';
+export { SESSIONS_SEND_DEFAULT_TIMEOUT_SECONDS } from './sessions-send.js';
+export type { SessionToolsOptions, ToolFailure } from './tool-context.js';
+export { configuredSecrets } from './tool-context.js';
+export type { ArgsCheck } from './validate-args.js';
+export { validateToolArgs } from './validate-args.js';

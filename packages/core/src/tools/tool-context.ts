@@ -1,0 +1,218 @@
+import type { ColloquyConfig } from '../config/index.js';
+import { isColloquyError } from '../errors/colloquy-error.js';
+import type { Gateway } from '../interfaces/gateway.js';
+import type { SessionRecord } from '../interfaces/records.js';
+import { type ToolResult, toolResult } from '../interfaces/tool.js';
+import {
+  isReservedSessionKey,
+  type KeyContext,
+  normalizeSessionKey,
+  resolveSessionKeyAlias,
+  toDisplayKey,
+} from '../keys/index.js';
+import { checkSessionAccess, type SessionAction } from '../policy/index.js';
+
+/** Options of {@link createSessionTools}: who is calling, under which config, through which gateway. */
+export interface SessionToolsOptions {
+  /** The requester's internal session key (e.g. `agent:main:main`). */
+  requesterKey: string;
+  /** The requester's agent id. */
+  agentId: string;
+  /** True when the requester runs sandboxed (clamps visibility). Default false. */
+  sandboxed?: boolean;
+  config: ColloquyConfig;
+  gateway: Gateway;
+  /** Inter-session hops that led to the current run (0 for a human's message). Default 0. */
+  hop?: number;
+  /** The clock (default `Date.now`). */
+  now?: () => number;
+  /**
+   * Receives background work the tools start (the agent-to-agent reply-back and announce steps),
+   * so the host can wait for it on shutdown. Default: run detached, errors ignored.
+   */
+  track?: (work: Promise<void>) => void;
+}
+
+/** A tool-level refusal or mistake, as the model sees it. */
+export interface ToolFailure {
+  status: 'error' | 'forbidden';
+  error: string;
+}
+
+/** The resolved context every session tool works in. */
+export interface ToolScope {
+  options: SessionToolsOptions;
+  keyContext: KeyContext;
+  now: () => number;
+}
+
+/** Builds the shared scope from the factory options. */
+export function createToolScope(options: SessionToolsOptions): ToolScope {
+  return {
+    options,
+    keyContext: {
+      agentId: options.agentId,
+      mainKey: options.config.session.mainKey,
+      scope: options.config.session.scope,
+    },
+    now: options.now ?? Date.now,
+  };
+}
+
+/** A `{ status: "error" | "forbidden", error }` tool result. */
+export function failure(status: ToolFailure['status'], error: string): ToolResult<ToolFailure> {
+  return toolResult({ status, error }, true);
+}
+
+/** The display form of a key for this requester (`main` for its own main session). */
+export function displayKey(scope: ToolScope, key: string): string {
+  return toDisplayKey(key, scope.keyContext);
+}
+
+/** A target found and allowed, or the failure to return. */
+export type TargetLookup = { ok: true; session: SessionRecord } | { ok: false; failure: ToolFailure };
+
+/**
+ * Resolves a key (any spelling, the `main` alias, or a sessionId) to a session, then asks the one
+ * guard whether `action` is allowed on it. Unknown targets and refusals come back as values.
+ */
+export async function findAllowedTarget(
+  scope: ToolScope,
+  raw: string,
+  action: SessionAction,
+): Promise<TargetLookup> {
+  const found = await resolveByKeyOrId(scope, raw);
+  if (!found.ok) return found;
+  return authorize(scope, found.session, action);
+}
+
+/** Resolves `{ label, agentId? }` to a session, then applies the guard. */
+export async function findAllowedTargetByLabel(
+  scope: ToolScope,
+  label: string,
+  agentId: string | undefined,
+  action: SessionAction,
+): Promise<TargetLookup> {
+  const owner = agentId?.trim().toLowerCase() || scope.options.agentId;
+  try {
+    const { session } = await scope.options.gateway.call('sessions.resolve', {
+      label: label.trim(),
+      agentId: owner,
+    });
+    return authorize(scope, session, action);
+  } catch (error) {
+    return {
+      ok: false,
+      failure: gatewayFailure(error, `No session labelled "${label.trim()}" for agent "${owner}".`),
+    };
+  }
+}
+
+async function resolveByKeyOrId(scope: ToolScope, raw: string): Promise<TargetLookup> {
+  const trimmed = raw.trim();
+  if (trimmed === '') {
+    return {
+      ok: false,
+      failure: { status: 'error', error: 'sessionKey is empty; pass a key from sessions_list.' },
+    };
+  }
+  const key = resolveSessionKeyAlias(normalizeSessionKey(trimmed), scope.keyContext);
+  if (isReservedSessionKey(key)) {
+    return {
+      ok: false,
+      failure: { status: 'error', error: `"${trimmed}" is a reserved key, not a session.` },
+    };
+  }
+  const gateway = scope.options.gateway;
+  const attempts = [{ key }, { sessionId: trimmed }];
+  for (const params of attempts) {
+    try {
+      const { session } = await gateway.call('sessions.resolve', {
+        ...params,
+        agentId: scope.options.agentId,
+      });
+      return { ok: true, session };
+    } catch (error) {
+      if (!isColloquyError(error) || error.code !== 'SESSION_NOT_FOUND') {
+        return { ok: false, failure: gatewayFailure(error, 'The gateway could not resolve the session.') };
+      }
+    }
+  }
+  return {
+    ok: false,
+    failure: {
+      status: 'error',
+      error: `No session with key or sessionId "${trimmed}". Use sessions_list to see the sessions you can reach.`,
+    },
+  };
+}
+
+async function authorize(
+  scope: ToolScope,
+  session: SessionRecord,
+  action: SessionAction,
+): Promise<TargetLookup> {
+  const decision = checkSessionAccess({
+    action,
+    requesterKey: scope.options.requesterKey,
+    targetKey: session.key,
+    targetAncestors: await ancestorsOf(scope, session),
+    sandboxed: scope.options.sandboxed ?? false,
+    config: scope.options.config,
+  });
+  if (!decision.allowed) return { ok: false, failure: { status: 'forbidden', error: decision.reason } };
+  return { ok: true, session };
+}
+
+const MAX_ANCESTRY = 32;
+
+/** The spawn chain above `session`, nearest parent first (bounded, cycle-safe). */
+export async function ancestorsOf(scope: ToolScope, session: SessionRecord): Promise<string[]> {
+  const chain: string[] = [];
+  let parent = session.spawnedBy;
+  while (parent !== undefined && chain.length < MAX_ANCESTRY && !chain.includes(parent)) {
+    chain.push(parent);
+    try {
+      const { session: next } = await scope.options.gateway.call('sessions.resolve', { key: parent });
+      parent = next.spawnedBy;
+    } catch {
+      break;
+    }
+  }
+  return chain;
+}
+
+/** Turns a gateway rejection into a tool failure with a readable sentence. */
+export function gatewayFailure(error: unknown, fallback: string): ToolFailure {
+  if (isColloquyError(error)) {
+    return {
+      status: error.code === 'FORBIDDEN' || error.code === 'SEND_DENIED' ? 'forbidden' : 'error',
+      error: error.message,
+    };
+  }
+  return { status: 'error', error: error instanceof Error ? `${fallback} ${error.message}` : fallback };
+}
+
+/**
+ * Every configured secret value that must never reach history output: `redaction.secrets`, model
+ * provider API keys, the gateway token, and token/secret/password/apiKey strings under `channels`.
+ */
+export function configuredSecrets(config: ColloquyConfig): string[] {
+  const secrets = new Set<string>(config.redaction.secrets);
+  for (const provider of Object.values(config.models.providers)) {
+    if (provider.apiKey) secrets.add(provider.apiKey);
+  }
+  if (config.gateway.token) secrets.add(config.gateway.token);
+  collectNamedSecrets(config.channels, secrets, 0);
+  return [...secrets].filter((s) => s.length >= 4);
+}
+
+const SECRET_FIELD = /(token|secret|password|apikey|api_key)$/i;
+
+function collectNamedSecrets(value: unknown, into: Set<string>, depth: number): void {
+  if (depth > 8 || typeof value !== 'object' || value === null) return;
+  for (const [field, inner] of Object.entries(value)) {
+    if (typeof inner === 'string' && SECRET_FIELD.test(field)) into.add(inner);
+    else collectNamedSecrets(inner, into, depth + 1);
+  }
+}
