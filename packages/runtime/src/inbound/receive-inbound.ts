@@ -58,9 +58,12 @@ export async function receiveInbound(
     if (sendCommand === 'inherit') delete updated.sendPolicy;
     store.putSession(updated);
     ctx.events.emit({ type: 'session.updated', sessionKey: key });
-    const word =
-      sendCommand === 'inherit' ? 'inherits the configured rules' : sendCommand === 'allow' ? 'on' : 'off';
-    await reply(ctx, updated, `Sending for this session is now ${word}.`, inbound.messageId);
+    // The confirmation goes through the pipeline like any reply: after `/send off` it is denied.
+    const confirmation =
+      sendCommand === 'inherit'
+        ? 'This session follows the configured send policy again.'
+        : `Sending is ${sendCommand === 'allow' ? 'on' : 'off'} for this session.`;
+    await reply(ctx, updated, confirmation, inbound.messageId);
     return { action: 'send-policy', sessionKey: key, sendPolicy: sendCommand };
   }
 

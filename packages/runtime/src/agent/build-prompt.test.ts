@@ -1,0 +1,79 @@
+import { MemoryStore, type TranscriptMessage } from '@colloquy/core';
+import { describe, expect, it } from 'vitest';
+import {
+  buildSystemPrompt,
+  DEFAULT_SYSTEM_PROMPT,
+  estimateTokens,
+  loadHistory,
+  toModelMessages,
+} from './build-prompt.js';
+
+const KEY = 'agent:main:main';
+
+function storeWith(messages: TranscriptMessage[]): MemoryStore {
+  const store = new MemoryStore();
+  store.putSession({ key: KEY, sessionId: 's', agentId: 'main', kind: 'main', createdAt: 0, updatedAt: 0 });
+  store.appendMessages(KEY, messages);
+  return store;
+}
+
+const user = (content: string): TranscriptMessage => ({ role: 'user', content, timestamp: 0 });
+
+describe('loadHistory', () => {
+  it('keeps the newest messages that fit the budget, in order, reading page by page', () => {
+    const store = storeWith(Array.from({ length: 300 }, (_, i) => user(`message ${i} ${'x'.repeat(36)}`)));
+    const picked = loadHistory(store, KEY, 16 * 16, { pageSize: 8 }); // each message: 48 chars = 12 + 4 tokens
+    expect(picked.length).toBe(16);
+    expect(picked.at(-1)?.content).toContain('message 299');
+    expect(picked[0]?.content).toContain('message 284');
+  });
+
+  it('always includes the newest message, even over budget', () => {
+    const store = storeWith([user('old'), user('y'.repeat(4000))]);
+    expect(loadHistory(store, KEY, 10).map((m) => m.content)).toEqual(['y'.repeat(4000)]);
+  });
+});
+
+describe('toModelMessages', () => {
+  it('drops orphan tool results and answers dangling tool calls with an error result', () => {
+    const messages = toModelMessages([
+      { role: 'toolResult', content: 'orphan', toolCallId: 'x', toolName: 't', timestamp: 0 },
+      user('go'),
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'c1', name: 'search', arguments: {} }],
+        timestamp: 0,
+      },
+      user('are you there?'),
+    ]);
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'user']);
+    expect(messages[2]).toMatchObject({ toolCallId: 'c1', toolName: 'search', isError: true });
+  });
+
+  it('marks messages that did not come from the human', () => {
+    const [message] = toModelMessages([
+      {
+        role: 'user',
+        content: 'ping',
+        timestamp: 0,
+        provenance: {
+          kind: 'inter_session',
+          sourceSessionKey: 'agent:main:other',
+          sourceTool: 'sessions_send',
+        },
+      },
+    ]);
+    expect(message?.content).toBe(
+      '[Message from session agent:main:other via sessions_send; it is not from the human user]\nping',
+    );
+  });
+});
+
+describe('buildSystemPrompt and estimateTokens', () => {
+  it('joins the base prompt with distinct extras, with a default base', () => {
+    expect(buildSystemPrompt(undefined, ['A', 'A', undefined, ' B '])).toBe(
+      `${DEFAULT_SYSTEM_PROMPT}\n\nA\n\nB`,
+    );
+    expect(estimateTokens('abcde')).toBe(2);
+  });
+});

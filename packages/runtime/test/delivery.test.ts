@@ -1,0 +1,136 @@
+import { type GatewayEvent, MemoryStore, type Store } from '@colloquy/core';
+import { makeSessionRecord } from '@colloquy/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, startHarness, waitFor } from './support/harness.js';
+
+const DM = 'agent:main:memory:dm:user-1';
+const GROUP = 'agent:main:memory:group:g1';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+function seedGroup(harness: Harness, overrides: Parameters<typeof makeSessionRecord>[1] = {}) {
+  harness.store.putSession(
+    makeSessionRecord(GROUP, {
+      kind: 'group',
+      chatType: 'group',
+      channel: 'memory',
+      deliveryContext: { channel: 'memory', to: 'g1', accountId: 'default' },
+      ...overrides,
+    }),
+  );
+}
+
+describe('delivery pipeline', () => {
+  it('chat.send delivers through the plugin and records the platform message id in the transcript', async () => {
+    h = await startHarness();
+    seedGroup(h);
+    const outcome = await h.runtime.gateway.call('chat.send', { key: GROUP, text: 'hello group' });
+    expect(outcome).toEqual({ status: 'delivered', messageId: 'memory-out-1', messageIds: ['memory-out-1'] });
+    expect(h.channel.textsTo('g1')).toEqual(['hello group']);
+    const [stored] = h.store.readTail(GROUP, 1);
+    expect(stored).toMatchObject({
+      role: 'assistant',
+      content: 'hello group',
+      platformMessageId: 'memory-out-1',
+    });
+  });
+
+  it('a send-policy rule that denies never reaches the plugin, on every outbound path', async () => {
+    h = await startHarness({
+      config: { session: { sendPolicy: { rules: [{ match: { chatType: 'group' }, action: 'deny' }] } } },
+      script: ['a reply nobody sees'],
+      typingIntervalMs: 10,
+    });
+    seedGroup(h);
+    const events: GatewayEvent[] = [];
+    h.runtime.gateway.subscribe((e) => events.push(e));
+    const outcome = await h.runtime.gateway.call('chat.send', { key: GROUP, text: 'hi' });
+    expect(outcome).toMatchObject({ status: 'denied', reason: expect.any(String) });
+    await h.channel.inject({ text: '@colloquy_bot hi', chat: { type: 'group', id: 'g1' } });
+    await waitFor(() => h!.store.listRuns({ sessionKey: GROUP })[0]?.meta?.delivery !== undefined);
+    expect(h.channel.sent).toEqual([]);
+    expect(h.channel.typing).toEqual([]);
+    const [run] = h.store.listRuns({ sessionKey: GROUP });
+    expect(run?.meta?.delivery).toMatchObject({ kind: 'reply', status: 'denied' });
+    expect(
+      events.filter((e) => e.type === 'delivery').map((e) => e.type === 'delivery' && e.outcome.status),
+    ).toEqual(['denied', 'denied']);
+    expect(
+      h.store
+        .readTail(GROUP, 10)
+        .filter((m) => m.role === 'assistant')
+        .map((m) => m.platformMessageId),
+    ).toEqual([undefined]);
+  });
+
+  it("a session's own override wins over the rules", async () => {
+    h = await startHarness({
+      config: { session: { sendPolicy: { rules: [{ match: { channel: 'memory' }, action: 'deny' }] } } },
+    });
+    seedGroup(h, { sendPolicy: 'allow' });
+    expect((await h.runtime.gateway.call('chat.send', { key: GROUP, text: 'allowed' })).status).toBe(
+      'delivered',
+    );
+    await h.runtime.gateway.call('sessions.patch', { key: GROUP, patch: { sendPolicy: 'deny' } });
+    expect((await h.runtime.gateway.call('chat.send', { key: GROUP, text: 'denied' })).status).toBe('denied');
+    await h.runtime.gateway.call('sessions.patch', { key: GROUP, patch: { sendPolicy: null } });
+    expect((await h.runtime.gateway.call('chat.send', { key: GROUP, text: 'rule' })).status).toBe('denied');
+    expect(h.channel.textsTo('g1')).toEqual(['allowed']);
+  });
+
+  it('reports a failing plugin send as failed, and a session without a chat as skipped', async () => {
+    h = await startHarness();
+    seedGroup(h);
+    h.channel.failNextSend();
+    expect(await h.runtime.gateway.call('chat.send', { key: GROUP, text: 'x' })).toMatchObject({
+      status: 'failed',
+      code: 'CHANNEL_ERROR',
+    });
+    h.store.putSession(makeSessionRecord('agent:main:main', { kind: 'main' }));
+    expect(await h.runtime.gateway.call('chat.send', { key: 'main', text: 'x' })).toMatchObject({
+      status: 'skipped',
+    });
+  });
+
+  it('delivers the final reply and records its platform message id on the run', async () => {
+    h = await startHarness({ script: ['the answer'] });
+    await h.channel.inject('question');
+    await h.channel.waitForSent(1);
+    await waitFor(() => h!.store.listRuns({ sessionKey: DM })[0]?.meta?.delivery !== undefined);
+    const [run] = h.store.listRuns({ sessionKey: DM });
+    expect(run?.meta?.delivery).toMatchObject({
+      kind: 'reply',
+      status: 'delivered',
+      messageId: 'memory-out-1',
+    });
+    expect(h.channel.sent[0]).toMatchObject({ text: 'the answer', to: { channel: 'memory', to: 'user-1' } });
+  });
+
+  it('records the platform message id on the transcript message when the store supports it', async () => {
+    const store: Store = new MemoryStore();
+    const ids: [string, number, string][] = [];
+    store.setMessagePlatformId = (key: string, seq: number, id: string) => {
+      ids.push([key, seq, id]);
+    };
+    h = await startHarness({ store, script: ['the answer'] });
+    await h.channel.inject('question');
+    await waitFor(() => ids.length === 1);
+    const final = h.store.readTail(DM, 1)[0]!;
+    expect(ids).toEqual([[DM, final.seq, 'memory-out-1']]);
+  });
+
+  it('shows a typing indicator while a run is active and refreshes it', async () => {
+    h = await startHarness({ script: [{ text: 'done', delayMs: 120 }], typingIntervalMs: 25 });
+    await h.channel.inject('think hard');
+    await h.channel.waitForSent(1);
+    const count = h.channel.typing.length;
+    expect(count).toBeGreaterThanOrEqual(3);
+    expect(h.channel.typing[0]).toEqual({ channel: 'memory', to: 'user-1', accountId: 'default' });
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(h.channel.typing.length).toBe(count);
+  });
+});

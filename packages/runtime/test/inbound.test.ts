@@ -1,0 +1,124 @@
+import { makeSessionRecord } from '@colloquy/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, startHarness, waitFor } from './support/harness.js';
+
+const DM = 'agent:main:memory:dm:user-1';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe('inbound messages', () => {
+  it('creates the session with the chat as its delivery context and answers there', async () => {
+    h = await startHarness({ script: ['hi back'] });
+    await h.channel.inject({ text: 'hello', sender: { id: 'user-1', name: 'Ada' } });
+    await h.channel.waitForSent(1);
+    expect(h.store.getSession(DM)).toMatchObject({
+      kind: 'dm',
+      agentId: 'main',
+      chatType: 'direct',
+      channel: 'memory',
+      displayName: 'Ada',
+      deliveryContext: { channel: 'memory', to: 'user-1', accountId: 'default' },
+      lastChannel: 'memory',
+      lastTo: 'user-1',
+      lastAccountId: 'default',
+    });
+    const [run] = h.store.listRuns({ sessionKey: DM });
+    expect(run).toMatchObject({ deliver: true, lane: 'main', message: 'hello' });
+    expect(h.store.readTail(DM, 1)[0]?.role).toBe('assistant');
+    expect(h.store.readTail(DM, 2)[0]).toMatchObject({ role: 'user', sender: { id: 'user-1', name: 'Ada' } });
+  });
+
+  it('ignores group messages that do not address the bot, recording nothing', async () => {
+    h = await startHarness({ script: ['group reply'] });
+    const outcome = await h.runtime.receive(
+      h.channel.toInbound({ text: 'chatter', chat: { type: 'group', id: 'g1' } }),
+    );
+    expect(outcome).toMatchObject({ action: 'ignored' });
+    expect(h.store.listSessions()).toEqual([]);
+    await h.channel.inject({ text: '@colloquy_bot help', chat: { type: 'group', id: 'g1', title: 'Team' } });
+    await h.channel.waitForSent(1);
+    expect(h.store.getSession('agent:main:memory:group:g1')).toMatchObject({
+      kind: 'group',
+      displayName: 'Team',
+    });
+  });
+
+  it('sends messages in a bound thread to the bound session', async () => {
+    h = await startHarness({ script: ['from the worker'] });
+    const bound = 'agent:main:subagent:worker';
+    h.store.putSession(makeSessionRecord(bound, { kind: 'subagent' }));
+    h.channel.context!.threadBindings.put({
+      accountId: 'default',
+      conversationId: 'g1',
+      threadId: 't9',
+      sessionKey: bound,
+      createdAt: 1,
+      lastActiveAt: 1,
+    });
+    await h.channel.inject({
+      text: '@colloquy_bot status?',
+      chat: { type: 'group', id: 'g1' },
+      threadId: 't9',
+    });
+    await h.channel.waitForSent(1);
+    expect(h.store.listRuns({ sessionKey: bound })).toHaveLength(1);
+    expect(h.store.getSession(bound)?.deliveryContext).toEqual({
+      channel: 'memory',
+      to: 'g1',
+      accountId: 'default',
+      threadId: 't9',
+    });
+    expect(h.channel.sent[0]?.to.threadId).toBe('t9');
+    expect(h.store.getThreadBinding('memory', 'default', 't9')!.lastActiveAt).toBeGreaterThan(1);
+  });
+
+  it('derives thread keys with the plugin thread kind and the configured dmScope', async () => {
+    h = await startHarness({
+      script: () => 'ok',
+      channel: { capabilities: { threadKind: 'topic' } },
+      config: { session: { dmScope: 'per-peer' } },
+    });
+    const topic = await h.runtime.receive(
+      h.channel.toInbound({ text: '@colloquy_bot x', chat: { type: 'group', id: 'g1' }, threadId: '7' }),
+    );
+    expect(topic).toMatchObject({ sessionKey: 'agent:main:memory:group:g1:topic:7' });
+    const dm = await h.runtime.receive(h.channel.toInbound('x'));
+    expect(dm).toMatchObject({ sessionKey: 'agent:main:dm:user-1' });
+  });
+
+  it('lets the owner set the send policy with /send, and treats it as text from anyone else', async () => {
+    h = await startHarness({ script: () => 'model reply', isOwner: (m) => m.sender.id === 'owner' });
+    const owner = { id: 'owner', name: 'Owner' };
+    const key = 'agent:main:memory:dm:owner';
+    expect(await h.runtime.receive(h.channel.toInbound({ text: '/send off', sender: owner }))).toMatchObject({
+      action: 'send-policy',
+      sendPolicy: 'deny',
+    });
+    expect(h.store.getSession(key)?.sendPolicy).toBe('deny');
+    expect(h.channel.sent).toEqual([]);
+    await h.runtime.receive(h.channel.toInbound({ text: '/send inherit', sender: owner }));
+    expect(h.store.getSession(key)?.sendPolicy).toBeUndefined();
+    expect(h.channel.textsTo('owner')).toEqual(['This session follows the configured send policy again.']);
+    expect(h.store.listRuns({ sessionKey: key })).toEqual([]);
+    expect(await h.runtime.receive(h.channel.toInbound('/send off'))).toMatchObject({ action: 'queued' });
+    expect(h.store.getSession(DM)?.sendPolicy).toBeUndefined();
+  });
+
+  it('answers slash commands from the commands hook without running the model', async () => {
+    h = await startHarness({
+      script: ['model reply'],
+      commands: async (inbound, session) =>
+        inbound.text === '/whoami' ? `You are in ${session.key}` : undefined,
+    });
+    await h.channel.inject('/whoami');
+    await h.channel.inject('a real question');
+    await h.channel.waitForSent(2);
+    expect(h.channel.sent.map((m) => m.text)).toEqual([`You are in ${DM}`, 'model reply']);
+    expect(h.model.callCount).toBe(1);
+    await waitFor(() => h!.store.listRuns({ sessionKey: DM })[0]?.status === 'done');
+  });
+});

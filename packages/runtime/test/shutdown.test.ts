@@ -1,0 +1,170 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isColloquyError } from '@colloquy/core';
+import { makeRunRecord, makeSessionRecord } from '@colloquy/core/testing';
+import { openSqliteStore } from '@colloquy/store-sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { installSignalHandlers } from '../src/index.js';
+import { type Harness, startHarness, waitFor } from './support/harness.js';
+
+const MAIN = 'agent:main:main';
+let h: Harness | undefined;
+let dir: string | undefined;
+
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+function dbFile(): string {
+  dir = mkdtempSync(join(tmpdir(), 'colloquy-shutdown-'));
+  return join(dir, 'colloquy.db');
+}
+
+describe('graceful shutdown and restart', () => {
+  it('lets a running turn finish within the drain budget, then stops plugins and closes the store', async () => {
+    h = await startHarness({ script: [{ text: 'finished', delayMs: 100 }] });
+    const { runId } = await h.runtime.gateway.call('agent', { sessionKey: 'main', message: 'hi' });
+    await h.model.waitForRequests(1);
+    const store = h.store;
+    await h.runtime.shutdown({ drainMs: 3000 });
+    expect(h.runtime.state).toBe('stopped');
+    expect(h.channel.running).toBe(false);
+    expect(() => store.getRun(runId)).toThrow();
+  });
+
+  it('refuses new work once shutdown began', async () => {
+    h = await startHarness({ script: [{ text: 'slow', delayMs: 300 }] });
+    await h.runtime.gateway.call('agent', { sessionKey: 'main', message: 'hi' });
+    await h.model.waitForRequests(1);
+    const stopping = h.runtime.shutdown({ drainMs: 2000 });
+    const refused = await h.runtime.gateway
+      .call('agent', { sessionKey: 'main', message: 'more' })
+      .catch((e: unknown) => e);
+    expect(isColloquyError(refused) && refused.code).toBe('ABORTED');
+    expect(await h.runtime.receive(h.channel.toInbound('late'))).toMatchObject({ action: 'ignored' });
+    await stopping;
+  });
+
+  it('re-queues turns cut by the drain budget, and a restart runs them once without repeating the user message', async () => {
+    const file = dbFile();
+    h = await startHarness({
+      store: openSqliteStore({ file }),
+      script: [{ text: 'never', delayMs: 30_000 }],
+    });
+    const cut = await h.runtime.gateway.call('agent', {
+      sessionKey: 'main',
+      message: 'first',
+      deliver: false,
+    });
+    await h.model.waitForRequests(1);
+    const waiting = await h.runtime.gateway.call('agent', {
+      sessionKey: 'main',
+      message: 'second',
+      extraSystemPrompt: 'separate turn',
+    });
+    const started = Date.now();
+    await h.runtime.shutdown({ drainMs: 50 });
+    expect(Date.now() - started).toBeLessThan(3000);
+
+    const store = openSqliteStore({ file });
+    expect(store.getRun(cut.runId)).toMatchObject({ status: 'queued', attempts: 1 });
+    expect(store.getRun(waiting.runId)).toMatchObject({ status: 'queued', attempts: 0 });
+    h = await startHarness({ store, script: ['resumed first', 'resumed second'], start: false });
+    const report = await h.runtime.start();
+    expect(report.requeued).toEqual(expect.arrayContaining([cut.runId, waiting.runId]));
+    const done = await h.runtime.gateway.call('agent.wait', { runId: waiting.runId, timeoutMs: 5000 });
+    expect(done.status).toBe('done');
+    expect(h.store.getRun(cut.runId)).toMatchObject({ status: 'done', reply: 'resumed first', attempts: 2 });
+    const users = h.store
+      .readTail(MAIN, 20)
+      .filter((m) => m.role === 'user')
+      .map((m) => m.content);
+    expect(users).toEqual(['first', 'second']);
+  });
+
+  it('on start resumes fresh runs left running by a crash and marks stale ones interrupted', async () => {
+    const file = dbFile();
+    const store = openSqliteStore({ file });
+    const now = Date.now();
+    store.putSession(makeSessionRecord(MAIN, { kind: 'main', status: 'running' }));
+    store.putSession(makeSessionRecord('agent:main:other', { kind: 'other', status: 'running' }));
+    store.createRun(
+      makeRunRecord('fresh', MAIN, {
+        status: 'running',
+        attempts: 1,
+        updatedAt: now - 1000,
+        createdAt: now - 2000,
+        message: 'resume me',
+      }),
+    );
+    store.createRun(
+      makeRunRecord('stale', 'agent:main:other', {
+        status: 'running',
+        attempts: 1,
+        updatedAt: now - 3_600_000,
+      }),
+    );
+    store.createRun(
+      makeRunRecord('looping', MAIN, {
+        status: 'running',
+        attempts: 3,
+        updatedAt: now - 1000,
+        createdAt: now - 1500,
+      }),
+    );
+    h = await startHarness({ store, script: ['resumed'], start: false });
+    const report = await h.runtime.start();
+    expect(report).toEqual({
+      resumed: ['fresh'],
+      interrupted: expect.arrayContaining(['stale', 'looping']),
+      requeued: [],
+    });
+    await waitFor(() => h!.store.getRun('fresh')?.status === 'done');
+    expect(h.store.getRun('stale')).toMatchObject({
+      status: 'interrupted',
+      error: expect.stringContaining('staleRunMinutes'),
+    });
+    expect(h.store.getRun('looping')).toMatchObject({
+      status: 'interrupted',
+      error: expect.stringContaining('maxRunAttempts'),
+    });
+    expect(h.store.getSession('agent:main:other')?.status).toBe('error');
+  });
+});
+
+describe('installSignalHandlers', () => {
+  it('routes the first signal to shutdown and exits 0; a second signal exits 1 at once', async () => {
+    const codes: number[] = [];
+    let release!: () => void;
+    const calls: unknown[] = [];
+    const runtime = {
+      shutdown: (options?: { drainMs?: number }) => {
+        calls.push(options);
+        return new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      },
+    };
+    const uninstall = installSignalHandlers(runtime, {
+      signals: ['SIGUSR2'],
+      exit: (code) => codes.push(code),
+      drainMs: 10,
+    });
+    try {
+      process.emit('SIGUSR2', 'SIGUSR2');
+      expect(calls).toEqual([{ drainMs: 10 }]);
+      process.emit('SIGUSR2', 'SIGUSR2');
+      expect(codes).toEqual([1]);
+      release();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(codes).toEqual([1, 0]);
+    } finally {
+      uninstall();
+    }
+    expect(process.listenerCount('SIGUSR2')).toBe(0);
+  });
+});
