@@ -5,14 +5,8 @@
  */
 import { defaultAgentId } from '../config/agent-config.js';
 import type { ColloquyConfig, SessionVisibility } from '../config/schema.js';
-import { agentIdFromSessionKey } from '../keys/classify-session-key.js';
-import {
-  isReservedSessionKey,
-  type KeyContext,
-  resolveSessionKeyAlias,
-  toDisplayKey,
-} from '../keys/key-alias.js';
-import { normalizeSessionKey, parseSessionKey } from '../keys/session-key.js';
+import { type KeyContext, mainSessionKey, resolveSessionKeyAlias, toDisplayKey } from '../keys/key-alias.js';
+import { formatSessionKey, type ParsedSessionKey, parseSessionKey } from '../keys/session-key.js';
 
 /** What a session tool wants to do with a target session. */
 export type SessionAction = 'list' | 'history' | 'send' | 'status' | 'steer' | 'kill';
@@ -75,68 +69,95 @@ export function effectiveVisibility(config: ColloquyConfig, sandboxed: boolean):
  */
 export function checkSessionAccess(input: SessionAccessInput): SessionAccessDecision {
   const { action, config } = input;
-  const requesterNormal = normalizeSessionKey(input.requesterKey);
-  const requesterAgent = agentIdFromSessionKey(requesterNormal) ?? defaultAgentId(config);
+  // Each key is parsed once; everything below works on the normalised internal forms.
+  const requesterParsed = parseSessionKey(input.requesterKey);
+  if (!requesterParsed.ok) {
+    return refuse(
+      `The calling session key "${String(input.requesterKey)}" is not a valid session key, so it can reach no session.`,
+    );
+  }
+  const requesterAgent = agentOf(requesterParsed.key) ?? defaultAgentId(config);
   const ctx: KeyContext = {
     agentId: requesterAgent,
     mainKey: config.session.mainKey,
     scope: config.session.scope,
   };
-  const requester = resolveSessionKeyAlias(requesterNormal, ctx);
-  if (!parseSessionKey(requester).ok || isReservedSessionKey(requester)) {
-    return refuse(
-      `The calling session key "${requester}" is not a valid session key, so it can reach no session.`,
-    );
+  const requester = resolveParsed(requesterParsed.key, ctx);
+  if (requester.reserved) {
+    return refuse(`The calling session key "${requester.key}" is reserved, so it can reach no session.`);
   }
 
-  const parsedTarget = parseSessionKey(input.targetKey);
-  if (!parsedTarget.ok) return refuse(parsedTarget.error.message);
-  const target = resolveSessionKeyAlias(input.targetKey, ctx);
-  if (isReservedSessionKey(target)) {
+  const targetParsed = parseSessionKey(input.targetKey);
+  if (!targetParsed.ok) return refuse(targetParsed.error.message);
+  const target = resolveParsed(targetParsed.key, ctx);
+  if (target.reserved) {
     return refuse(
-      `"${target}" is a reserved key, not a session; use "main" for the main session or a key from sessions_list.`,
+      `"${target.key}" is a reserved key, not a session; use "main" for the main session or a key from sessions_list.`,
     );
   }
-  const shown = toDisplayKey(target, ctx);
-  const isSelf = target === requester;
-  const isDescendant =
-    !isSelf && input.targetAncestors.some((a) => resolveSessionKeyAlias(a, ctx) === requester);
+  const shown = () => toDisplayKey(target.key, ctx);
+  const isSelf = target.key === requester.key;
+  const isDescendant = () =>
+    !isSelf && input.targetAncestors.some((a) => resolveSessionKeyAlias(a, ctx) === requester.key);
 
   if (action === 'steer' || action === 'kill') {
-    if (isSelf)
+    if (isSelf) {
       return refuse(
         `A session cannot ${action} itself; subagents ${action} only works on sessions this session spawned.`,
       );
-    if (isDescendant) return { allowed: true };
+    }
+    if (isDescendant()) return { allowed: true };
     return refuse(
-      `subagents ${action} only works on sessions this session spawned (directly or through its children), and "${shown}" is not one of them; use subagents list to see them.`,
+      `subagents ${action} only works on sessions this session spawned (directly or through its children), and "${shown()}" is not one of them; use subagents list to see them.`,
     );
   }
   if (action === 'send' && isSelf) {
     return refuse(
-      `A session cannot send to itself ("${shown}"): the message would loop back into this conversation. Reply directly, or send to another session.`,
+      `A session cannot send to itself ("${shown()}"): the message would loop back into this conversation. Reply directly, or send to another session.`,
     );
   }
 
   const visibility = effectiveVisibility(config, input.sandboxed);
   if (isSelf) return { allowed: true };
-  if (isDescendant && RANK[visibility] >= RANK.tree) return { allowed: true };
-  const targetAgent = agentIdFromSessionKey(target) ?? defaultAgentId(config);
+  const targetAgent = target.agentId ?? defaultAgentId(config);
   const sameAgent = targetAgent === requesterAgent;
   if (sameAgent && RANK[visibility] >= RANK.agent) return { allowed: true };
+  if (RANK[visibility] >= RANK.tree && isDescendant()) return { allowed: true };
   if (!sameAgent && visibility === 'all') {
     const a2a = config.tools.agentToAgent;
     if (!a2a.enabled) {
       return refuse(
-        `Session "${shown}" belongs to agent "${targetAgent}" and agent-to-agent access is off; set tools.agentToAgent.enabled to true and add "${targetAgent}" to tools.agentToAgent.allow.`,
+        `Session "${shown()}" belongs to agent "${targetAgent}" and agent-to-agent access is off; set tools.agentToAgent.enabled to true and add "${targetAgent}" to tools.agentToAgent.allow.`,
       );
     }
     if (a2a.allow.includes('*') || a2a.allow.includes(targetAgent)) return { allowed: true };
     return refuse(
-      `Session "${shown}" belongs to agent "${targetAgent}", which is not in tools.agentToAgent.allow; add "${targetAgent}" (or "*") to tools.agentToAgent.allow.`,
+      `Session "${shown()}" belongs to agent "${targetAgent}", which is not in tools.agentToAgent.allow; add "${targetAgent}" (or "*") to tools.agentToAgent.allow.`,
     );
   }
-  return refuse(visibilityReason(shown, visibility, input, targetAgent, requesterAgent));
+  return refuse(visibilityReason(shown(), visibility, input, targetAgent, requesterAgent));
+}
+
+interface ResolvedKey {
+  /** The normalised internal key (aliases applied). */
+  key: string;
+  /** The agent the key names, if any (aliases of main name the context agent). */
+  agentId: string | undefined;
+  reserved: boolean;
+}
+
+function resolveParsed(parsed: ParsedSessionKey, ctx: KeyContext): ResolvedKey {
+  if (parsed.type === 'alias') {
+    if (parsed.alias === 'main' || (parsed.alias === 'global' && ctx.scope === 'global')) {
+      return { key: mainSessionKey(ctx), agentId: ctx.agentId, reserved: false };
+    }
+    return { key: parsed.alias, agentId: undefined, reserved: true };
+  }
+  return { key: formatSessionKey(parsed), agentId: agentOf(parsed), reserved: false };
+}
+
+function agentOf(parsed: ParsedSessionKey): string | undefined {
+  return 'agentId' in parsed ? parsed.agentId : undefined;
 }
 
 function visibilityReason(
