@@ -12,6 +12,7 @@ import {
 } from '@colloquy/core';
 import { normalizeRoomName } from './chat/addressing.js';
 import { createChatHub } from './chat/chat-hub.js';
+import { chunkText } from './chat/chunk-text.js';
 import { createGatewayBridge, type GatewayBridge } from './chat/gateway-bridge.js';
 import { resolveWebChatOptions, type WebChatPluginOptions } from './options.js';
 import type { ChatMessage } from './protocol/frames.js';
@@ -32,14 +33,14 @@ export interface WebChatPlugin extends ChannelPlugin {
   address(): string;
 }
 
-/** What the web chat can do. Replies are shown whole (no chunking), as CommonMark. */
+/** What the web chat can do. Replies render as CommonMark; longer ones arrive as several messages. */
 export const WEBCHAT_CAPABILITIES: ChannelCapabilities = {
   threads: false,
   edits: false,
   reactions: false,
   media: false,
   typing: true,
-  maxTextLength: 100_000,
+  maxTextLength: 16_000,
   markdown: 'commonmark',
 };
 
@@ -186,18 +187,27 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
     async send(to: DeliveryContext, message: OutboundMessage): Promise<SendResult> {
       const { hub, bridge } = requireRunning('send()');
       const chatId = chatIdOf(to);
-      const chat: ChatMessage = {
-        id: `out_${Date.now().toString(36)}${randomId(6)}`,
-        role: 'assistant',
-        text: message.text,
-        at: Date.now(),
-      };
+      const plain = message.format === 'plain';
       const runId = await bridge.claimStreamedRun(chatId);
-      if (runId !== undefined) chat.runId = runId;
-      if (message.format === 'plain') chat.format = 'plain';
-      hub.remember(chatId, chat);
-      hub.broadcast(chatId, { type: 'message', message: chat });
-      return { messageId: chat.id, messageIds: [chat.id] };
+      const ids: string[] = [];
+      for (const [index, text] of chunkText(
+        message.text,
+        WEBCHAT_CAPABILITIES.maxTextLength,
+        !plain,
+      ).entries()) {
+        const chat: ChatMessage = {
+          id: `out_${Date.now().toString(36)}${randomId(6)}`,
+          role: 'assistant',
+          text,
+          at: Date.now(),
+        };
+        if (index === 0 && runId !== undefined) chat.runId = runId;
+        if (plain) chat.format = 'plain';
+        hub.remember(chatId, chat);
+        hub.broadcast(chatId, { type: 'message', message: chat });
+        ids.push(chat.id);
+      }
+      return { messageId: ids[0]!, messageIds: ids };
     },
 
     async sendTyping(to: DeliveryContext): Promise<void> {

@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { subagentSessionKey } from '@colloquy/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_CHROMIUM, launchChromium } from './support/browser.js';
-import { ADMIN_TOKEN, type Started, startWebChat } from './support/start.js';
+import { type RuntimeHost, startRuntimeHost, streamed } from './support/runtime-host.js';
+import { ADMIN_TOKEN } from './support/start.js';
 
 const OUT = fileURLToPath(new URL('../test-output/', import.meta.url));
 
@@ -30,23 +32,20 @@ if (!HAS_CHROMIUM) {
 
 describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', () => {
   let browser: Browser;
-  let server: Started;
+  let server: RuntimeHost;
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
     mkdirSync(OUT, { recursive: true });
     browser = await launchChromium();
-    server = await startWebChat(
-      { title: 'Colloquy', assistantName: 'Ada' },
-      {
-        deltaDelayMs: 25,
-        reply: (m) =>
-          m.text.startsWith('plan')
-            ? RICH_REPLY
-            : m.text.startsWith('evil')
-              ? EVIL_REPLY
-              : `You said: ${m.text}`,
+    server = await startRuntimeHost(
+      (text) => {
+        if (text.startsWith('plan')) return streamed(RICH_REPLY, 12);
+        if (text.startsWith('evil')) return { text: EVIL_REPLY };
+        if (text.startsWith('research')) return { text: 'Found three sources.', delayMs: 2500 };
+        return streamed(`You said: ${text}`);
       },
+      { title: 'Colloquy', assistantName: 'Ada' },
     );
   }, 60_000);
 
@@ -89,7 +88,8 @@ describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', () => {
   it('sends a message and shows the streamed, rendered reply', async () => {
     const page = await open();
     await say(page, 'plan a trip to Lyon');
-    await page.waitForSelector('.msg.streaming .bubble');
+    await page.locator('.msg.streaming .bubble', { hasText: 'plan for' }).waitFor();
+    await page.screenshot({ path: `${OUT}webchat-streaming.png` });
     const final = page.locator('.msg[data-role="assistant"]:not(.streaming)');
     await final.waitFor({ timeout: 10_000 });
     await expect
@@ -182,29 +182,34 @@ describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', () => {
     await owner.locator('#panel:not([hidden])').waitFor();
     await say(visitor, 'start a sub-agent');
     await visitor.locator('.msg[data-role="assistant"]:not(.streaming)').waitFor();
-    const parent = [...server.host.sessions.values()].find((s) => s.kind === 'dm')!;
-    const child = server.host.addSession({
-      key: 'agent:main:subagent:7f3a9c2e-1111-2222-3333-444455556666',
-      kind: 'subagent',
+    const { chat } = await visitorChat(visitor);
+    const { sessions } = await server.runtime.gateway.call('sessions.list', {});
+    const parent = sessions.find((s) => s.deliveryContext?.to === chat)!;
+    const childKey = subagentSessionKey('main');
+    const { runId } = await server.runtime.gateway.call('agent', {
+      sessionKey: childKey,
+      message: 'research the best trains to Lyon',
+      lane: 'subagent',
       spawnedBy: parent.key,
-      spawnDepth: 1,
-      status: 'running',
-      startedAt: Date.now() - 4200,
-      model: 'scripted/echo',
-      usage: { inputTokens: 900, outputTokens: 340, totalTokens: 1240 },
+      session: { label: 'train researcher' },
     });
-    server.host.emit({ type: 'run.started', runId: 'sub-run', sessionKey: child.key });
-    const node = owner.locator(`.node[data-key="${child.key}"]`);
+    const node = owner.locator(`.node[data-key="${childKey}"][data-status="running"]`);
     await node.waitFor();
-    expect(await node.getAttribute('data-status')).toBe('running');
-    expect(await owner.locator(`.node[data-key="${parent.key}"] .children .node`).count()).toBeGreaterThan(0);
+    expect(await owner.locator(`.node[data-key="${parent.key}"] .children .node`).count()).toBe(1);
+    expect(await node.locator('.row-name').first().textContent()).toBe('train researcher');
+    await owner.waitForTimeout(1100);
     await owner.screenshot({ path: `${OUT}webchat-owner.png` });
-    child.status = 'done';
-    child.endedAt = Date.now();
-    server.host.emit({ type: 'run.ended', runId: 'sub-run', sessionKey: child.key, status: 'done' });
-    await owner.locator(`.node[data-key="${child.key}"][data-status="done"]`).waitFor();
+    await server.runtime.gateway.call('agent.wait', { runId, timeoutMs: 10_000 });
+    await owner.locator(`.node[data-key="${childKey}"][data-status="done"]`).waitFor();
   });
 });
+
+/** The visitor id behind a page (the value part of its signed visitor cookie), which is its direct chat id. */
+async function visitorChat(page: Page): Promise<{ chat: string }> {
+  const cookies = await page.context().cookies();
+  const signed = cookies.find((c) => c.name === 'colloquy_vid')?.value ?? '';
+  return { chat: signed.split('.')[0]! };
+}
 
 const EVIL_REPLY = [
   'Here is <script>window.__pwned=3</script> and <img src=x onerror="window.__pwned=4">.',

@@ -138,7 +138,8 @@ export class ChatView {
     stream.frame = requestAnimationFrame(() => {
       stream.frame = undefined;
       const follow = this.nearEnd();
-      stream.bubble.replaceChildren(renderMarkdown(stream.text), el('span', 'caret'));
+      stream.bubble.replaceChildren(renderMarkdown(stream.text));
+      lastTextBlock(stream.bubble).append(el('span', 'caret'));
       this.scrollToEnd(follow);
     });
   }
@@ -231,6 +232,21 @@ export class ChatView {
   private scrollToEnd(force: boolean): void {
     if (force) this.scroller.scrollTop = this.scroller.scrollHeight;
   }
+}
+
+const BLOCKS = /^(P|LI|OL|UL|BLOCKQUOTE|H[1-6]|PRE|CODE|DIV|TABLE|THEAD|TBODY|TR|TD|TH)$/;
+
+/** The innermost last block of a rendered message, where the streaming caret follows the text. */
+function lastTextBlock(root: HTMLElement): Element {
+  let target: Element = root;
+  for (
+    let last = target.lastElementChild;
+    last && BLOCKS.test(last.tagName);
+    last = target.lastElementChild
+  ) {
+    target = last;
+  }
+  return target;
 }
 
 function initials(name: string): string {

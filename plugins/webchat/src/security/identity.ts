@@ -96,7 +96,7 @@ export function createIdentityIssuer(options: {
       });
     },
     publicId(visitorId) {
-      return `u_${createHmac('sha256', cookieSecret).update(`public\0${visitorId}`).digest('base64url').slice(0, 12)}`;
+      return `u_${createHmac('sha256', cookieSecret).update(`public\0${visitorId}`).digest('hex').slice(0, 12)}`;
     },
   };
 }

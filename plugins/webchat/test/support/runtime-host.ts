@@ -1,0 +1,59 @@
+import { MemoryStore, resolveConfig, type Store } from '@colloquy/core';
+import { createScriptedModel, lastUserText, type ScriptedReply } from '@colloquy/core/testing';
+import { createModelRouter, createRuntime, type Runtime } from '@colloquy/runtime';
+import { createWebChatPlugin, type WebChatPlugin, type WebChatPluginOptions } from '../../src/index.js';
+import { ADMIN_TOKEN, COOKIE_SECRET } from './start.js';
+
+/** How the scripted model answers the last user message. */
+export type Answer = (userText: string) => ScriptedReply;
+
+/** Streams a text word by word, as a real model would. */
+export function streamed(text: string, chunkDelayMs = 15): ScriptedReply {
+  return { text: text.match(/\S+\s*|\s+/g) ?? [text], chunkDelayMs };
+}
+
+/** A real runtime (MemoryStore, scripted model) with the web chat as its only channel. */
+export interface RuntimeHost {
+  runtime: Runtime;
+  plugin: WebChatPlugin;
+  store: Store;
+  base: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Boots `createRuntime` with the scripted model as `scripted/test` and the web chat on a free port.
+ * Pass `store` to simulate a restart over the same data.
+ */
+export async function startRuntimeHost(
+  answer: Answer = (text) => streamed(`You said: ${text}`),
+  options: Partial<WebChatPluginOptions> = {},
+  store: Store = new MemoryStore(),
+): Promise<RuntimeHost> {
+  const model = createScriptedModel((request) => answer(lastUserText(request) ?? ''));
+  const config = resolveConfig({
+    agents: { defaults: { model: 'scripted/test' } },
+    runtime: { shutdownDrainMs: 500 },
+  });
+  const plugin = createWebChatPlugin({
+    cookieSecret: COOKIE_SECRET,
+    adminToken: ADMIN_TOKEN,
+    port: 0,
+    ...options,
+  });
+  const runtime = createRuntime({
+    config,
+    store,
+    plugins: [plugin],
+    models: createModelRouter(config, { providers: { scripted: model } }),
+    typingIntervalMs: 1000,
+  });
+  await runtime.start();
+  return {
+    runtime,
+    plugin,
+    store,
+    base: plugin.address(),
+    stop: () => runtime.shutdown(),
+  };
+}
