@@ -8,6 +8,7 @@ import {
   type Logger,
   type OutboundMessage,
   type SendResult,
+  silentLogger,
   type ThreadRequest,
 } from '@colloquy/core';
 import {
@@ -38,6 +39,7 @@ import { isUnknownChannel, openDirectChannel, sendChunks, toChannelError } from 
 import {
   ARGS_OPTION,
   answerCommand,
+  PendingInteractions,
   refuseCommand,
   registerGuildCommands,
   toCommandPayload,
@@ -61,6 +63,12 @@ export interface DiscordPluginOptions {
   env?: Record<string, string | undefined>;
   /** The clock for binding expiry (epoch ms). Default `Date.now`. */
   now?: () => number;
+  /**
+   * Without `ctx.runCommand`, slash commands go to the runtime like messages and its reply answers
+   * the deferred interaction; after this long without one the interaction says the answer follows
+   * in the chat. Default 30000 ms.
+   */
+  commandReplyTimeoutMs?: number;
 }
 
 /** What the Discord plugin can do. */
@@ -82,7 +90,12 @@ interface AccountRuntime {
   dmChannels: Map<string, string>;
   /** Guilds whose slash commands are registered (or being registered). */
   commandGuilds: Set<string>;
+  /** Discord channel id -> the last addressed message there that has no reply yet. */
+  triggers: Map<string, { messageId: string; at: number }>;
 }
+
+/** A reply later than this after its trigger no longer quotes it. */
+const TRIGGER_TTL_MS = 10 * 60_000;
 
 const STATE_RANK: Record<AccountState, number> = {
   connected: 0,
@@ -122,6 +135,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
   let sweepTimer: NodeJS.Timeout | undefined;
   let commandPayload: ReturnType<typeof toCommandPayload> = [];
   let phase: 'idle' | 'started' | 'stopped' = 'idle';
+  let pendingCommands = new PendingInteractions(30_000, silentLogger);
 
   const live = (): { ctx: ChannelContext; keeper: BindingKeeper } | undefined =>
     context !== undefined && keeper !== undefined && phase === 'started'
@@ -174,6 +188,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
       }
     }
     if (origin.guildId === undefined) runtime.dmChannels.set(message.author.id, message.channelId);
+    if (addressed) runtime.triggers.set(message.channelId, { messageId: message.id, at: now() });
     const inbound = toInboundMessage(message, {
       accountId: account.accountId,
       botUserId: account.botUserId,
@@ -205,10 +220,17 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
       const binding = keeper.active(account.accountId, inbound.threadId);
       if (binding !== undefined) keeper.touch(binding);
     }
-    const runCommand = ctx.runCommand?.bind(ctx);
-    answerCommand(interaction, { inbound, runCommand, log }).catch((error: unknown) =>
-      log.warn({ err: error, command: interaction.commandName }, 'could not answer a discord command'),
-    );
+    const failed = (error: unknown): void =>
+      log.warn({ err: error, command: interaction.commandName }, 'could not answer a discord command');
+    if (ctx.runCommand !== undefined) {
+      answerCommand(interaction, { inbound, runCommand: ctx.runCommand.bind(ctx), log }).catch(failed);
+      return;
+    }
+    // No command runner: the runtime answers through send(), replying to the interaction id.
+    pendingCommands
+      .defer(interaction)
+      .then(() => ctx.receive(inbound))
+      .catch(failed);
   };
 
   const onGuild = (runtime: AccountRuntime, guild: Guild): void => {
@@ -260,9 +282,21 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
   const send = async (to: DeliveryContext, message: OutboundMessage): Promise<SendResult> => {
     started();
     const runtime = runtimeFor(to.accountId);
+    const answered = await pendingCommands.answer(message.replyToMessageId, message.text);
+    if (answered !== undefined) return { messageId: answered[0]!, messageIds: answered };
     const rest = runtime.account.client.rest;
     const channelId = await channelFor(runtime, to);
     touchThread(to.accountId, to.threadId);
+    // The first reply after an addressed message quotes it, unless the caller chose what to quote.
+    const trigger = runtime.triggers.get(channelId);
+    runtime.triggers.delete(channelId);
+    if (
+      message.replyToMessageId === undefined &&
+      trigger !== undefined &&
+      now() - trigger.at < TRIGGER_TTL_MS
+    ) {
+      message = { ...message, replyToMessageId: trigger.messageId };
+    }
     try {
       return await sendChunks(rest, channelId, message);
     } catch (error) {
@@ -333,6 +367,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
       return;
     }
     phase = 'stopped';
+    pendingCommands.clear();
     if (sweepTimer !== undefined) clearInterval(sweepTimer);
     sweepTimer = undefined;
     await Promise.all([...accounts.values()].map((runtime) => runtime.account.stop()));
@@ -348,6 +383,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
     const tokens = config.accounts.map((account, index) => resolveAccountToken(account, index, options.env));
     context = ctx;
     keeper = createBindingKeeper({ access: ctx.threadBindings, idleMs, now });
+    pendingCommands = new PendingInteractions(options.commandReplyTimeoutMs ?? 30_000, ctx.log);
     commandPayload = toCommandPayload(ctx.commands);
     accounts.clear();
     phase = 'started';
@@ -359,6 +395,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
         log,
         dmChannels: new Map(),
         commandGuilds: new Set(),
+        triggers: new Map(),
         account: createDiscordAccount({
           accountId: accountConfig.accountId,
           token: tokens[index]!,

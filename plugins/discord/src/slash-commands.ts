@@ -78,13 +78,13 @@ export async function registerGuildCommands(
 /** What {@link answerCommand} needs besides the interaction. */
 export interface AnswerCommandInput {
   inbound: InboundMessage;
-  runCommand: ((message: InboundMessage) => Promise<string>) | undefined;
+  runCommand: (message: InboundMessage) => Promise<string>;
   log: Logger;
 }
 
 /**
  * Answers a slash command within Discord's 3-second window: defers at once, runs the command
- * through the app, then edits the deferred reply (and follows up for text past 2000 characters).
+ * through the app's `runCommand`, then edits the deferred reply (and follows up past 2000 characters).
  *
  * @param interaction - the chat input command
  * @param input - the normalised command and the app's runner
@@ -95,19 +95,76 @@ export async function answerCommand(
 ): Promise<void> {
   await interaction.deferReply();
   let reply: string;
-  if (input.runCommand === undefined) {
-    reply = 'This bot does not run slash commands here.';
-  } else {
-    try {
-      reply = await input.runCommand(input.inbound);
-    } catch (error) {
-      input.log.warn({ err: error, command: interaction.commandName }, 'slash command failed');
-      reply = `The command failed: ${error instanceof Error ? error.message : String(error)}`;
-    }
+  try {
+    reply = await input.runCommand(input.inbound);
+  } catch (error) {
+    input.log.warn({ err: error, command: interaction.commandName }, 'slash command failed');
+    reply = `The command failed: ${error instanceof Error ? error.message : String(error)}`;
   }
-  const [first = 'Done.', ...rest] = chunkDiscordMarkdown(reply);
-  await interaction.editReply({ content: first, allowedMentions: { parse: [] } });
-  for (const content of rest) await interaction.followUp({ content, allowedMentions: { parse: [] } });
+  await replyToInteraction(interaction, reply);
+}
+
+/**
+ * Writes text into a deferred interaction reply: the first chunk edits it, the rest follow up.
+ *
+ * @returns the ids of the messages holding the text
+ */
+export async function replyToInteraction(
+  interaction: ChatInputCommandInteraction,
+  text: string,
+): Promise<string[]> {
+  const [first = 'Done.', ...rest] = chunkDiscordMarkdown(text);
+  const ids = [(await interaction.editReply({ content: first, allowedMentions: { parse: [] } })).id];
+  for (const content of rest) {
+    ids.push((await interaction.followUp({ content, allowedMentions: { parse: [] } })).id);
+  }
+  return ids;
+}
+
+/**
+ * Deferred slash commands waiting for their answer from the runtime. Without `ctx.runCommand` the
+ * command goes to `ctx.receive` like a message; the runtime answers it with a send that replies to
+ * the interaction id, which this table turns into the interaction's reply. An answer that does not
+ * come in time (the command became a model run) closes the interaction with a note instead.
+ */
+export class PendingInteractions {
+  private readonly pending = new Map<
+    string,
+    { interaction: ChatInputCommandInteraction; timer: NodeJS.Timeout }
+  >();
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Defers the interaction and waits for its answer. */
+  async defer(interaction: ChatInputCommandInteraction): Promise<void> {
+    await interaction.deferReply();
+    const timer = setTimeout(() => {
+      if (!this.pending.delete(interaction.id)) return;
+      interaction
+        .editReply({ content: 'Passed on to the conversation: the answer follows in the chat.' })
+        .catch((error: unknown) => this.log.debug({ err: error }, 'could not close a deferred command'));
+    }, this.timeoutMs);
+    timer.unref();
+    this.pending.set(interaction.id, { interaction, timer });
+  }
+
+  /** Answers a pending interaction when `replyTo` names one; resolves `undefined` otherwise. */
+  async answer(replyTo: string | undefined, text: string): Promise<string[] | undefined> {
+    const entry = replyTo === undefined ? undefined : this.pending.get(replyTo);
+    if (entry === undefined || replyTo === undefined) return undefined;
+    this.pending.delete(replyTo);
+    clearTimeout(entry.timer);
+    return replyToInteraction(entry.interaction, text);
+  }
+
+  /** Forgets every pending interaction (at stop). */
+  clear(): void {
+    for (const { timer } of this.pending.values()) clearTimeout(timer);
+    this.pending.clear();
+  }
 }
 
 /** Refuses a command from someone outside the allowlists, visibly only to them. */

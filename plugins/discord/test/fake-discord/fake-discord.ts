@@ -114,6 +114,8 @@ export class FakeDiscord {
   /** Query strings of gateway connections (v, encoding, compress). */
   readonly gatewayQueries: URLSearchParams[] = [];
   readonly registeredCommands = new Map<string, unknown[]>();
+  /** Every message a bot posted through REST, in order. */
+  readonly sentByBots: APIMessage[] = [];
   readonly interactions = new Map<string, InteractionRecord>();
   heartbeatAcks = 0;
 
@@ -256,6 +258,23 @@ export class FakeDiscord {
   /** Cuts every gateway connection without a close frame (a network drop). */
   dropConnections(): void {
     for (const socket of this.sockets) socket.terminate();
+  }
+
+  /** Gateway connections still open (0 once every client is gone). */
+  get openSockets(): number {
+    return this.sockets.size;
+  }
+
+  /** Where a message was posted, as Colloquy names it: a DM by its user, a thread by parent + thread. */
+  locate(channelId: string): { chatId: string; threadId?: string } {
+    const payload = this.channelRecord(channelId).payload as {
+      type: number;
+      parent_id?: string;
+      recipients?: { id: string }[];
+    };
+    if (payload.type === 1) return { chatId: payload.recipients![0]!.id };
+    if (payload.type === 11) return { chatId: payload.parent_id!, threadId: channelId };
+    return { chatId: channelId };
   }
 
   /** Whether a bot currently has an open gateway connection. */
@@ -570,6 +589,7 @@ export class FakeDiscord {
       referenced,
     });
     channel.messages.push(message);
+    this.sentByBots.push(message);
     respond(200, message);
     // Discord echoes the bot's own messages on the gateway: the bot must ignore them.
     this.dispatchToChannel(channel, 'MESSAGE_CREATE', { ...message, channel_type: channel.payload.type });
