@@ -172,6 +172,12 @@ describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: `${OUT}webchat-dark-mobile.png` });
+    await page.setViewportSize({ width: 320, height: 640 });
+    expect(
+      await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+    ).toBeLessThanOrEqual(0);
+    const send = (await page.locator('#send').boundingBox())!;
+    expect(send.x + send.width).toBeLessThanOrEqual(320);
   });
 
   it('shows the owner a live session tree and hides it from visitors', async () => {
