@@ -80,7 +80,7 @@ async function send(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Sess
   if (!args.ok) return failure('error', args.error);
   const { sessionKey, label, agentId, message } = args.value;
   if (message.trim() === '')
-    return failure('error', 'message is empty; write what the other session should read.');
+    return failure('error', 'The message is empty; write what the other session should read.');
   if (sessionKey !== undefined && label !== undefined) {
     return failure('error', 'Pass either sessionKey or label, not both.');
   }
@@ -88,7 +88,7 @@ async function send(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Sess
     return failure('error', 'Pass sessionKey (a key or sessionId from sessions_list) or label.');
   }
   if (sessionKey !== undefined && agentId !== undefined) {
-    return failure('error', 'agentId only goes with label; a sessionKey already names its agent.');
+    return failure('error', 'Pass agentId only with label; a sessionKey already names its agent.');
   }
   const target =
     sessionKey !== undefined

@@ -113,7 +113,7 @@ async function resolveByKeyOrId(scope: ToolScope, raw: string): Promise<TargetLo
   if (trimmed === '') {
     return {
       ok: false,
-      failure: { status: 'error', error: 'sessionKey is empty; pass a key from sessions_list.' },
+      failure: { status: 'error', error: 'The sessionKey is empty; pass a key from sessions_list.' },
     };
   }
   const key = resolveSessionKeyAlias(normalizeSessionKey(trimmed), scope.keyContext);

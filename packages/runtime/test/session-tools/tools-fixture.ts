@@ -7,30 +7,34 @@ import {
   type SessionRecord,
   type Store,
 } from '@colloquy/core';
-import { lastUserText, makeSessionRecord, type ScriptFn } from '@colloquy/core/testing';
+import { lastUserText, makeSessionRecord, type ScriptFn, type ScriptStep } from '@colloquy/core/testing';
 import { type Harness, type HarnessOptions, startHarness } from '../support/harness.js';
 
 /** The scripted behaviour of every agent in these suites. */
 export interface AgentBehaviour {
   /** The reply to a normal message (default `echo: <text>`). */
-  reply?: (text: string, system: string) => string;
+  reply?: (text: string, system: string, lastRole: string) => ScriptStep;
   /** The reply in the reply-back loop (default `REPLY_SKIP`). */
   replyBack?: (text: string, turn: number) => string;
   /** The reply to the announce prompt (default `ANNOUNCE_SKIP`). */
   announce?: string;
 }
 
+/** The marker the runtime puts before inter-session messages in the prompt. */
+const INTER_SESSION_PREFIX = /^\[Message from session [^\]]*\]\n/;
+
 /** A model script that answers by role: announce prompt, reply-back turn, or a plain message. */
 export function agentScript(behaviour: AgentBehaviour = {}): ScriptFn {
   let replyBackTurns = 0;
   return (request) => {
-    const text = lastUserText(request) ?? '';
+    const text = (lastUserText(request) ?? '').replace(INTER_SESSION_PREFIX, '');
     if (text.includes('Write a short announcement')) return behaviour.announce ?? 'ANNOUNCE_SKIP';
     if (request.system.includes('reply-back exchange')) {
       replyBackTurns++;
       return behaviour.replyBack?.(text, replyBackTurns) ?? 'REPLY_SKIP';
     }
-    return behaviour.reply?.(text, request.system) ?? `echo: ${text}`;
+    const lastRole = request.messages.at(-1)?.role ?? 'user';
+    return behaviour.reply?.(text, request.system, lastRole) ?? `echo: ${text}`;
   };
 }
 
