@@ -259,6 +259,20 @@ describe('web chat bad input', () => {
     expect(host.received.map((m) => m.text)).toEqual(['m0', 'm1', 'm2']);
   });
 
+  it('answers a frame flood with one notice, not one error per frame, and recovers', async () => {
+    const { base } = await start();
+    const c = await client(base);
+    for (let i = 0; i < 300; i += 1) c.send({ type: 'ping' });
+    await c.next('error', (f) => f.code === 'rate_limited');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(c.all('pong').length).toBeLessThanOrEqual(70);
+    expect(c.all('error')).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    const before = c.all('pong').length;
+    c.send({ type: 'ping' });
+    await c.next('pong', () => c.all('pong').length > before);
+  });
+
   it('passes script injection on as inert text', async () => {
     const { base, host } = await start();
     const c = await client(base);

@@ -203,9 +203,10 @@ export function createGatewayBridge(options: {
       }
     },
     async claimStreamedRun(chatId) {
+      // Unknown chat: its first events may still be resolving their session, so wait for all of them.
       const sessionKey = sessionOfChat.get(chatId);
-      const pending = sessionKey === undefined ? undefined : queues.get(sessionKey);
-      if (pending) await pending;
+      if (sessionKey === undefined) await Promise.all(queues.values());
+      else await queues.get(sessionKey);
       const now = Date.now();
       for (const [runId, run] of runs) {
         if (run.endedAt !== undefined && now - run.endedAt > CLAIM_WINDOW_MS) {

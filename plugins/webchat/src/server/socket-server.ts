@@ -174,13 +174,19 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
     hub.join(client);
     alive.add(socket);
     let queue: Promise<void> = Promise.resolve();
+    let floodNoticeAt = 0;
     socket.on('pong', () => alive.add(socket));
     socket.on('error', (error) => log.debug({ err: error }, 'webchat: socket error'));
     socket.on('close', () => hub.leave(client));
     socket.on('message', (data, isBinary) => {
       alive.add(socket);
       if (!frameLimiter.take(client.visitorId)) {
-        sendError(client, 'rate_limited', 'Too many frames; slow down.');
+        // One notice a second at most, so a flood is not answered frame for frame.
+        const now = Date.now();
+        if (now - floodNoticeAt > 1000) {
+          floodNoticeAt = now;
+          sendError(client, 'rate_limited', 'Too many frames; slow down.');
+        }
         return;
       }
       const raw = Array.isArray(data)
