@@ -1,9 +1,21 @@
 import { join } from 'node:path';
 import type { Logger } from '@colloquy/core';
+import type { Contact, WAMessageKey } from '@whiskeysockets/baileys';
 import { nodeStateFs, readFileIfExists, type StateFs, writeFileAtomic } from './atomic-file.js';
 import { jidKind, jidUser, lidJid, normalizePeerEntry, phoneJid } from './jid.js';
 
 const FILE = 'lid-map.json';
+
+/**
+ * Pairs of key fields that name one person twice (LID and phone). Baileys 6.17 does not type or
+ * set them; newer builds do, and reading them costs nothing.
+ */
+const ALT_KEY_PAIRS: readonly (readonly [string, string])[] = [
+  ['remoteJid', 'remoteJidAlt'],
+  ['participant', 'participantAlt'],
+  ['senderLid', 'senderPn'],
+  ['participantLid', 'participantPn'],
+];
 
 interface PeerMapFile {
   version: 1;
@@ -63,6 +75,30 @@ export class PeerMap {
   learnAll(contacts: Record<string, string>): void {
     for (const [lid, phone] of Object.entries(contacts)) {
       this.learn(lid.includes('@') ? lid : lidJid(lid), normalizePeerEntry(phone));
+    }
+  }
+
+  /** Learns from the alternate JIDs some Baileys builds put on message keys. */
+  learnFromKey(key: WAMessageKey): void {
+    const fields = key as Record<string, unknown>;
+    for (const [a, b] of ALT_KEY_PAIRS) {
+      const x = fields[a];
+      const y = fields[b];
+      if (typeof x !== 'string' || typeof y !== 'string') continue;
+      if (jidKind(x) === 'lid') this.learn(x, y);
+      else if (jidKind(y) === 'lid') this.learn(y, x);
+    }
+  }
+
+  /** Learns from contact events (`id` + `lid`, or a `phoneNumber` field in newer builds). */
+  learnFromContacts(contacts: readonly Partial<Contact>[]): void {
+    for (const contact of contacts) {
+      const ids = [contact.id, contact.lid, (contact as { phoneNumber?: unknown }).phoneNumber].filter(
+        (j): j is string => typeof j === 'string',
+      );
+      const lid = ids.find((j) => jidKind(j) === 'lid');
+      const phone = ids.find((j) => jidKind(j) === 'phone');
+      if (lid && phone) this.learn(lid, phone);
     }
   }
 

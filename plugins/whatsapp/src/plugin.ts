@@ -25,11 +25,14 @@ import { type BackoffOptions, backoffDelay, classifyClose, closeStatusCode } fro
 import { resolveWhatsAppConfig, type WhatsAppConfig, type WhatsAppConfigInput } from './config.js';
 import { jidKind, jidUser, normalizePeerEntry } from './jid.js';
 import { markdownToWhatsApp } from './markdown.js';
-import { type MessageContent, readMessageContent } from './message-content.js';
+import { readMessageContent } from './message-content.js';
+import { addressesBot, isOwnJid } from './own-account.js';
 import { PairingStore } from './pairing.js';
 import { PeerMap } from './peer-map.js';
 import { printQr, type QrOutput } from './qr.js';
 import type { WhatsAppEventMap, WhatsAppSocketFactory, WhatsAppSocketLike } from './socket.js';
+import { toInboundMessage } from './to-inbound.js';
+import { TypingIndicator } from './typing-indicator.js';
 
 /** Options of {@link createWhatsAppPlugin}: the `channels.whatsapp` settings plus wiring. */
 export interface WhatsAppPluginOptions extends WhatsAppConfigInput {
@@ -92,27 +95,11 @@ const CONFIG_KEYS = [
   'readReceipts',
 ] as const satisfies readonly (keyof WhatsAppConfig)[];
 
-/** WhatsApp shows "typing…" for about 25 s; resend it no more often than this. */
-const COMPOSING_RESEND_MS = 8000;
 /** A reply quotes the message that addressed the bot only if it comes within this time. */
 const QUOTE_WINDOW_MS = 10 * 60 * 1000;
 
 const defaultPairingMessage = (code: string): string =>
   `Hi! This assistant only answers people its owner has approved.\nYour pairing code: ${code}\nSend it to the owner; it expires in one hour.`;
-
-const toMs = (seconds: WAMessage['messageTimestamp']): number | undefined => {
-  if (typeof seconds === 'number') return seconds * 1000;
-  if (seconds && typeof seconds.toNumber === 'function') return seconds.toNumber() * 1000;
-  return undefined;
-};
-
-/** Extra fields newer Baileys builds put on message keys (not typed in 6.17). */
-const ALT_KEY_PAIRS: readonly (readonly [string, string])[] = [
-  ['remoteJid', 'remoteJidAlt'],
-  ['participant', 'participantAlt'],
-  ['senderLid', 'senderPn'],
-  ['participantLid', 'participantPn'],
-];
 
 type Listener = { event: keyof WhatsAppEventMap; fn: (arg: never) => void };
 
@@ -176,6 +163,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
   private qr: string | undefined;
   private started = false;
   private stopped = false;
+  private stopping: Promise<void> | undefined;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -185,7 +173,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
     reject: (e: ColloquyError) => void;
   }>();
   private inbound: Promise<void> = Promise.resolve();
-  private readonly typing = new Map<string, { lastCall: number; lastSent: number; watch: NodeJS.Timeout }>();
+  private readonly typing: TypingIndicator;
   /** Per chat: the latest message that addressed the bot, quoted by the next reply. */
   private readonly awaitingReply = new Map<string, { id: string; at: number }>();
 
@@ -206,6 +194,10 @@ class WhatsAppChannel implements WhatsAppPlugin {
     this.makeSocket = options.makeSocket ?? makeBaileysSocket;
     this.allowFrom = new Set(
       config.allowFrom.map(normalizePeerEntry).filter((e): e is string => e !== undefined),
+    );
+    this.typing = new TypingIndicator(
+      (type, jid) => this.presence(type, jid),
+      options.typingTimeoutMs ?? 15_000,
     );
     this.capabilities = {
       threads: false,
@@ -262,13 +254,21 @@ class WhatsAppChannel implements WhatsAppPlugin {
     this.connect();
   }
 
-  async stop(): Promise<void> {
-    if (this.stopped || !this.started) return;
+  stop(): Promise<void> {
+    if (this.stopping) return this.stopping;
+    if (!this.started) return Promise.resolve();
+    this.stopping = this.shutdown().finally(() => {
+      this.stopping = undefined;
+    });
+    return this.stopping;
+  }
+
+  /** Stops once; concurrent `stop()` calls (the abort signal, then the runtime) share it. */
+  private async shutdown(): Promise<void> {
     this.stopped = true;
     this.started = false;
     clearTimeout(this.reconnectTimer);
     clearInterval(this.watchdog);
-    for (const t of this.typing.values()) clearInterval(t.watch);
     this.typing.clear();
     const sock = this.sock;
     this.detach();
@@ -550,36 +550,9 @@ class WhatsAppChannel implements WhatsAppPlugin {
     }
   }
 
-  private learnContacts(contacts: Partial<Contact>[]): void {
+  private learnContacts(contacts: readonly Partial<Contact>[]): void {
     this.touch();
-    for (const contact of contacts) {
-      const ids = [contact.id, contact.lid, (contact as { phoneNumber?: string }).phoneNumber].filter(
-        (j): j is string => typeof j === 'string',
-      );
-      const lid = ids.find((j) => jidKind(j) === 'lid');
-      const phone = ids.find((j) => jidKind(j) === 'phone');
-      if (lid && phone) this.peers?.learn(lid, phone);
-    }
-  }
-
-  private learnFromKey(key: WAMessage['key']): void {
-    const fields = key as Record<string, unknown>;
-    for (const [a, b] of ALT_KEY_PAIRS) {
-      const x = fields[a];
-      const y = fields[b];
-      if (typeof x !== 'string' || typeof y !== 'string') continue;
-      if (jidKind(x) === 'lid') this.peers?.learn(x, y);
-      else if (jidKind(y) === 'lid') this.peers?.learn(y, x);
-    }
-  }
-
-  /** True when `jid` is the linked account itself (by phone number or LID). */
-  private isOwn(jid: string | null | undefined): boolean {
-    if (!jid) return false;
-    const me = this.me();
-    if (!me) return false;
-    const user = jidUser(jid);
-    return user === jidUser(me.id) || (!!me.lid && user === jidUser(me.lid));
+    this.peers?.learnFromContacts(contacts);
   }
 
   private async handleMessage(msg: WAMessage): Promise<void> {
@@ -591,11 +564,12 @@ class WhatsAppChannel implements WhatsAppPlugin {
     if (!ctx || !peers || !id || !remoteJid) return;
     if (this.seenIds.has(id) || this.sentIds.has(id)) return;
     this.seenIds.add(id);
-    this.learnFromKey(key);
+    peers.learnFromKey(key);
 
     const kind = jidKind(remoteJid);
     if (kind === 'other') return; // statuses, broadcast lists, newsletters
-    const isSelfChat = kind !== 'group' && this.isOwn(remoteJid);
+    const me = this.me();
+    const isSelfChat = kind !== 'group' && isOwnJid(remoteJid, me);
     if (this.config.selfChatMode && !isSelfChat) return;
     if (key.fromMe && !(this.config.selfChatMode && isSelfChat)) return;
 
@@ -605,16 +579,29 @@ class WhatsAppChannel implements WhatsAppPlugin {
     let inbound: InboundMessage;
     if (kind === 'group') {
       const participant = key.participant ?? '';
-      if (this.isOwn(participant)) return;
-      const senderId = peers.peerIdFor(participant) ?? participant;
-      inbound = this.inboundBase(msg, content, { type: 'group', id: remoteJid }, senderId);
-      inbound.mentionsBot = !this.requiresMention(remoteJid) || this.addressesBot(content);
+      if (isOwnJid(participant, me)) return;
+      inbound = toInboundMessage({
+        msg,
+        content,
+        accountId: this.accountId,
+        chat: { type: 'group', id: remoteJid },
+        senderId: peers.peerIdFor(participant) ?? participant,
+        mentionsBot:
+          !this.requiresMention(remoteJid) || addressesBot(content, me, (id) => this.sentIds.has(id)),
+      });
     } else {
       const peerId = peers.peerIdFor(remoteJid);
       if (!peerId) return;
       peers.rememberJid(peerId, remoteJid);
       if (!isSelfChat && !(await this.mayTalk(peerId, remoteJid, msg.pushName ?? undefined))) return;
-      inbound = this.inboundBase(msg, content, { type: 'direct', id: peerId }, peerId);
+      inbound = toInboundMessage({
+        msg,
+        content,
+        accountId: this.accountId,
+        chat: { type: 'direct', id: peerId },
+        senderId: peerId,
+        mentionsBot: true,
+      });
     }
 
     this.recent.set(id, msg);
@@ -627,48 +614,12 @@ class WhatsAppChannel implements WhatsAppPlugin {
     }
   }
 
-  private inboundBase(
-    msg: WAMessage,
-    content: MessageContent,
-    chat: InboundMessage['chat'],
-    senderId: string,
-  ): InboundMessage {
-    const sender: InboundMessage['sender'] = { id: senderId };
-    if (msg.pushName) sender.name = msg.pushName;
-    const inbound: InboundMessage = {
-      channel: this.id,
-      accountId: this.accountId,
-      chat,
-      sender,
-      text: content.text,
-      mentionsBot: true,
-      messageId: msg.key.id ?? '',
-    };
-    if (content.media.length > 0) inbound.media = content.media;
-    if (content.quoted) inbound.replyToMessageId = content.quoted.id;
-    const at = toMs(msg.messageTimestamp);
-    if (at !== undefined) inbound.timestamp = at;
-    return inbound;
-  }
-
   private requiresMention(groupJid: string): boolean {
     return (
       this.config.groups[groupJid]?.requireMention ??
       this.config.groups['*']?.requireMention ??
       this.config.requireMentionByDefault
     );
-  }
-
-  /** Mentioned with @, a reply to the bot, or a slash command. */
-  private addressesBot(content: MessageContent): boolean {
-    if (content.mentionedJids.some((j) => this.isOwn(j))) return true;
-    if (content.quoted && (this.sentIds.has(content.quoted.id) || this.isOwn(content.quoted.participant)))
-      return true;
-    if (content.text.trimStart().startsWith('/')) return true;
-    const me = this.me();
-    if (!me) return false;
-    const handles = [jidUser(me.id), me.lid ? jidUser(me.lid) : undefined].filter(Boolean);
-    return handles.some((h) => content.text.includes(`@${h}`));
   }
 
   /** The DM policy: open, allowlist, or pairing (newcomers get a code the owner approves). */
@@ -737,7 +688,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
         { cause: error },
       );
     } finally {
-      this.stopTyping(jid);
+      this.typing.stop(jid);
     }
     const [first] = ids;
     if (first === undefined)
@@ -780,34 +731,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
 
   async sendTyping(to: DeliveryContext): Promise<void> {
     if (!this.peers || this.state !== 'connected' || !this.sock) return;
-    const jid = this.peers.jidFor(to.to);
-    const now = Date.now();
-    let entry = this.typing.get(jid);
-    if (!entry) {
-      const timeout = this.options.typingTimeoutMs ?? 15_000;
-      const watch = setInterval(
-        () => {
-          const current = this.typing.get(jid);
-          if (current && Date.now() - current.lastCall >= timeout) this.stopTyping(jid);
-        },
-        Math.max(10, Math.min(5000, timeout / 2)),
-      );
-      watch.unref();
-      entry = { lastCall: now, lastSent: 0, watch };
-      this.typing.set(jid, entry);
-    }
-    entry.lastCall = now;
-    if (now - entry.lastSent < COMPOSING_RESEND_MS) return;
-    entry.lastSent = now;
-    await this.presence('composing', jid);
-  }
-
-  private stopTyping(jid: string): void {
-    const entry = this.typing.get(jid);
-    if (!entry) return;
-    clearInterval(entry.watch);
-    this.typing.delete(jid);
-    void this.presence('paused', jid);
+    await this.typing.start(this.peers.jidFor(to.to));
   }
 
   private async presence(type: 'composing' | 'paused', jid: string): Promise<void> {

@@ -171,6 +171,7 @@ describe('WhatsApp end to end through the runtime', () => {
 
   it('leaves the previous credentials readable when a creds write is interrupted mid-conversation', async () => {
     let armed = false;
+    let failed = false;
     const fs: StateFs = {
       ...nodeStateFs,
       async open(path, flags) {
@@ -180,6 +181,7 @@ describe('WhatsApp end to end through the runtime', () => {
         return {
           writeFile: async (data: string) => {
             await handle.writeFile(data.slice(0, data.length >> 1));
+            failed = true;
             throw new Error('ENOSPC: no space left on device');
           },
           sync: () => handle.sync(),
@@ -192,9 +194,11 @@ describe('WhatsApp end to end through the runtime', () => {
     fake.current.emit('creds.update', { me: { ...fake.account, name: 'Half-written' } });
     fake.current.deliver([dm(ALICE, 'are you ok?')]);
     await eventually(() => fake.sent.length === 1);
-    expect(armed).toBe(false);
+    expect(fake.sent[0]?.text).toBe('echo: are you ok?');
+    await eventually(() => failed);
+    // The failed write cleans its temp file up; the creds file itself was never touched.
+    await eventually(async () => !(await readdir(join(stateDir, 'auth'))).some((n) => n.endsWith('.tmp')));
     const reloaded = await useAtomicAuthState(join(stateDir, 'auth'));
     expect(reloaded.state.creds.me?.name).toBe('Owner');
-    expect((await readdir(join(stateDir, 'auth'))).some((n) => n.endsWith('.tmp'))).toBe(false);
   });
 });

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isColloquyError } from '@colloquy/core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nodeStateFs, type StateFs } from '../src/atomic-file.js';
 import { useAtomicAuthState } from '../src/auth-state.js';
 import { approveWhatsAppPairing, listWhatsAppPairings } from '../src/pairing.js';
@@ -70,17 +70,6 @@ const readJson = async (path: string): Promise<unknown> =>
     () => undefined,
   );
 
-/** Polls an async check until it yields a value (bounded). */
-async function eventuallyAsync<T>(check: () => Promise<T | undefined>, timeoutMs = 2000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 const to = (chat: string) => ({ channel: 'whatsapp', accountId: 'default', to: chat });
 
 describe('linking', () => {
@@ -104,7 +93,7 @@ describe('linking', () => {
     expect(fake.sockets).toHaveLength(2);
     expect(plugin.latestQr()).toBeUndefined();
     expect(plugin.status().detail).toMatch(/^connected as \+15550001111; last socket activity \d+ s ago$/);
-    const creds = await eventuallyAsync(() => readJson(join(stateDir, 'auth', 'creds.json')));
+    const creds = await eventually(() => readJson(join(stateDir, 'auth', 'creds.json')));
     expect((creds as { me: { id: string } }).me.id).toBe(fake.account.id);
   });
 
@@ -193,15 +182,25 @@ describe('connection', () => {
   });
 
   it('replaces a socket that went silent, and keeps one that shows frames', async () => {
-    const { plugin, fake } = await boot({ staleAfterMs: 120 });
-    const first = fake.current;
-    const keepAlive = setInterval(() => first.frame(), 20);
-    await new Promise((r) => setTimeout(r, 250));
-    clearInterval(keepAlive);
-    expect(fake.sockets).toHaveLength(1);
-    await fake.waitForSockets(2, 2000);
-    expect(first.closed).toBe(true);
-    await eventually(() => plugin.status().state === 'connected');
+    // Only the watchdog's clock is faked: socket boot and reconnects keep real timeouts.
+    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
+    try {
+      const { plugin, fake } = await boot({ staleAfterMs: 1000 });
+      const first = fake.current;
+      for (let i = 0; i < 10; i++) {
+        vi.advanceTimersByTime(400);
+        first.frame();
+      }
+      expect(fake.sockets).toHaveLength(1);
+      expect(plugin.status().state).toBe('connected');
+      vi.advanceTimersByTime(1400);
+      expect(first.closed).toBe(true);
+      expect(plugin.status().detail).toMatch(/^no frame from WhatsApp for 1 s \(408\); reconnecting/);
+      await fake.waitForSockets(2);
+      await eventually(() => plugin.status().state === 'connected');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('waits for a reconnect before sending', async () => {
@@ -255,7 +254,7 @@ describe('inbound', () => {
     fake.current.deliver([dm(ALICE, 'from my phone')]);
     await eventually(() => t.received.length === 2);
     expect(t.received.map((m) => m.chat.id)).toEqual(['15552220000', '15552220000']);
-    const saved = await eventuallyAsync(async () => {
+    const saved = await eventually(async () => {
       const map = (await readJson(join(stateDir, 'lid-map.json'))) as
         | { lidToPhone: Record<string, string> }
         | undefined;

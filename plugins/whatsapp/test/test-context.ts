@@ -54,11 +54,14 @@ export function createTestContext(): TestContext {
   return { ctx, received, logs, abort: () => controller.abort() };
 }
 
-/** Polls until `check` returns a value other than undefined/false (bounded). */
-export async function eventually<T>(check: () => T | undefined | false, timeoutMs = 2000): Promise<T> {
+/** Polls until `check` returns (or resolves to) a value other than undefined/false (bounded). */
+export async function eventually<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 2000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 5));
