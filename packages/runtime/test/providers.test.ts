@@ -357,11 +357,15 @@ describe('openai-compatible provider', () => {
       fast,
     );
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    const abortAfterFirstRequest = setInterval(() => {
+      if (server.requests.length === 1) controller.abort();
+    }, 5);
     const started = Date.now();
     const { error } = await failure(provider.streamTurn(request({ signal: controller.signal })));
+    clearInterval(abortAfterFirstRequest);
     expect(error.code).toBe('ABORTED');
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // The retry was due after 1.5 s; aborting cut the wait short and sent nothing more.
+    expect(Date.now() - started).toBeLessThan(1_500);
     expect(server.requests).toHaveLength(1);
   });
 
