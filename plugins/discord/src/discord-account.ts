@@ -137,7 +137,8 @@ export function createDiscordAccount(options: DiscordAccountOptions): DiscordAcc
     },
     async stop() {
       if (stopped) return;
-      set('disconnected', 'stopped');
+      // A failed login keeps its reason (logged-out, error) for `colloquy status`.
+      if (state !== 'logged-out' && state !== 'error') set('disconnected', 'stopped');
       stopped = true;
       await client.destroy();
     },

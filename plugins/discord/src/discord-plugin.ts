@@ -5,6 +5,7 @@ import {
   type ChannelStatus,
   ColloquyError,
   type DeliveryContext,
+  isColloquyError,
   type Logger,
   type OutboundMessage,
   type SendResult,
@@ -301,8 +302,8 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
       return await sendChunks(rest, channelId, message);
     } catch (error) {
       // A user id we have not seen this run (e.g. after a restart): open the DM and send there.
-      const nothingSent =
-        error instanceof ColloquyError && (error.details.sentMessageIds as string[]).length === 0;
+      const sentIds = isColloquyError(error) ? error.details.sentMessageIds : undefined;
+      const nothingSent = Array.isArray(sentIds) && sentIds.length === 0;
       if (to.threadId === undefined && channelId === to.to && nothingSent && isUnknownChannel(error)) {
         return sendChunks(rest, await openDm(runtime, to.to), message);
       }
@@ -424,7 +425,8 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
   };
 
   const status = (): ChannelStatus => {
-    if (phase !== 'started') return { state: phase === 'idle' ? 'starting' : 'disconnected' };
+    if (phase === 'idle' || accounts.size === 0)
+      return { state: phase === 'idle' ? 'starting' : 'disconnected' };
     const list = [...accounts.values()].map((runtime) => ({
       accountId: runtime.account.accountId,
       ...runtime.account.status(),

@@ -1,0 +1,241 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChannelPlugin, Store } from '@colloquy/core';
+import { openSqliteStore } from '@colloquy/store-sqlite';
+import { createTestHarness, lastUserText, type ScriptFn, type TestHarness } from '@colloquy/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDiscordPlugin } from '../src/index.js';
+import { FakeDiscord, type FakeUser } from './fake-discord/fake-discord.js';
+
+const TOKEN = 'runtime-e2e-token';
+const CHILD_KEY = 'agent:main:subagent:7f0c2a4e-2f5b-4a57-9d7e-3c1b9a2f0d11';
+
+const code = Array.from({ length: 70 }, (_, i) => `  total += weights[${i}] * values[${i}]; // term ${i}`);
+const LONG_REPLY = [
+  'Here is the whole computation, explained step by step. '.repeat(20).trim(),
+  '```ts',
+  'function weightedSum(weights: number[], values: number[]): number {',
+  '  let total = 0;',
+  ...code,
+  '  return total;',
+  '}',
+  '```',
+  'That is the complete function; each term adds one weighted value. '.repeat(20).trim(),
+].join('\n');
+
+/** Replies from the model, chosen by what the user wrote. */
+const script: ScriptFn = (request) => {
+  const text = lastUserText(request) ?? '';
+  if (text.includes('write long')) return LONG_REPLY;
+  if (text.includes('slowly')) return { text: 'Done, slowly.', delayMs: 400 };
+  return `You said: ${text.split('\n')[0]}`;
+};
+
+function discordPlugin(fake: FakeDiscord) {
+  return createDiscordPlugin({
+    config: { accounts: [{ accountId: 'main', token: TOKEN }] },
+    rest: { api: fake.apiRoot },
+  });
+}
+
+async function boot(
+  fake: FakeDiscord,
+  store?: Store,
+): Promise<{ harness: TestHarness; discord: ChannelPlugin }> {
+  const discord = discordPlugin(fake);
+  const harness = await createTestHarness({
+    script,
+    plugins: [discord],
+    ...(store ? { store } : {}),
+    runtime: {
+      commandList: [{ name: 'status', description: 'Show the status of this conversation' }],
+      commands: async (inbound) =>
+        inbound.text.startsWith('/status') ? 'Status: idle, 0 runs queued.' : undefined,
+    },
+  });
+  return { harness, discord };
+}
+
+describe('Discord plugin through the runtime with the scripted model', () => {
+  let fake: FakeDiscord;
+  let harness: TestHarness;
+  let discord: ChannelPlugin;
+  let alice: FakeUser;
+  let general: string;
+  const bot = () => fake.bots[0]!;
+  /** Waits for the bot's next message in a channel after `count` earlier ones. */
+  const nextBotMessage = (channelId: string, count: number) =>
+    fake.waitFor(() => fake.botMessages(channelId)[count], 8000, `a bot message in ${channelId}`);
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+  beforeAll(async () => {
+    fake = await FakeDiscord.start({
+      bots: [{ token: TOKEN, username: 'colloquy' }],
+      guilds: [{ name: 'Runtime Guild', channels: ['general'] }],
+    });
+    alice = fake.addUser('alice', { globalName: 'Alice' });
+    general = fake.channelId('general');
+    ({ harness, discord } = await boot(fake));
+  });
+
+  afterAll(async () => {
+    await harness.close();
+    await fake.close();
+  });
+
+  it('answers a DM, quoting the message, with typing shown while the run is active, and no echo loop', async () => {
+    const dm = fake.dmChannel(alice);
+    const calls = harness.model.callCount;
+    const typingBefore = fake.requests.filter((r) => r.path === `/channels/${dm}/typing`).length;
+    const question = fake.say({ channelId: dm, author: alice, content: 'please answer slowly' });
+    const reply = await nextBotMessage(dm, 0);
+    expect(reply.content).toBe('Done, slowly.');
+    expect(reply.message_reference?.message_id).toBe(question.id);
+    const typing = fake.requests.filter((r) => r.path === `/channels/${dm}/typing`);
+    expect(typing.length).toBeGreaterThan(typingBefore);
+    expect(typing[0]!.at).toBeLessThan(fake.requests.find((r) => r.path === `/channels/${dm}/messages`)!.at);
+    // The reply comes back on the gateway as a DM from the bot: it must not start another run.
+    await settle();
+    expect(harness.model.callCount).toBe(calls + 1);
+    expect(fake.botMessages(dm)).toHaveLength(1);
+  });
+
+  it('ignores a guild message without a mention and answers one with a mention', async () => {
+    const calls = harness.model.callCount;
+    const count = fake.botMessages(general).length;
+    fake.say({ channelId: general, author: alice, content: 'talking among ourselves' });
+    const asked = fake.say({
+      channelId: general,
+      author: alice,
+      content: `<@${bot().user.id}> what is 2+2?`,
+    });
+    const reply = await nextBotMessage(general, count);
+    expect(reply.content).toBe('You said: what is 2+2?');
+    expect(reply.message_reference?.message_id).toBe(asked.id);
+    expect(harness.model.callCount).toBe(calls + 1);
+  });
+
+  it('delivers a 5,000-character reply with a code block as valid chunks', async () => {
+    expect(LONG_REPLY.length).toBeGreaterThan(5000);
+    const count = fake.botMessages(general).length;
+    fake.say({ channelId: general, author: alice, content: `<@${bot().user.id}> write long` });
+    await fake.waitFor(() => {
+      const all = fake.botMessages(general).slice(count);
+      return all.length > 0 && all.at(-1)!.content.endsWith('weighted value.') ? all : undefined;
+    }, 8000);
+    const chunks = fake
+      .botMessages(general)
+      .slice(count)
+      .map((m) => m.content);
+    expect(chunks.length).toBeGreaterThanOrEqual(3);
+    for (const chunk of chunks) {
+      expect(chunk.length).toBeLessThanOrEqual(2000);
+      const fences = chunk.split('\n').filter((line) => line.startsWith('```'));
+      expect(fences.length % 2, `balanced fences in:\n${chunk.slice(0, 200)}`).toBe(0);
+      if (fences.length > 0) expect(fences[0]).toBe('```ts');
+    }
+    const rejoined = chunks.join('\n').replace(/\n```\n```ts\n/g, '\n');
+    expect(rejoined.replace(/\s+/g, '')).toBe(LONG_REPLY.replace(/\s+/g, ''));
+  });
+
+  it('waits out a 429 on the reply, then delivers it once', async () => {
+    const count = fake.botMessages(general).length;
+    fake.rateLimitNext('POST', new RegExp(`^/channels/${general}/messages$`), 0.25);
+    const before = fake.requests.length;
+    fake.say({ channelId: general, author: alice, content: `<@${bot().user.id}> after the limit` });
+    const reply = await nextBotMessage(general, count);
+    expect(reply.content).toBe('You said: after the limit');
+    const posts = fake.requests.slice(before).filter((r) => r.path === `/channels/${general}/messages`);
+    expect(posts.map((r) => r.status)).toEqual([429, 200]);
+    expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(250);
+  });
+
+  it('ignores other bots even when they mention it', async () => {
+    const calls = harness.model.callCount;
+    const otherBot = fake.addUser('helper-bot', { bot: true });
+    fake.say({ channelId: general, author: otherBot, content: `<@${bot().user.id}> ping from a bot` });
+    fake.say({ channelId: fake.dmChannel(otherBot), author: otherBot, content: 'a DM from a bot' });
+    await settle();
+    expect(harness.model.callCount).toBe(calls);
+  });
+
+  it('routes a bound thread to its session both ways', async () => {
+    const target = await discord.createThread!({
+      parent: { channel: 'discord', to: general, accountId: 'main' },
+      title: 'Child: research',
+      sessionKey: CHILD_KEY,
+    });
+    expect(harness.store.getThreadBinding('discord', 'main', target.threadId)).toMatchObject({
+      sessionKey: CHILD_KEY,
+      conversationId: general,
+    });
+    // A human writes in the thread without mentioning the bot: the bound session answers there.
+    fake.say({ channelId: target.threadId, author: alice, content: 'how far along are you?' });
+    const reply = await nextBotMessage(target.threadId, 0);
+    expect(reply.content).toBe('You said: how far along are you?');
+    const transcript = await harness.transcript(CHILD_KEY);
+    expect(transcript.map((m) => m.role)).toEqual(['user', 'assistant']);
+  });
+
+  it('answers a slash command by deferring at once and editing in the answer', async () => {
+    const commands = await fake.waitFor(() =>
+      fake.registeredCommands.get(`${bot().applicationId}:${fake.guilds[0]!.id}`),
+    );
+    expect((commands as { name: string }[]).map((c) => c.name)).toEqual(['status']);
+    const calls = harness.model.callCount;
+    const token = fake.slashCommand({ channelId: general, user: alice, name: 'status' });
+    const interaction = await fake.waitFor(() => {
+      const record = fake.interactions.get(token);
+      return record?.original ? record : undefined;
+    });
+    expect(interaction.callback?.type).toBe(5);
+    expect(interaction.callback!.at - interaction.dispatchedAt).toBeLessThan(3000);
+    expect(interaction.original?.content).toBe('Status: idle, 0 runs queued.');
+    expect(harness.model.callCount).toBe(calls);
+  });
+});
+
+describe('thread bindings across a restart (SQLite store)', () => {
+  let fake: FakeDiscord;
+  let dir: string;
+
+  beforeAll(async () => {
+    fake = await FakeDiscord.start({
+      bots: [{ token: TOKEN, username: 'colloquy' }],
+      guilds: [{ name: 'Restart Guild', channels: ['general'] }],
+    });
+    dir = mkdtempSync(join(tmpdir(), 'colloquy-discord-'));
+  });
+
+  afterAll(async () => {
+    await fake.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps routing the thread to its session after the process restarts', async () => {
+    const file = join(dir, 'colloquy.db');
+    const general = fake.channelId('general');
+    const alice = fake.addUser('alice');
+
+    const { harness: first, discord } = await boot(fake, openSqliteStore({ file }));
+    const target = await discord.createThread!({
+      parent: { channel: 'discord', to: general, accountId: 'main' },
+      title: 'Long-running child',
+      sessionKey: CHILD_KEY,
+    });
+    await first.close();
+
+    const { harness: second } = await boot(fake, openSqliteStore({ file }));
+    try {
+      expect(second.store.getThreadBinding('discord', 'main', target.threadId)?.sessionKey).toBe(CHILD_KEY);
+      fake.say({ channelId: target.threadId, author: alice, content: 'still there after the restart?' });
+      const reply = await fake.waitFor(() => fake.botMessages(target.threadId)[0], 8000, 'the reply');
+      expect(reply.content).toBe('You said: still there after the restart?');
+      const transcript = await second.transcript(CHILD_KEY);
+      expect(transcript[0]).toMatchObject({ role: 'user', content: 'still there after the restart?' });
+    } finally {
+      await second.close();
+    }
+  });
+});
