@@ -106,8 +106,11 @@ export const MIGRATIONS: readonly Migration[] = [
     up(db) {
       db.exec(`
         DROP INDEX sessions_by_updated;
-        CREATE INDEX sessions_live_recent ON sessions (updated_at DESC, key) WHERE archived_at IS NULL;
-        CREATE INDEX sessions_live_by_kind ON sessions (kind, updated_at DESC, key) WHERE archived_at IS NULL;
+        -- archived_at (always NULL here) is carried so that walks checking it never touch the table.
+        CREATE INDEX sessions_live_recent ON sessions (updated_at DESC, key, archived_at)
+          WHERE archived_at IS NULL;
+        CREATE INDEX sessions_live_by_kind ON sessions (kind, updated_at DESC, key, archived_at)
+          WHERE archived_at IS NULL;
         CREATE INDEX sessions_recent ON sessions (updated_at DESC, key);
         CREATE INDEX sessions_by_kind ON sessions (kind, updated_at DESC, key);
         CREATE INDEX sessions_by_spawner ON sessions (spawned_by, updated_at DESC, key)

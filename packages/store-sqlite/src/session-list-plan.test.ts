@@ -63,6 +63,23 @@ describe('planSessionList', () => {
     );
   });
 
+  it('merges several kinds as ordered streams, not by sorting, and counts from indexes alone', () => {
+    const plan = explain({ kinds: ['dm', 'group', 'cron'], limit: 200 });
+    expect(plan).toContain('MERGE (UNION ALL)');
+    expect(
+      plan.filter((line) => line.startsWith('SEARCH sessions USING INDEX sessions_live_by_kind')),
+    ).toHaveLength(3);
+    const counted: SessionListQuery[] = [
+      {},
+      { kinds: ['dm', 'group'] },
+      { activeMinutes: 60 },
+      { kinds: ['dm'], activeMinutes: 60 },
+    ];
+    for (const query of counted) {
+      for (const line of explain(query, 'count')) expect(line).toMatch(/COVERING INDEX/);
+    }
+  });
+
   it('counts through the same indexes', () => {
     for (const [, query] of common) {
       for (const line of explain(query, 'count').filter((l) => /\bsessions\b/.test(l))) {
@@ -78,16 +95,14 @@ describe('planSessionList', () => {
     expect(planSessionList({ limit: 0 }, 'count', NOW).parts).toHaveLength(1);
   });
 
-  it('asks for one ordered walk per kind and merges only when there are several', () => {
-    expect(planSessionList({ kinds: ['dm', 'dm'] }, 'rows', NOW)).toMatchObject({
-      merge: false,
-      parts: [{}],
-    });
-    const plan = planSessionList({ kinds: ['dm', 'group'], limit: 5 }, 'rows', NOW);
-    expect(plan.merge).toBe(true);
-    expect(plan.parts.map((p) => p.params)).toEqual([
-      ['dm', 5],
-      ['group', 5],
+  it('binds each kind once and the limit last', () => {
+    expect(planSessionList({ kinds: ['dm', 'dm'] }, 'rows', NOW).parts[0]?.params).toEqual(['dm', -1]);
+    const plan = planSessionList({ kinds: ['dm', 'group'], activeMinutes: 1, limit: 5 }, 'rows', NOW);
+    expect(plan.parts).toHaveLength(1);
+    expect(plan.parts[0]?.params).toEqual(['dm', NOW - 60_000, 'group', NOW - 60_000, 5]);
+    expect(planSessionList({ kinds: ['dm', 'group'] }, 'count', NOW).parts.map((p) => p.params)).toEqual([
+      ['dm'],
+      ['group'],
     ]);
   });
 });

@@ -7,16 +7,14 @@ export interface PlanPart {
 }
 
 /**
- * How to answer a session list or count: one statement per part. Parts never overlap, so rows
- * concatenate and counts add up. With several parts each is sorted and limited on its own and the
- * caller merges them (`merge: true`).
+ * How to answer a session list or count: one statement per part. Parts never overlap, so counts
+ * add up; a list always has at most one part.
  */
 export interface SessionListPlan {
   parts: PlanPart[];
-  merge: boolean;
 }
 
-const EMPTY: SessionListPlan = { parts: [], merge: false };
+const EMPTY: SessionListPlan = { parts: [] };
 
 /**
  * Turns a {@link SessionListQuery} into SQL that walks an index in `updated_at DESC, key` order and
@@ -24,7 +22,9 @@ const EMPTY: SessionListPlan = { parts: [], merge: false };
  *
  * - `keys`: primary-key lookups, sorted afterwards (at most `keys.length` rows);
  * - `spawnedBy`: the `sessions_by_spawner` index;
- * - `kinds`: one walk of the per-kind index for each kind, merged by the caller;
+ * - `kinds`: one walk of the per-kind index for each kind; a list merges the walks in SQL
+ *   (`UNION ALL ... ORDER BY`, which SQLite runs as a merge of ordered streams), so it reads about
+ *   `limit` rows whatever the number of kinds;
  * - otherwise the recency index (live sessions only, unless `includeArchived`).
  *
  * Other filters are checked on the rows the walk meets. `INDEXED BY` pins each choice, so a plan
@@ -81,19 +81,20 @@ export function planSessionList(
 
   const select = mode === 'rows' ? 'SELECT key, updated_at, record' : 'SELECT count(*)';
   const from = index === undefined ? 'FROM sessions' : `FROM sessions INDEXED BY ${index}`;
-  const tail = mode === 'rows' ? ' ORDER BY updated_at DESC, key LIMIT ?' : '';
-  const tailParams = mode === 'rows' ? [limit] : [];
-  const build = (extra: string[]): string => {
+  const arm = (extra: string[]): string => {
     const all = [...extra, ...filters];
-    return `${select} ${from}${all.length > 0 ? ` WHERE ${all.join(' AND ')}` : ''}${tail}`;
+    return `${select} ${from}${all.length > 0 ? ` WHERE ${all.join(' AND ')}` : ''}`;
   };
+  const order = ' ORDER BY updated_at DESC, key LIMIT ?';
 
-  if (perKind) {
-    const sql = build(['kind = ?']);
-    return {
-      parts: kinds.map((kind) => ({ sql, params: [kind, ...params, ...tailParams] })),
-      merge: mode === 'rows' && kinds.length > 1,
-    };
+  if (perKind && mode === 'count') {
+    const sql = arm(['kind = ?']);
+    return { parts: kinds.map((kind) => ({ sql, params: [kind, ...params] })) };
   }
-  return { parts: [{ sql: build([]), params: [...params, ...tailParams] }], merge: false };
+  if (perKind) {
+    const sql = kinds.map(() => arm(['kind = ?'])).join(' UNION ALL ') + order;
+    return { parts: [{ sql, params: [...kinds.flatMap((kind) => [kind, ...params]), limit] }] };
+  }
+  if (mode === 'count') return { parts: [{ sql: arm([]), params }] };
+  return { parts: [{ sql: arm([]) + order, params: [...params, limit] }] };
 }

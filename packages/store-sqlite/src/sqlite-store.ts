@@ -59,8 +59,6 @@ export interface SqliteStoreInit {
 type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>;
 
 interface SessionRow {
-  key: string;
-  updated_at: number;
   record: string;
 }
 
@@ -316,14 +314,9 @@ export class SqliteStore implements Store {
 
   listSessions(query: SessionListQuery = {}): SessionRecord[] {
     return this.guard(() => {
-      const plan = planSessionList(query, 'rows', query.now ?? Date.now());
-      let rows: SessionRow[] = [];
-      for (const part of plan.parts)
-        rows.push(...(this.dynamicStatement(part.sql).all(...part.params) as SessionRow[]));
-      if (plan.merge) {
-        rows.sort(compareRowsNewestFirst);
-        if (query.limit !== undefined) rows = rows.slice(0, Math.max(0, query.limit));
-      }
+      const [part] = planSessionList(query, 'rows', query.now ?? Date.now()).parts;
+      if (part === undefined) return [];
+      const rows = this.dynamicStatement(part.sql).all(...part.params) as SessionRow[];
       return rows.map((row) => JSON.parse(row.record) as SessionRecord);
     });
   }
@@ -876,10 +869,6 @@ function outboxParams(entry: OutboxEntry, json: string): unknown[] {
 
 function whereClause(filters: readonly string[]): string {
   return filters.length > 0 ? ` WHERE ${filters.join(' AND ')}` : '';
-}
-
-function compareRowsNewestFirst(a: SessionRow, b: SessionRow): number {
-  return b.updated_at - a.updated_at || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {
