@@ -30,7 +30,7 @@ if (!HAS_CHROMIUM) {
   console.warn('webchat browser tests skipped: /usr/bin/chromium is absent (apt-get install chromium)');
 }
 
-describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', () => {
+describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', { timeout: 45_000 }, () => {
   let browser: Browser;
   let server: RuntimeHost;
   const contexts: BrowserContext[] = [];

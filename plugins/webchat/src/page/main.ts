@@ -32,6 +32,8 @@ let maxChars = 8000;
 let counter = 0;
 let lastTypingSent = 0;
 let noticeTimer: number | undefined;
+/** The owner panel was opened once; reconnects do not reopen it after the owner closed it. */
+let panelShown = false;
 const typers = new Map<string, number>();
 
 const params = new URLSearchParams(location.search);
@@ -106,7 +108,7 @@ function onFrame(frame: ServerFrame): void {
       input.placeholder = group ? `Message #${frame.chat.id}` : `Message ${assistantName}`;
       nameButton.hidden = !group;
       panelButton.hidden = !frame.admin;
-      if (frame.admin && window.matchMedia('(min-width: 1000px)').matches) togglePanel(true);
+      if (frame.admin && !panelShown && window.matchMedia('(min-width: 1000px)').matches) togglePanel(true);
       const saved = localStorage.getItem(NAME_KEY);
       if (group && saved) connection.send({ type: 'profile', name: saved });
       break;
@@ -167,6 +169,7 @@ function submit(): void {
 }
 
 function togglePanel(open = panel.hidden): void {
+  panelShown ||= open;
   panel.hidden = !open;
   app.classList.toggle('with-panel', open);
   panelButton.setAttribute('aria-expanded', String(open));
