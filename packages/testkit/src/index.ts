@@ -19,7 +19,7 @@ export {
   type ScriptStep,
   type ScriptTurn,
   type SentMessage,
-} from '@colloquy/core/testing';
+} from '@colloquy/core/testing/fakes';
 
 // --- one-call harness ---
 export {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { makeSessionRecord, runStoreConformance } from '../testing/store-conformance.js';
+import { makeSessionRecord } from '../testing/record-factories.js';
+import { runStoreConformance } from '../testing/store-conformance.js';
 import { MemoryStore } from './memory-store.js';
 
 runStoreConformance('MemoryStore', () => new MemoryStore());

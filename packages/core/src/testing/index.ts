@@ -1,24 +1,8 @@
-// @colloquy/core/testing: tools for testing Colloquy implementations. Imports vitest where a suite needs it.
+// @colloquy/core/testing: tools for testing Colloquy implementations. The suites import vitest;
+// for the test doubles alone, without vitest, import `@colloquy/core/testing/fakes`.
 
-// --- scripted model and in-memory channel (no vitest import) ---
-export type {
-  InjectInput,
-  MemoryChannel,
-  MemoryChannelOptions,
-  MemoryThread,
-  SentMessage,
-} from './memory-channel.js';
-export { createMemoryChannel } from './memory-channel.js';
-export type {
-  ScriptedModel,
-  ScriptedModelOptions,
-  ScriptedReply,
-  ScriptedToolCall,
-  ScriptFn,
-  ScriptStep,
-  ScriptTurn,
-} from './scripted-model.js';
-export { createScriptedModel, lastUserText, messageText } from './scripted-model.js';
+// --- test doubles (also at @colloquy/core/testing/fakes) ---
+export * from './fakes.js';
 export type { StoreConformanceOptions } from './store-conformance.js';
 // --- store conformance ---
-export { makeRunRecord, makeSessionRecord, runStoreConformance } from './store-conformance.js';
+export { runStoreConformance } from './store-conformance.js';

@@ -1,55 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isColloquyError } from '../errors/colloquy-error.js';
-import type {
-  InboxEntry,
-  OutboxEntry,
-  RunRecord,
-  SessionRecord,
-  ThreadBinding,
-  TranscriptMessage,
-} from '../interfaces/records.js';
+import type { InboxEntry, OutboxEntry, ThreadBinding, TranscriptMessage } from '../interfaces/records.js';
 import type { Store } from '../interfaces/store.js';
+import { makeRunRecord, makeSessionRecord, T0 } from './record-factories.js';
 
 /** Options of {@link runStoreConformance}. */
 export interface StoreConformanceOptions {
   /** Called after each test with the store it used (close files, remove temp dirs). */
   cleanup?: (store: Store) => void | Promise<void>;
-}
-
-const T0 = 1_700_000_000_000;
-
-/** A session record with sensible defaults, for tests. */
-export function makeSessionRecord(key: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
-  const agentId = /^agent:([^:]+):/.exec(key)?.[1] ?? 'main';
-  return {
-    key,
-    sessionId: `sid-${key}`,
-    agentId,
-    kind: 'other',
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides,
-  };
-}
-
-/** A run record with sensible defaults, for tests. */
-export function makeRunRecord(
-  runId: string,
-  sessionKey: string,
-  overrides: Partial<RunRecord> = {},
-): RunRecord {
-  return {
-    runId,
-    sessionKey,
-    lane: 'main',
-    status: 'queued',
-    createdAt: T0,
-    updatedAt: T0,
-    message: 'hello',
-    deliver: false,
-    attempts: 0,
-    ...overrides,
-  };
 }
 
 const userMessage = (text: string, timestamp = T0): TranscriptMessage => ({

@@ -22,7 +22,7 @@ import {
   type ScriptFn,
   type ScriptStep,
   type SentMessage,
-} from '@colloquy/core/testing';
+} from '@colloquy/core/testing/fakes';
 import {
   createModelRouter,
   createRuntime,
