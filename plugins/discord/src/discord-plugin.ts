@@ -123,7 +123,8 @@ const STATE_RANK: Record<AccountState, number> = {
  * const discord = createDiscordPlugin({
  *   config: { accounts: [{ tokenEnv: 'DISCORD_TOKEN' }], guilds: { '123': { requireMention: false } } },
  * });
- * const runtime = createRuntime({ config, store, model, channels: [discord] });
+ * const runtime = createRuntime({ config, store, plugins: [discord] });
+ * await runtime.start();
  * ```
  */
 export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugin {

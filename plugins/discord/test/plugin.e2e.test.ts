@@ -50,6 +50,8 @@ describe('Discord plugin against the fake Discord', () => {
     for (const bit of [1 << 0, 1 << 9, 1 << 12, 1 << 15]) expect(intents & bit).toBe(bit);
     expect(fake.gatewayQueries[0]!.get('v')).toBe('10');
     expect(fake.gatewayQueries[0]!.get('encoding')).toBe('json');
+    // zlib-sync is not installed, so discord.js asks for no transport compression.
+    expect(fake.gatewayQueries[0]!.has('compress')).toBe(false);
     expect(plugin.status?.()).toMatchObject({
       state: 'connected',
       accounts: [{ accountId: 'main', state: 'connected' }],
