@@ -177,7 +177,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
   /** Per chat: the latest message that addressed the bot, quoted by the next reply. */
   private readonly awaitingReply = new Map<string, { id: string; at: number }>();
 
-  /** Inbound messages by id, for quoting and for Baileys' retry `getMessage`. */
+  /** Recent messages by id (received and sent), for quoting and for Baileys' retry `getMessage`. */
   private readonly recent = new BoundedMap<string, WAMessage>(1000);
   /** Ids of messages this plugin sent: their echoes are ignored. */
   private readonly sentIds = new BoundedSet<string>(2000);
@@ -709,6 +709,8 @@ class WhatsAppChannel implements WhatsAppPlugin {
         const id = sent?.key.id;
         if (!id) throw new Error('WhatsApp returned no message id');
         this.sentIds.add(id);
+        // Kept so Baileys can re-encrypt it when a recipient's device asks for a retry.
+        this.recent.set(id, sent);
         this.touch();
         return id;
       } catch (error) {

@@ -477,6 +477,16 @@ describe('outbound', () => {
     expect(result.messageIds).toEqual([result.messageId]);
   });
 
+  it('hands Baileys the content of a sent message when a recipient asks for a retry', async () => {
+    const { plugin, fake } = await boot();
+    const { messageId } = await plugin.send(to('15552220000'), { text: 'retry me' });
+    const getMessage = fake.current.config.getMessage;
+    expect(await getMessage?.({ remoteJid: ALICE, id: messageId, fromMe: true })).toEqual({
+      extendedTextMessage: { text: 'retry me' },
+    });
+    expect(await getMessage?.({ remoteJid: ALICE, id: 'UNKNOWN', fromMe: true })).toBeUndefined();
+  });
+
   it('sends plain text untouched when asked to', async () => {
     const { plugin, fake } = await boot();
     await plugin.send(to('15552220000'), { text: '**raw**', format: 'plain' });
