@@ -67,8 +67,10 @@ export function enqueueRun(ctx: RuntimeContext, input: NewRun, sessionRecord?: S
     if (sessionRecord) ctx.store.putSession({ ...sessionRecord, updatedAt: now });
     else ctx.store.patchSession(input.sessionKey, { updatedAt: now });
     ctx.store.createRun(run);
+    // Last, inside the transaction: when the session is idle and its lane has room, the queue
+    // begins the turn right here, so the run, the session row and the user message commit together.
+    ctx.queue.enqueue(toQueuedRun(run));
   });
-  ctx.queue.enqueue(toQueuedRun(run));
   ctx.events.emit({ type: 'run.queued', runId: run.runId, sessionKey: run.sessionKey, lane: run.lane });
   return run;
 }

@@ -10,7 +10,7 @@ import type { QueuedRun } from '../queue/queued-run.js';
 import { stopKindOf, stopMessageOf } from '../queue/stop-reason.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { runAgentLoop } from './agent-loop.js';
-import { buildSystemPrompt, estimateTokens, loadHistory, toModelMessages } from './build-prompt.js';
+import { buildSystemPrompt, estimateTokens, toModelMessages } from './build-prompt.js';
 import { selectModel } from './model-selection.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn, type TurnOutcome } from './run-lifecycle.js';
 import { toolSpecs } from './tool-runner.js';
@@ -24,18 +24,16 @@ import { costOf } from './usage.js';
  * @param ctx - the runtime internals
  * @param batch - the turn's queued runs, leader first
  * @param signal - aborted on kill, timeout or shutdown
+ * @param prepared - the turn as begun by {@link prepareTurn}; begun here when absent
  */
 export async function executeTurn(
   ctx: RuntimeContext,
   batch: readonly QueuedRun[],
   signal: AbortSignal,
+  prepared?: PreparedTurn,
 ): Promise<void> {
   const sessionKey = batch[0]!.sessionKey;
-  const begun = beginTurn(
-    ctx,
-    sessionKey,
-    batch.map((item) => item.id),
-  );
+  const begun = prepared ? prepared.begun : prepareTurn(ctx, batch).begun;
   if (!begun) return;
   for (const run of begun.runs) ctx.events.emit({ type: 'run.started', runId: run.runId, sessionKey });
   ctx.events.emit({ type: 'session.updated', sessionKey });
@@ -88,6 +86,30 @@ export async function executeTurn(
   if (ctx.autoWake && ctx.accepting && ctx.queue.pendingCount(sessionKey) === 0) ctx.wake(sessionKey, true);
 }
 
+/** A turn begun when the queue took its batch (see {@link prepareTurn}). */
+export interface PreparedTurn {
+  begun: BegunTurn | undefined;
+}
+
+/**
+ * Begins a turn the moment the queue takes its batch (the queue's `prepare`). When the batch is
+ * taken inside `enqueueRun`'s transaction (an idle session), the run record, the session row and
+ * the user message are committed together in that one transaction.
+ *
+ * @param ctx - the runtime internals
+ * @param batch - the turn's queued runs, leader first
+ * @returns the begun turn (`begun` is undefined when none of the runs is still queued)
+ */
+export function prepareTurn(ctx: RuntimeContext, batch: readonly QueuedRun[]): PreparedTurn {
+  return {
+    begun: beginTurn(
+      ctx,
+      batch[0]!.sessionKey,
+      batch.map((item) => item.id),
+    ),
+  };
+}
+
 async function runModel(
   ctx: RuntimeContext,
   session: SessionRecord,
@@ -115,7 +137,7 @@ async function runModel(
   );
   const window = config.models.contextWindowTokens;
   const budget = window - estimateTokens(system) - toolTokens(tools) - Math.min(4096, Math.floor(window / 4));
-  const messages = toModelMessages(loadHistory(store, session.key, budget));
+  const messages = toModelMessages(ctx.history.load(store, session.key, session.sessionId, budget));
 
   const result = await runAgentLoop({
     provider: selection.provider,
@@ -226,8 +248,7 @@ async function deliverOutcome(
   try {
     const at = ctx.clock.now();
     ctx.store.transaction(() => {
-      const current = ctx.store.getRun(leader.runId);
-      ctx.store.updateRun(leader.runId, { meta: { ...current?.meta, delivery: { kind, ...delivered, at } } });
+      ctx.store.updateRun(leader.runId, { meta: { ...leader.meta, delivery: { kind, ...delivered, at } } });
       if (delivered.status === 'delivered' && finalSeq !== undefined && kind === 'reply') {
         ctx.store.setMessagePlatformId?.(session.key, finalSeq, delivered.messageId);
       }

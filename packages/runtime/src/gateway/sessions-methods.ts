@@ -131,6 +131,7 @@ export async function sessionsDelete(
   }
   await abortSessionRuns(ctx, key, 'The session was deleted.');
   const deleted = ctx.store.deleteSession(key);
+  ctx.history.forget(key);
   if (deleted) ctx.events.emit({ type: 'session.deleted', sessionKey: key });
   return { deleted };
 }

@@ -6,7 +6,8 @@ import {
   silentLogger,
 } from '@colloquy/core';
 import { defaultDeliverFor, defaultLaneFor, enqueueRun } from '../agent/enqueue-run.js';
-import { executeTurn } from '../agent/run-executor.js';
+import { createHistoryCache } from '../agent/history-cache.js';
+import { executeTurn, type PreparedTurn, prepareTurn } from '../agent/run-executor.js';
 import { createDeliver, type Deliver } from '../delivery/deliver.js';
 import { createInProcessGateway, type RuntimeGateway } from '../gateway/create-gateway.js';
 import { createEventBus } from '../gateway/event-bus.js';
@@ -114,6 +115,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     models: options.models ?? createModelRouter(config),
     tools: options.tools,
     waiters,
+    history: createHistoryCache(),
     turnEndHooks: [] as TurnEndHook[],
     typingIntervalMs: options.typingIntervalMs ?? 4000,
     autoWake: options.autoWake ?? true,
@@ -127,9 +129,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   } as Omit<RuntimeContext, 'deliver' | 'queue' | 'gateway'> as RuntimeContext;
   const mutable = ctx as { -readonly [K in keyof RuntimeContext]: RuntimeContext[K] };
   mutable.deliver = createDeliver({ config, plugins, events, logger: log });
-  mutable.queue = createCommandQueue<QueuedRun>({
+  mutable.queue = createCommandQueue<QueuedRun, PreparedTurn>({
     limits: config.runtime.lanes,
-    execute: (batch, signal) => executeTurn(ctx, batch, signal),
+    prepare: (batch) => prepareTurn(ctx, batch),
+    execute: (batch, signal, prepared) => executeTurn(ctx, batch, signal, prepared),
     canFold: canFoldRuns,
     logger: log,
   });

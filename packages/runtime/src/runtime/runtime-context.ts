@@ -7,6 +7,7 @@ import type {
   SessionRecord,
   Store,
 } from '@colloquy/core';
+import type { HistoryCache } from '../agent/history-cache.js';
 import type { Deliver } from '../delivery/deliver.js';
 import type { EventBus } from '../gateway/event-bus.js';
 import type { RunWaiters } from '../gateway/run-waiters.js';
@@ -30,6 +31,8 @@ export interface RuntimeContext {
   readonly deliver: Deliver;
   readonly queue: CommandQueue<QueuedRun>;
   readonly waiters: RunWaiters;
+  /** Prompt history, read from the store incrementally. */
+  readonly history: HistoryCache;
   /** The in-process gateway (set once built). */
   gateway: Gateway;
   /** Hooks run inside the turn-end transaction. */

@@ -1,0 +1,316 @@
+// Benchmarks @colloquy/runtime: inbound message -> model request -> reply sent, with a zero-latency
+// scripted model, on the SQLite store (and on MemoryStore for comparison).
+//
+//   throughput  100 sessions in parallel, each sending its next message as soon as the previous
+//               reply arrived; turns per second over the whole run (target >= 2,000 turns/s).
+//   overhead    one turn at a time (no queueing behind other sessions): the time from
+//               `runtime.receive(inbound)` to the model request, p50 (target <= 2 ms).
+//   breakdown   where a turn's time goes, from gateway events and a timing wrapper around the store.
+//
+// Run with `pnpm bench` at the root (turbo builds dist/ first) or `node bench/turns.mjs` after
+// `pnpm build`. `--strict` exits 1 when a target is missed; `--quick` runs fewer turns.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { MemoryStore, resolveConfig } from '@colloquy/core';
+import { createScriptedModel } from '@colloquy/core/testing';
+import { openSqliteStore } from '@colloquy/store-sqlite';
+import { createRuntime } from '../dist/index.js';
+
+const QUICK = process.argv.includes('--quick');
+const STRICT = process.argv.includes('--strict');
+const SESSIONS = 100;
+const TURNS_PER_SESSION = QUICK ? 10 : 40;
+const SEQUENTIAL_TURNS = QUICK ? 200 : 1000;
+const WARMUP_TURNS = 300;
+const TARGET_TURNS_PER_SECOND = 2000;
+const TARGET_P50_OVERHEAD_MS = 2;
+
+const dirs = [];
+
+/** A store of the given kind (SQLite in a fresh temp dir, WAL, synchronous NORMAL). */
+function makeStore(kind) {
+  if (kind === 'memory') return new MemoryStore();
+  const dir = mkdtempSync(join(tmpdir(), 'colloquy-runtime-bench-'));
+  dirs.push(dir);
+  return openSqliteStore({ file: join(dir, 'colloquy.db') });
+}
+
+/** Wraps every store method with a timer; `totals` maps method name -> [calls, ms]. */
+function timedStore(store) {
+  const totals = new Map();
+  let depth = 0;
+  const proxy = new Proxy(store, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (typeof value !== 'function') return value;
+      return (...args) => {
+        // Time only outermost calls, so a transaction's inner calls are not counted twice.
+        if (depth > 0) return value.apply(target, args);
+        depth++;
+        const start = performance.now();
+        try {
+          return value.apply(target, args);
+        } finally {
+          depth--;
+          const entry = totals.get(name) ?? [0, 0];
+          entry[0]++;
+          entry[1] += performance.now() - start;
+          totals.set(name, entry);
+        }
+      };
+    },
+  });
+  return { store: proxy, totals };
+}
+
+/** A channel plugin that hands each reply to whoever waits for it in that chat. */
+function createBenchChannel() {
+  const waiting = new Map();
+  let counter = 0;
+  return {
+    id: 'bench',
+    capabilities: {
+      threads: false,
+      edits: false,
+      reactions: false,
+      media: false,
+      typing: true,
+      maxTextLength: 4096,
+      markdown: 'commonmark',
+    },
+    start: async () => {},
+    stop: async () => {},
+    sendTyping: async () => {},
+    async send(to) {
+      const at = performance.now();
+      const resolve = waiting.get(to.to);
+      waiting.delete(to.to);
+      resolve?.(at);
+      const messageId = `out-${++counter}`;
+      return { messageId, messageIds: [messageId] };
+    },
+    /** Resolves with the time the next reply to `chatId` was sent. */
+    nextReply(chatId) {
+      return new Promise((resolve) => waiting.set(chatId, resolve));
+    },
+  };
+}
+
+/** Boots a runtime with the bench channel and a zero-latency scripted model that notes request times. */
+async function boot(storeKind, { lanes, timed = false } = {}) {
+  const base = makeStore(storeKind);
+  const timing = timed ? timedStore(base) : undefined;
+  const store = timing?.store ?? base;
+  const requestedAt = new Map();
+  const model = createScriptedModel((request) => {
+    const last = request.messages[request.messages.length - 1];
+    const text = typeof last?.content === 'string' ? last.content : '';
+    requestedAt.set(text, performance.now());
+    return { text: 'ok', usage: { inputTokens: 20, outputTokens: 2 } };
+  });
+  const channel = createBenchChannel();
+  const config = resolveConfig({
+    agents: { defaults: { model: 'scripted/bench' } },
+    runtime: lanes ? { lanes: { main: lanes } } : {},
+  });
+  const runtime = createRuntime({
+    config,
+    store,
+    plugins: [channel],
+    models: (ref) => (ref === 'scripted/bench' ? { provider: model, modelId: 'bench' } : undefined),
+  });
+  await runtime.start();
+  return { runtime, channel, requestedAt, totals: timing?.totals, model };
+}
+
+function inbound(session, text) {
+  return {
+    channel: 'bench',
+    accountId: 'default',
+    chat: { type: 'direct', id: `chat-${session}` },
+    sender: { id: `user-${session}`, name: `User ${session}` },
+    text,
+    mentionsBot: true,
+    messageId: text,
+  };
+}
+
+/** One turn: receive, wait for the reply. Returns [receivedAt, repliedAt]. */
+async function turn(bench, session, text) {
+  const reply = bench.channel.nextReply(`chat-${session}`);
+  const receivedAt = performance.now();
+  await bench.runtime.receive(inbound(session, text));
+  return [receivedAt, await reply];
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function stats(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mean = sorted.reduce((a, b) => a + b, 0) / sorted.length;
+  return { p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), mean };
+}
+
+const ms = (value) => `${value.toFixed(3)} ms`;
+
+/** 100 sessions in parallel, each sending its next message when the previous reply arrived. */
+async function throughput(storeKind, lanes) {
+  const bench = await boot(storeKind, { lanes });
+  // Warm-up: JIT, SQLite page cache, first sessions created.
+  await Promise.all(
+    Array.from({ length: SESSIONS }, async (_, s) => {
+      for (let t = 0; t < Math.ceil(WARMUP_TURNS / SESSIONS); t++) await turn(bench, s, `w-${s}-${t}`);
+    }),
+  );
+  const toModel = [];
+  const full = [];
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: SESSIONS }, async (_, s) => {
+      for (let t = 0; t < TURNS_PER_SESSION; t++) {
+        const text = `m-${s}-${t}`;
+        const [receivedAt, repliedAt] = await turn(bench, s, text);
+        toModel.push(bench.requestedAt.get(text) - receivedAt);
+        full.push(repliedAt - receivedAt);
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  const turns = SESSIONS * TURNS_PER_SESSION;
+  await bench.runtime.shutdown({ drainMs: 1000 });
+  return {
+    turns,
+    seconds,
+    cpuSeconds,
+    perSecond: turns / seconds,
+    perCpuSecond: turns / cpuSeconds,
+    toModel: stats(toModel),
+    full: stats(full),
+  };
+}
+
+/** One turn at a time across 100 sessions: latency without queueing behind other sessions. */
+async function sequential(storeKind) {
+  const bench = await boot(storeKind);
+  for (let t = 0; t < WARMUP_TURNS; t++) await turn(bench, t % SESSIONS, `w-${t}`);
+  const toModel = [];
+  const full = [];
+  for (let t = 0; t < SEQUENTIAL_TURNS; t++) {
+    const text = `s-${t}`;
+    const [receivedAt, repliedAt] = await turn(bench, t % SESSIONS, text);
+    toModel.push(bench.requestedAt.get(text) - receivedAt);
+    full.push(repliedAt - receivedAt);
+  }
+  await bench.runtime.shutdown({ drainMs: 1000 });
+  return { toModel: stats(toModel), full: stats(full) };
+}
+
+function printBreakdown(result) {
+  const turns = result.segments.length;
+  const mean = (pick) => result.segments.reduce((sum, s) => sum + pick(s), 0) / turns;
+  const rows = [
+    ['receive(): session upsert + run insert (1 transaction)', mean((s) => s.queued - s.receivedAt)],
+    ['queue hand-off + begin turn (1 transaction)', mean((s) => s.started - s.queued)],
+    ['tools, history read, prompt build', mean((s) => s.modelAt - s.started)],
+    ['model stream (scripted) + end turn (1 transaction)', mean((s) => s.ended - s.modelAt)],
+    ['delivery: send policy + plugin send', mean((s) => s.repliedAt - s.ended)],
+  ];
+  console.log(`\nWhere a turn's time goes (SQLite, one turn at a time, mean of ${turns} turns):`);
+  for (const [name, value] of rows) console.log(`  ${name.padEnd(56)} ${ms(value)}`);
+  console.log(
+    `  ${'total (inbound -> reply sent)'.padEnd(56)} ${ms(mean((s) => s.repliedAt - s.receivedAt))}`,
+  );
+  if (result.totals) {
+    const storeTotal = [...result.totals.values()].reduce((sum, [, t]) => sum + t, 0) / SEQUENTIAL_TURNS;
+    console.log(`\nStore time per turn: ${ms(storeTotal)}, by method (calls per turn, time per turn):`);
+    const sorted = [...result.totals.entries()].sort((a, b) => b[1][1] - a[1][1]);
+    for (const [name, [calls, time]] of sorted) {
+      console.log(
+        `  ${String(name).padEnd(20)} ${(calls / SEQUENTIAL_TURNS).toFixed(2).padStart(6)}  ${ms(time / SEQUENTIAL_TURNS)}`,
+      );
+    }
+  }
+}
+
+async function main() {
+  console.log(
+    `@colloquy/runtime bench: node ${process.version}, ${cpus().length} CPUs, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}${QUICK ? ' (quick)' : ''}`,
+  );
+  console.log(
+    `Throughput: ${SESSIONS} sessions in parallel, ${TURNS_PER_SESSION} turns each, zero-latency scripted model.`,
+  );
+  const results = [];
+  for (const [storeKind, lanes] of [
+    ['sqlite', undefined],
+    ['sqlite', SESSIONS],
+    ['memory', undefined],
+  ]) {
+    const r = await throughput(storeKind, lanes);
+    results.push({ storeKind, lanes, ...r });
+    console.log(
+      `  ${storeKind.padEnd(6)} lanes.main=${String(lanes ?? 4).padEnd(4)} ${r.perSecond.toFixed(0).padStart(6)} turns/s ` +
+        `(${r.turns} turns in ${r.seconds.toFixed(2)} s wall, ${r.cpuSeconds.toFixed(2)} s CPU = ` +
+        `${r.perCpuSecond.toFixed(0)} turns per CPU-second); under load: inbound->model p50 ${ms(r.toModel.p50)}, ` +
+        `inbound->reply p50 ${ms(r.full.p50)} p99 ${ms(r.full.p99)}`,
+    );
+  }
+  console.log(`\nOverhead: one turn at a time, ${SEQUENTIAL_TURNS} turns over ${SESSIONS} sessions.`);
+  const overhead = {};
+  for (const storeKind of ['sqlite', 'memory']) {
+    const r = await sequential(storeKind);
+    overhead[storeKind] = r;
+    console.log(
+      `  ${storeKind.padEnd(6)} inbound->model request p50 ${ms(r.toModel.p50)} p90 ${ms(r.toModel.p90)} p99 ${ms(r.toModel.p99)}; ` +
+        `inbound->reply sent p50 ${ms(r.full.p50)}`,
+    );
+  }
+  const breakdown = await sequentialWithBreakdown();
+  printBreakdown(breakdown);
+
+  const headline = results[0];
+  const okThroughput = headline.perSecond >= TARGET_TURNS_PER_SECOND;
+  const okOverhead = overhead.sqlite.toModel.p50 <= TARGET_P50_OVERHEAD_MS;
+  console.log(
+    `\nTargets (SQLite, default lanes): throughput ${headline.perSecond.toFixed(0)} turns/s ` +
+      `(target >= ${TARGET_TURNS_PER_SECOND}) ${okThroughput ? 'OK' : 'MISSED'}; ` +
+      `p50 overhead ${ms(overhead.sqlite.toModel.p50)} (target <= ${TARGET_P50_OVERHEAD_MS} ms) ${okOverhead ? 'OK' : 'MISSED'}`,
+  );
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  if (STRICT && !(okThroughput && okOverhead)) process.exitCode = 1;
+}
+
+/** The breakdown pass: SQLite with a timed store; run ids come from the run.queued event. */
+async function sequentialWithBreakdown() {
+  const bench = await boot('sqlite', { timed: true });
+  for (let t = 0; t < WARMUP_TURNS; t++) await turn(bench, t % SESSIONS, `w-${t}`);
+  bench.totals.clear();
+  // One turn at a time, so the events in between belong to the current turn.
+  let current = {};
+  const unsubscribe = bench.runtime.gateway.subscribe((event) => {
+    if (event.type === 'run.queued') current = { queued: performance.now() };
+    else if (event.type === 'run.started') current.started = performance.now();
+    else if (event.type === 'run.ended') current.ended = performance.now();
+  });
+  const segments = [];
+  for (let t = 0; t < SEQUENTIAL_TURNS; t++) {
+    const text = `b-${t}`;
+    const [receivedAt, repliedAt] = await turn(bench, t % SESSIONS, text);
+    segments.push({ receivedAt, repliedAt, modelAt: bench.requestedAt.get(text), ...current });
+  }
+  unsubscribe();
+  const totals = new Map(bench.totals);
+  await bench.runtime.shutdown({ drainMs: 1000 });
+  return { segments, totals };
+}
+
+await main();
