@@ -39,7 +39,7 @@ export function planSessionList(
   now: number,
 ): SessionListPlan {
   if (query.keys?.length === 0 || query.agentIds?.length === 0) return EMPTY;
-  const limit = mode === 'rows' && query.limit !== undefined ? Math.max(0, Math.floor(query.limit)) : -1;
+  const limit = mode === 'rows' ? sqlLimit(query.limit) : -1;
   if (limit === 0) return EMPTY;
 
   const live = !query.includeArchived;
@@ -97,4 +97,13 @@ export function planSessionList(
   }
   if (mode === 'count') return { parts: [{ sql: arm([]), params }] };
   return { parts: [{ sql: arm([]) + order, params: [...params, limit] }] };
+}
+
+/**
+ * A `limit` as SQLite's `LIMIT` wants it, with `MemoryStore`'s meaning: absent or infinite is -1
+ * (no limit), negative or NaN is 0, fractions round down.
+ */
+export function sqlLimit(limit: number | undefined): number {
+  if (limit === undefined || limit === Number.POSITIVE_INFINITY) return -1;
+  return limit > 0 ? Math.floor(limit) : 0;
 }

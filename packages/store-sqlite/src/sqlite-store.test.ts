@@ -79,6 +79,31 @@ describe('SqliteStore', () => {
     expect(stored && 'runId' in stored).toBe(false);
   });
 
+  it('stores a message the same way whether appended alone, in a batch, or inside a transaction', () => {
+    const store = open();
+    store.putSession(makeSessionRecord('k1'));
+    const rich: TranscriptMessage = {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'héllo "quoted" \\ \u2028 😀' },
+        {
+          type: 'toolCall',
+          id: 'c1',
+          name: 'sessions_send',
+          arguments: { nested: [1, 2.5, -0.125, null, true] },
+        },
+      ],
+      timestamp: T0,
+      usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 },
+      details: { seq: 'not the store seq', big: 2 ** 53 - 1, tiny: 1e-7 },
+    };
+    const alone = store.appendMessages('k1', [rich]);
+    const batch = store.appendMessages('k1', [rich, rich]);
+    const inTransaction = store.transaction(() => store.appendMessages('k1', [rich]));
+    expect([...alone, ...batch, ...inTransaction]).toEqual([1, 2, 3, 4].map((seq) => ({ ...rich, seq })));
+    expect(store.readTail('k1', 10)).toEqual([...alone, ...batch, ...inTransaction]);
+  });
+
   it('refuses a sessionId that already belongs to another session, and keeps both rows intact', () => {
     const store = open();
     store.putSession(makeSessionRecord('k1', { sessionId: 'same' }));
@@ -108,6 +133,28 @@ describe('SqliteStore', () => {
     store.putSession(makeSessionRecord('k1'));
     store.appendMessages('k1', [say('a'), say('b')]);
     expect(store.countMessages('k1')).toBe(2);
+  });
+
+  it('reads limits the way MemoryStore does: infinite means all, negatives mean none', () => {
+    const sqlite = open();
+    const memory = new MemoryStore();
+    for (const store of [sqlite, memory] as Store[]) {
+      store.putSession(makeSessionRecord('k1'));
+      store.putSession(makeSessionRecord('k2', { updatedAt: T0 + 1 }));
+      store.appendMessages('k1', [say('a'), say('b'), say('c')]);
+      store.createRun(makeRunRecord('r1', 'k1'));
+    }
+    for (const limit of [Number.POSITIVE_INFINITY, Number.NaN, -3, 1.7, 0]) {
+      const both = (read: (store: Store) => unknown) =>
+        expect(read(sqlite), String(limit)).toEqual(read(memory));
+      both((s) => s.listSessions({ limit }).map((x) => x.key));
+      both((s) => s.listSessions({ kinds: ['other', 'main'], limit }).map((x) => x.key));
+      if (Number.isInteger(limit) || limit === Number.POSITIVE_INFINITY) {
+        both((s) => s.readTail('k1', limit).map((m) => m.seq));
+      }
+      both((s) => s.listRuns({ limit }).map((r) => r.runId));
+      both((s) => s.listOutbox({ limit }));
+    }
   });
 
   it('throws STORE_ERROR after close, and closing twice is harmless', () => {

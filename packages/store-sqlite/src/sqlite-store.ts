@@ -16,7 +16,7 @@ import {
   type TranscriptMessage,
 } from '@colloquy/core';
 import type Database from 'better-sqlite3';
-import { planSessionList } from './session-list-plan.js';
+import { planSessionList, sqlLimit } from './session-list-plan.js';
 import { sqliteCode, toStoreError } from './sqlite-errors.js';
 import {
   formatTranscriptLocator,
@@ -367,8 +367,8 @@ export class SqliteStore implements Store {
 
   readTail(sessionKey: string, limit: number, options: { beforeSeq?: number } = {}): StoredMessage[] {
     return this.guard(() => {
-      const count = Math.floor(limit);
-      if (!(count > 0)) return [];
+      const count = sqlLimit(limit);
+      if (count === 0) return [];
       const rows = this.s.tail.all(sessionKey, options.beforeSeq ?? MAX_SEQ, count);
       const out = new Array<StoredMessage>(rows.length);
       for (let i = 0; i < rows.length; i++) out[rows.length - 1 - i] = JSON.parse(rows[i]!) as StoredMessage;
@@ -420,7 +420,7 @@ export class SqliteStore implements Store {
   listRuns(query: RunListQuery = {}): RunRecord[] {
     return this.guard(() => {
       if (query.statuses?.length === 0) return [];
-      const limit = query.limit === undefined ? -1 : Math.max(0, Math.floor(query.limit));
+      const limit = sqlLimit(query.limit);
       if (limit === 0) return [];
       const filters: string[] = [];
       const params: unknown[] = [];
@@ -493,7 +493,7 @@ export class SqliteStore implements Store {
   ): OutboxEntry[] {
     return this.guard(() => {
       const statuses = query.statuses ?? ['pending'];
-      const limit = query.limit === undefined ? -1 : Math.max(0, Math.floor(query.limit));
+      const limit = sqlLimit(query.limit);
       if (statuses.length === 0 || limit === 0) return [];
       const filters = ['status IN (SELECT value FROM json_each(?))'];
       const params: unknown[] = [JSON.stringify(statuses)];
