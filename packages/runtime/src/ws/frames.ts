@@ -1,10 +1,4 @@
-import {
-  ColloquyError,
-  type ErrorCode,
-  type GatewayEvent,
-  isColloquyError,
-  toColloquyError,
-} from '@colloquy/core';
+import { ColloquyError, type ErrorCode, type GatewayEvent, toColloquyError } from '@colloquy/core';
 
 /** A request id chosen by the client; echoed in the response. */
 export type FrameId = string | number;
@@ -110,9 +104,4 @@ export function fromErrorBody(body: unknown): ColloquyError {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** True when `value` is a `ColloquyError` or error body with this code. */
-export function hasCode(value: unknown, code: ErrorCode): boolean {
-  return isColloquyError(value) && value.code === code;
 }
