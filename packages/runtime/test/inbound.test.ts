@@ -121,4 +121,22 @@ describe('inbound messages', () => {
     expect(h.model.callCount).toBe(1);
     await waitFor(() => h!.store.listRuns({ sessionKey: DM })[0]?.status === 'done');
   });
+
+  it('runs native slash commands for plugins through ChannelContext.runCommand', async () => {
+    h = await startHarness({
+      isOwner: (m) => m.sender.id === 'owner',
+      commands: async (inbound) => (inbound.text === '/ping' ? 'pong' : undefined),
+    });
+    const run = h.channel.context!.runCommand!;
+    expect(await run(h.channel.toInbound('/ping'))).toBe('pong');
+    expect(await run(h.channel.toInbound('/nope now'))).toContain('Unknown command /nope');
+    const owner = { id: 'owner', name: 'Owner' };
+    expect(await run(h.channel.toInbound({ text: '/send on', sender: owner }))).toBe(
+      'Sending is on for this session.',
+    );
+    expect(await run(h.channel.toInbound({ text: '/send off', sender: owner }))).toBe('');
+    expect(h.store.getSession('agent:main:memory:dm:owner')?.sendPolicy).toBe('deny');
+    expect(h.channel.sent).toEqual([]);
+    expect(h.model.callCount).toBe(0);
+  });
 });

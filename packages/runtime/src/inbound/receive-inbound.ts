@@ -1,4 +1,9 @@
-import { type InboundMessage, parseSendCommand, type SessionRecord } from '@colloquy/core';
+import {
+  evaluateSendPolicy,
+  type InboundMessage,
+  parseSendCommand,
+  type SessionRecord,
+} from '@colloquy/core';
 import { defaultLaneFor, enqueueRun } from '../agent/enqueue-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import type { CommandsHook } from '../runtime/runtime-options.js';
@@ -52,28 +57,13 @@ export async function receiveInbound(
   }
   const session = sessionAfterInbound(config, store.getSession(key), key, inbound, now);
 
-  const sendCommand = parseSendCommand(inbound.text);
-  if (sendCommand && hooks.isOwner?.(inbound)) {
-    const updated = { ...session, ...(sendCommand === 'inherit' ? {} : { sendPolicy: sendCommand }) };
-    if (sendCommand === 'inherit') delete updated.sendPolicy;
-    store.putSession(updated);
-    ctx.events.emit({ type: 'session.updated', sessionKey: key });
-    // The confirmation goes through the pipeline like any reply: after `/send off` it is denied.
-    const confirmation =
-      sendCommand === 'inherit'
-        ? 'This session follows the configured send policy again.'
-        : `Sending is ${sendCommand === 'allow' ? 'on' : 'off'} for this session.`;
-    await reply(ctx, updated, confirmation, inbound.messageId);
-    return { action: 'send-policy', sessionKey: key, sendPolicy: sendCommand };
-  }
-
-  if (hooks.commands) {
-    store.putSession(session);
-    const answer = await hooks.commands(inbound, session);
-    if (answer !== undefined) {
-      await reply(ctx, store.getSession(key) ?? session, answer, inbound.messageId);
-      return { action: 'command', sessionKey: key };
-    }
+  const answer = await answerCommand(ctx, hooks, inbound, session);
+  if (answer) {
+    // The answer goes through the pipeline like any reply: after `/send off` it is denied.
+    await reply(ctx, answer.session, answer.text, inbound.messageId);
+    return answer.sendPolicy
+      ? { action: 'send-policy', sessionKey: key, sendPolicy: answer.sendPolicy }
+      : { action: 'command', sessionKey: key };
   }
 
   const run = enqueueRun(
@@ -94,6 +84,83 @@ export async function receiveInbound(
     session,
   );
   return { action: 'queued', sessionKey: key, runId: run.runId };
+}
+
+/** A command's answer: its text, and the session as the command left it. */
+interface CommandAnswer {
+  text: string;
+  session: SessionRecord;
+  sendPolicy?: 'allow' | 'deny' | 'inherit';
+}
+
+/**
+ * Answers `/send on|off|inherit` (from the owner: sets the override and stores the session) and the
+ * `commands` hook (the session is stored first, so the hook sees it).
+ *
+ * @returns the answer, or `undefined` when the message is not a command
+ */
+async function answerCommand(
+  ctx: RuntimeContext,
+  hooks: InboundHooks,
+  inbound: InboundMessage,
+  session: SessionRecord,
+): Promise<CommandAnswer | undefined> {
+  const sendCommand = parseSendCommand(inbound.text);
+  if (sendCommand && hooks.isOwner?.(inbound)) {
+    const updated: SessionRecord = { ...session };
+    if (sendCommand === 'inherit') delete updated.sendPolicy;
+    else updated.sendPolicy = sendCommand;
+    ctx.store.putSession(updated);
+    ctx.events.emit({ type: 'session.updated', sessionKey: session.key });
+    const text =
+      sendCommand === 'inherit'
+        ? 'This session follows the configured send policy again.'
+        : `Sending is ${sendCommand === 'allow' ? 'on' : 'off'} for this session.`;
+    return { text, session: updated, sendPolicy: sendCommand };
+  }
+  if (!hooks.commands) return undefined;
+  ctx.store.putSession(session);
+  const text = await hooks.commands(inbound, session);
+  if (text === undefined) return undefined;
+  return { text, session: ctx.store.getSession(session.key) ?? session };
+}
+
+/**
+ * Runs a slash command for a plugin's native command UI (`ChannelContext.runCommand`): the session
+ * is found and updated as for any inbound message (mention gating aside: a native command is always
+ * addressed to the bot), then `/send` or the `commands` hook answers. The text is returned for the
+ * plugin to show; it is empty when the session's send policy denies sending.
+ *
+ * @param ctx - the runtime internals
+ * @param hooks - `commands` and `isOwner`
+ * @param inbound - the command as a normalised message
+ * @returns the reply text (`Unknown command ...` when nothing answers)
+ */
+export async function runInboundCommand(
+  ctx: RuntimeContext,
+  hooks: InboundHooks,
+  inbound: InboundMessage,
+): Promise<string> {
+  const now = ctx.clock.now();
+  const plugin = ctx.plugins.get(inbound.channel);
+  const { key } = sessionKeyForInbound(ctx.store, ctx.config, plugin, inbound, now);
+  const session = sessionAfterInbound(ctx.config, ctx.store.getSession(key), key, inbound, now);
+  const answer = await answerCommand(ctx, hooks, inbound, session);
+  const target = answer?.session ?? session;
+  const to = target.deliveryContext;
+  const allowed = evaluateSendPolicy(
+    {
+      key: target.key,
+      ...(to ? { channel: to.channel } : {}),
+      ...(target.chatType ? { chatType: target.chatType } : {}),
+      ...(target.sendPolicy ? { sendPolicy: target.sendPolicy } : {}),
+    },
+    ctx.config.session.sendPolicy,
+  ).allowed;
+  if (!allowed) return '';
+  if (answer) return answer.text;
+  const name = inbound.text.trim().split(/\s+/)[0] ?? inbound.text;
+  return `Unknown command ${name}. Send a message without a leading "/" to talk to the agent.`;
 }
 
 async function reply(

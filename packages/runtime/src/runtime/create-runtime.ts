@@ -12,7 +12,7 @@ import { createDeliver, type Deliver } from '../delivery/deliver.js';
 import { createInProcessGateway, type RuntimeGateway } from '../gateway/create-gateway.js';
 import { createEventBus } from '../gateway/event-bus.js';
 import { createRunWaiters } from '../gateway/run-waiters.js';
-import { type InboundOutcome, receiveInbound } from '../inbound/receive-inbound.js';
+import { type InboundOutcome, receiveInbound, runInboundCommand } from '../inbound/receive-inbound.js';
 import { createModelRouter } from '../providers/index.js';
 import { createCommandQueue, type QueueStats } from '../queue/command-queue.js';
 import { canFoldRuns, type QueuedRun } from '../queue/queued-run.js';
@@ -143,6 +143,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (event.type === 'run.ended') waiters.notify(event.runId);
   });
 
+  const inboundHooks = { commands: options.commands, isOwner: options.isOwner };
+
   function wake(sessionKey: string, afterTurn = false): string | undefined {
     if (!ctx.accepting || ctx.queue.pendingCount(sessionKey) > 0) return undefined;
     // A running turn reads the inbox when it ends (auto-wake); only the executor wakes past it.
@@ -164,6 +166,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       receive: async (message) => {
         await runtime.receive(message);
       },
+      runCommand: (message) => runInboundCommand(ctx, inboundHooks, message),
       threadBindings: createThreadBindingAccess(store, plugin.id),
       commands: options.commandList ?? [],
       log: log.child({ plugin: plugin.id }),
