@@ -84,6 +84,7 @@ export class MemoryStore implements Store {
 
   putSession(record: SessionRecord): void {
     this.assertOpen();
+    this.assertSessionIdFree(record.sessionId, record.key);
     const previous = this.sessions.get(record.key);
     this.setSession(record.key, copy(record), previous);
   }
@@ -99,6 +100,7 @@ export class MemoryStore implements Store {
       else next[field] = copy(value);
     }
     const record = next as unknown as SessionRecord;
+    this.assertSessionIdFree(record.sessionId, key);
     this.setSession(key, record, previous);
     return copy(record);
   }
@@ -374,6 +376,17 @@ export class MemoryStore implements Store {
     }
     if (value === undefined) map.delete(key);
     else map.set(key, value);
+  }
+
+  private assertSessionIdFree(sessionId: string, key: string): void {
+    const owner = this.sessionKeysById.get(sessionId);
+    if (owner !== undefined && owner !== key) {
+      throw new ColloquyError(
+        'CONFLICT',
+        `sessionId "${sessionId}" already belongs to session "${owner}"; session ids must be unique.`,
+        { sessionId, key, owner },
+      );
+    }
   }
 
   private assertOpen(): void {

@@ -86,6 +86,15 @@ export function runStoreConformance(
         expect(store.getSessionById('new')?.key).toBe('k1');
       });
 
+      it('refuses a sessionId that already belongs to another session', () => {
+        store.putSession(makeSessionRecord('k1', { sessionId: 'shared' }));
+        store.putSession(makeSessionRecord('k2', { sessionId: 'other' }));
+        expectCode(() => store.putSession(makeSessionRecord('k3', { sessionId: 'shared' })), 'CONFLICT');
+        expectCode(() => store.patchSession('k2', { sessionId: 'shared' }), 'CONFLICT');
+        expect(store.getSessionById('shared')?.key).toBe('k1');
+        expect(store.getSession('k3')).toBeUndefined();
+      });
+
       it('patches fields, clears fields given null, and refuses unknown sessions', () => {
         store.putSession(makeSessionRecord('k1', { label: 'a', model: 'p/m' }));
         const patched = store.patchSession('k1', { label: 'b', model: null, sendPolicy: 'deny' });
