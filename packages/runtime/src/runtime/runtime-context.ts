@@ -1,14 +1,7 @@
-import type {
-  ChannelPlugin,
-  ColloquyConfig,
-  Gateway,
-  Logger,
-  RunRecord,
-  SessionRecord,
-  Store,
-} from '@colloquy/core';
+import type { ChannelPlugin, ColloquyConfig, Logger, RunRecord, SessionRecord, Store } from '@colloquy/core';
 import type { HistoryCache } from '../agent/history-cache.js';
 import type { Deliver } from '../delivery/deliver.js';
+import type { RuntimeGateway } from '../gateway/create-gateway.js';
 import type { EventBus } from '../gateway/event-bus.js';
 import type { RunWaiters } from '../gateway/run-waiters.js';
 import type { CommandQueue } from '../queue/command-queue.js';
@@ -34,7 +27,7 @@ export interface RuntimeContext {
   /** Prompt history, read from the store incrementally. */
   readonly history: HistoryCache;
   /** The in-process gateway (set once built). */
-  gateway: Gateway;
+  gateway: RuntimeGateway;
   /** Hooks run inside the turn-end transaction. */
   readonly turnEndHooks: TurnEndHook[];
   readonly typingIntervalMs: number;

@@ -3,7 +3,6 @@ import type {
   ChannelCommand,
   ChannelPlugin,
   ColloquyConfig,
-  Gateway,
   InboundMessage,
   Logger,
   ModelProvider,
@@ -11,6 +10,7 @@ import type {
   SessionRecord,
   Store,
 } from '@colloquy/core';
+import type { RuntimeGateway } from '../gateway/create-gateway.js';
 
 /** The runtime's clock. Tests inject a fake one. */
 export interface Clock {
@@ -47,7 +47,7 @@ export interface ToolsHookContext {
   /** The run (the leader of the turn, when several messages were folded into it). */
   run: RunRecord;
   /** The in-process gateway (what the session tools call). */
-  gateway: Gateway;
+  gateway: RuntimeGateway;
   config: ColloquyConfig;
   /** The runtime clock. */
   now(): number;
