@@ -217,16 +217,19 @@ function printBreakdown(result) {
   const turns = result.segments.length;
   const mean = (pick) => result.segments.reduce((sum, s) => sum + pick(s), 0) / turns;
   const rows = [
-    ['receive(): session upsert + run insert (1 transaction)', mean((s) => s.queued - s.receivedAt)],
-    ['queue hand-off + begin turn (1 transaction)', mean((s) => s.started - s.queued)],
+    [
+      'receive(): session upsert, run insert, turn begun (1 transaction)',
+      mean((s) => s.queued - s.receivedAt),
+    ],
+    ['queue hand-off to the executor', mean((s) => s.started - s.queued)],
     ['tools, history read, prompt build', mean((s) => s.modelAt - s.started)],
     ['model stream (scripted) + end turn (1 transaction)', mean((s) => s.ended - s.modelAt)],
     ['delivery: send policy + plugin send', mean((s) => s.repliedAt - s.ended)],
   ];
   console.log(`\nWhere a turn's time goes (SQLite, one turn at a time, mean of ${turns} turns):`);
-  for (const [name, value] of rows) console.log(`  ${name.padEnd(56)} ${ms(value)}`);
+  for (const [name, value] of rows) console.log(`  ${name.padEnd(66)} ${ms(value)}`);
   console.log(
-    `  ${'total (inbound -> reply sent)'.padEnd(56)} ${ms(mean((s) => s.repliedAt - s.receivedAt))}`,
+    `  ${'total (inbound -> reply sent)'.padEnd(66)} ${ms(mean((s) => s.repliedAt - s.receivedAt))}`,
   );
   if (result.totals) {
     const storeTotal = [...result.totals.values()].reduce((sum, [, t]) => sum + t, 0) / SEQUENTIAL_TURNS;
