@@ -47,6 +47,16 @@ export type {
   ToolsHookContext,
 } from './runtime/runtime-options.js';
 export { installSignalHandlers, type SignalHandlerOptions } from './runtime/signal-handlers.js';
+// --- sub-agents: announce outbox, attachments, cleanup ---
+export type { AnnouncePayload, AnnounceStats, AnnounceStatus, ChatOutcome } from './subagents/announce.js';
+export {
+  removeAttachments,
+  type WrittenAttachments,
+  writeAttachments,
+} from './subagents/attachment-files.js';
+export type { SweepReport } from './subagents/cleanup.js';
+export type { SubagentRegistry, SubagentRuntimeOptions } from './subagents/registry.js';
+export { defaultWorkspaceRoot, sessionWorkspaceDir } from './subagents/workspace.js';
 export {
   CLOSE_CODES,
   type ErrorBody,

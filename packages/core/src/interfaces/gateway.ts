@@ -22,6 +22,21 @@ export interface SessionsListParams {
   keys?: string[];
   includeArchived?: boolean;
   limit?: number;
+  /** Also return each listed session's latest run in `latestRuns` (default false). */
+  withLatestRun?: boolean;
+}
+
+/** The latest run of a session, as `sessions.list` returns it with `withLatestRun`. */
+export interface RunSummary {
+  runId: string;
+  status: RunStatus;
+  lane: Lane;
+  createdAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  usage?: TokenUsage;
+  costUsd?: number;
+  error?: string;
 }
 
 /** Result of `sessions.list`: rows (newest first) and how many matched before `limit`. */
@@ -30,6 +45,8 @@ export interface SessionsListResult {
   total: number;
   /** Best-effort transcript locators by session key (see `Store.transcriptLocator`). */
   transcriptLocators?: Record<string, string>;
+  /** The latest run of each listed session that has one, by key (only with `withLatestRun`). */
+  latestRuns?: Record<string, RunSummary>;
 }
 
 /**
@@ -80,6 +97,53 @@ export interface AgentRunParams {
    * Without it, `agent` on an unknown key fails with `SESSION_NOT_FOUND` (the agent's main key excepted).
    */
   session?: AgentSessionInit;
+  /**
+   * Steer a session that has an active (queued or running) run instead of queuing a new one: the
+   * message is taken by the running turn before its next model step, or by its next turn. The
+   * result carries the active run's id. Fails with `CONFLICT` when nothing is active.
+   */
+  steer?: boolean;
+}
+
+/** One file handed to a sub-agent (see {@link AgentSessionInit.attachments}). */
+export interface SpawnAttachment {
+  /** A plain file name: no path separators, no `..`, no control characters. */
+  name: string;
+  /** The file content: text (`utf8`, the default) or strict base64 (`base64`). */
+  content: string;
+  encoding?: 'utf8' | 'base64';
+  mimeType?: string;
+}
+
+/** One written attachment, as receipts and manifests list it. */
+export interface AttachmentFileReceipt {
+  name: string;
+  /** Decoded size in bytes. */
+  bytes: number;
+  /** Hex SHA-256 of the decoded bytes. */
+  sha256: string;
+  mimeType?: string;
+}
+
+/** Where a sub-agent's attachments were written, and what. */
+export interface AttachmentReceipt {
+  /** The folder as the child sees it (`attachAs.mountPath` when given). */
+  dir: string;
+  /** The `manifest.json` file name inside `dir`. */
+  manifest: string;
+  files: AttachmentFileReceipt[];
+  totalBytes: number;
+}
+
+/** Result of `agent`. */
+export interface AgentRunResult {
+  runId: string;
+  sessionKey: string;
+  status: RunStatus;
+  /** With {@link AgentSessionInit.attachments}: what was written. */
+  attachments?: AttachmentReceipt;
+  /** With {@link AgentSessionInit.thread}: the thread the new session is bound to. */
+  thread?: DeliveryContext & { threadId: string };
 }
 
 /** The fields of a session created by `agent` (see {@link AgentRunParams.session}). */
@@ -95,6 +159,19 @@ export interface AgentSessionInit {
   /** Default: taken from the `spawnedBy` session's delivery context. */
   requesterOrigin?: SessionOrigin;
   meta?: Record<string, unknown>;
+  /**
+   * Create a thread (or forum topic) in the spawning session's chat and bind it to the new session
+   * (needs a channel with `capabilities.threads`; else `NOT_SUPPORTED`). Default false.
+   */
+  thread?: boolean;
+  /**
+   * Files written to `<session workspace>/.colloquy/attachments/<uuid>/` with a `manifest.json`
+   * before the run is queued. Needs `tools.sessions_spawn.attachments.enabled`; every limit is
+   * checked before anything is written (`INVALID_ARGUMENT` / `FORBIDDEN`).
+   */
+  attachments?: SpawnAttachment[];
+  /** How the child sees its attachments folder (e.g. a sandbox mount path). */
+  attachAs?: { mountPath?: string };
 }
 
 /** Result of `agent.wait`. `waitTimedOut` means the run is still going. */
@@ -138,7 +215,7 @@ export interface GatewayMethods {
     { sessionKey: string; messages: StoredMessage[]; total: number },
   ];
   'chat.send': [{ key: string; text: string; replyToMessageId?: string }, DeliveryOutcome];
-  agent: [AgentRunParams, { runId: string; sessionKey: string; status: RunStatus }];
+  agent: [AgentRunParams, AgentRunResult];
   'agent.wait': [{ runId: string; timeoutMs: number }, AgentWaitResult];
   'agent.abort': [{ runId?: string; sessionKey?: string; reason?: string }, { aborted: string[] }];
   /** Records how the announce step of a run ended (delivered, skipped, denied, failed). */

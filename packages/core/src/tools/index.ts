@@ -2,6 +2,21 @@
 export { ANNOUNCE_SKIP, REPLY_SKIP } from './agent-to-agent.js';
 export type { SpawnableAgent } from './agents-list.js';
 export { spawnableAgents } from './agents-list.js';
+export type {
+  AttachmentLimits,
+  AttachmentNameCheck,
+  AttachmentsCheck,
+  CheckedAttachment,
+} from './attachments.js';
+export {
+  ATTACHMENT_MANIFEST,
+  ATTACHMENT_NAME_MAX_BYTES,
+  attachmentPlaceholder,
+  base64DecodedBytes,
+  checkAttachmentName,
+  checkAttachments,
+  isStrictBase64,
+} from './attachments.js';
 export type { SessionStatusToolResult } from './session-status.js';
 export { createSessionTools, SESSION_TOOL_NAMES } from './session-tools.js';
 export type { SessionsHistoryResult } from './sessions-history.js';
@@ -14,6 +29,13 @@ export {
 } from './sessions-list.js';
 export type { SessionsSendResult } from './sessions-send.js';
 export { SESSIONS_SEND_DEFAULT_TIMEOUT_SECONDS } from './sessions-send.js';
+export type { SessionsSpawnResult } from './sessions-spawn.js';
+export { SESSIONS_SPAWN_MAX_TASK_CHARS, SESSIONS_SPAWN_MAX_TIMEOUT_SECONDS } from './sessions-spawn.js';
+export type { SubagentRow, SubagentsResult } from './subagents.js';
+export type { SubagentMeta, SubagentPromptInput } from './subagents-meta.js';
+export { SUBAGENT_META_KEY, subagentMetaOf, subagentSystemPrompt } from './subagents-meta.js';
+export type { TreeNode } from './subagents-tree.js';
+export { ACTIVE_RUN_STATUSES } from './subagents-tree.js';
 export type { SessionToolsOptions, ToolFailure } from './tool-context.js';
 export { configuredSecrets } from './tool-context.js';
 export type { ArgsCheck } from './validate-args.js';

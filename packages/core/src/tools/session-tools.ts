@@ -4,6 +4,8 @@ import { createSessionStatusTool } from './session-status.js';
 import { createSessionsHistoryTool } from './sessions-history.js';
 import { createSessionsListTool } from './sessions-list.js';
 import { createSessionsSendTool } from './sessions-send.js';
+import { createSessionsSpawnTool } from './sessions-spawn.js';
+import { createSubagentsTool } from './subagents.js';
 import { createToolScope, type SessionToolsOptions } from './tool-context.js';
 
 /** The names of the session tools, which sub-agents do not get by default. */
@@ -37,6 +39,8 @@ export function createSessionTools(options: SessionToolsOptions): AgentTool[] {
     createSessionsListTool(scope),
     createSessionsHistoryTool(scope),
     createSessionsSendTool(scope),
+    createSessionsSpawnTool(scope),
+    createSubagentsTool(scope),
     createAgentsListTool(scope),
     createSessionStatusTool(scope),
   ] as AgentTool[];

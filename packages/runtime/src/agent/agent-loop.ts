@@ -31,6 +31,11 @@ export interface AgentLoopInput {
   /** Stores messages of intermediate steps (assistant tool calls and tool results) as they happen. */
   record(messages: TranscriptMessage[]): void;
   onDelta?(text: string): void;
+  /**
+   * Messages injected while the run goes on (a steering message), taken before every model step
+   * after the first; they are already stored.
+   */
+  takeInjected?(): ModelMessage[];
   onToolCall?(toolName: string, toolCallId: string): void;
 }
 
@@ -69,6 +74,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<AgentLoopResu
   let reply = '';
   for (let step = 1; ; step++) {
     throwIfAborted(input.signal);
+    if (step > 1 && input.takeInjected) input.messages.push(...input.takeInjected());
     const out = await streamStep(input, specs);
     const stepUsage: TokenUsage = { ...out.usage, contextTokens: out.usage.inputTokens };
     usage = addUsage(usage, stepUsage);

@@ -9,6 +9,8 @@ import { startTyping } from '../delivery/typing.js';
 import type { QueuedRun } from '../queue/queued-run.js';
 import { stopKindOf, stopMessageOf } from '../queue/stop-reason.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { redactSpawnAttachments } from '../subagents/redact-attachments.js';
+import { filterSubagentTools, subagentPromptOf } from '../subagents/tool-filter.js';
 import { runAgentLoop } from './agent-loop.js';
 import { buildSystemPrompt, estimateTokens, toModelMessages } from './build-prompt.js';
 import { selectModel } from './model-selection.js';
@@ -121,7 +123,7 @@ async function runModel(
   const selection = selectModel(session, config, ctx.models);
   if (!selection.ok) return { status: 'error', error: selection.error, notice: selection.error };
 
-  const tools =
+  const allTools =
     ctx.tools?.({
       session,
       run: leader,
@@ -130,11 +132,13 @@ async function runModel(
       now: () => ctx.clock.now(),
       track: (work) => ctx.track(work),
     }) ?? [];
+  // Sub-agents get the full tool set minus the session tools (tools.subagents.tools).
+  const tools = session.kind === 'subagent' ? filterSubagentTools(config, allTools) : allTools;
   const agent = agentConfigFor(config, session.agentId);
-  const system = buildSystemPrompt(
-    agent?.systemPrompt ?? config.agents.defaults.systemPrompt,
-    begun.runs.map((run) => run.extraSystemPrompt),
-  );
+  const system = buildSystemPrompt(agent?.systemPrompt ?? config.agents.defaults.systemPrompt, [
+    subagentPromptOf(session),
+    ...begun.runs.map((run) => run.extraSystemPrompt),
+  ]);
   const window = config.models.contextWindowTokens;
   const budget = window - estimateTokens(system) - toolTokens(tools) - Math.min(4096, Math.floor(window / 4));
   const messages = toModelMessages(ctx.history.load(store, session.key, session.sessionId, budget));
@@ -152,8 +156,10 @@ async function runModel(
     cost: (usage) => costOf(config, selection.modelRef, usage),
     ...(session.thinkingLevel ? { thinking: session.thinkingLevel } : {}),
     record: (stored) => {
-      if (store.getSession(session.key)) store.appendMessages(session.key, stored);
+      // sessions_spawn attachment content never reaches the stored transcript.
+      if (store.getSession(session.key)) store.appendMessages(session.key, redactSpawnAttachments(stored));
     },
+    takeInjected: () => ctx.subagents.takeSteering(session.key),
     onDelta: (text) => {
       if (ctx.events.hasListeners()) {
         ctx.events.emit({ type: 'run.delta', runId: leader.runId, sessionKey: session.key, text });

@@ -75,6 +75,9 @@ function markKilled(ctx: RuntimeContext, runId: string, reason: string): void {
         updatedAt: now,
       });
     }
+    // The same hooks as a turn's end: a killed sub-agent run is announced with Status: killed.
+    const after = ctx.store.getSession(updated.sessionKey);
+    for (const hook of ctx.turnEndHooks) hook([updated], after);
     return updated;
   });
   ctx.events.emit({ type: 'run.ended', runId, sessionKey: run.sessionKey, status: 'killed', error: reason });

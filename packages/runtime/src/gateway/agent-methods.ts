@@ -17,6 +17,7 @@ import {
 import { enqueueRun, newSessionRecord } from '../agent/enqueue-run.js';
 import { lookupModel } from '../agent/model-selection.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { needsPreparation, type PreparedSpawn, prepareSpawn } from '../subagents/spawn-extras.js';
 import { abortRuns, abortSessionRuns } from './abort-runs.js';
 import { readParams } from './params.js';
 import { keyContextFor, requireSession } from './resolve-session.js';
@@ -40,15 +41,18 @@ export function createAgentMethodsState(): AgentMethodsState {
 /**
  * `agent`: enqueue a run and return its id at once. Creates the session when `session` (init
  * fields) is given or the key is an agent's main key; otherwise the session must exist.
- * A repeated `idempotencyKey` returns the first run.
+ * A repeated `idempotencyKey` returns the first run. A new session asking for a thread or
+ * attachments is prepared first (see `prepareSpawn`). With `steer: true` the message goes to the
+ * session's active run instead (see `steerSession`).
  *
- * @throws `SESSION_NOT_FOUND`, `INVALID_ARGUMENT`, `ABORTED` (shutting down)
+ * @throws `SESSION_NOT_FOUND`, `INVALID_ARGUMENT`, `ABORTED` (shutting down), `CONFLICT` (nothing to
+ *   steer), `FORBIDDEN` / `NOT_SUPPORTED` / `CHANNEL_ERROR` (attachments, threads)
  */
-export function agentRun(
+export async function agentRun(
   ctx: RuntimeContext,
   state: AgentMethodsState,
   params: unknown,
-): GatewayResult<'agent'> {
+): Promise<GatewayResult<'agent'>> {
   const p = readParams('agent', params);
   p.only([
     'sessionKey',
@@ -61,6 +65,7 @@ export function agentRun(
     'provenance',
     'idempotencyKey',
     'session',
+    'steer',
   ]);
   const rawKey = p.string('sessionKey');
   const message = readMessage(params);
@@ -77,12 +82,17 @@ export function agentRun(
   const provenance = p.optionalObject('provenance') as MessageProvenance | undefined;
   const idempotencyKey = p.optionalString('idempotencyKey');
   const init = p.optionalObject('session') as AgentSessionInit | undefined;
+  const steer = p.optionalBoolean('steer') ?? false;
 
   const key = resolveSessionKeyAlias(rawKey, keyContextFor(ctx.config));
   if (isReservedSessionKey(key)) {
     throw new ColloquyError('INVALID_ARGUMENT', `agent: "${rawKey}" is a reserved key, not a session.`, {
       key,
     });
+  }
+  if (steer) {
+    const target = requireSession(ctx.store, ctx.config, rawKey);
+    return ctx.subagents.steer(target.key, message, provenance);
   }
   if (idempotencyKey) {
     const earlier = findIdempotent(ctx, state, key, idempotencyKey);
@@ -110,24 +120,38 @@ export function agentRun(
     }
   }
 
+  let prepared: PreparedSpawn | undefined;
+  if (created && init && needsPreparation(init)) {
+    prepared = await prepareSpawn(ctx, ctx.subagents.workspaceRoot, created, init, message);
+    created = prepared.record;
+    session = created;
+  }
   const deliver = deliverParam ?? (session.deliveryContext !== undefined && lane !== 'subagent');
-  const run = enqueueRun(
-    ctx,
-    {
-      sessionKey: session.key,
-      message,
-      lane,
-      deliver,
-      ...(spawnedBy ? { spawnedBy } : {}),
-      ...(extraSystemPrompt ? { extraSystemPrompt } : {}),
-      ...(timeoutSeconds ? { timeoutMs: Math.round(timeoutSeconds * 1000) } : {}),
-      ...(provenance ? { provenance } : {}),
-      ...(idempotencyKey ? { meta: { idempotencyKey } } : {}),
-    },
-    created,
-  );
+  const extraPrompt = [extraSystemPrompt, prepared?.promptNote].filter(Boolean).join('\n\n') || undefined;
+  let run: RunRecord;
+  try {
+    run = enqueueRun(
+      ctx,
+      {
+        sessionKey: session.key,
+        message,
+        lane,
+        deliver,
+        ...(spawnedBy ? { spawnedBy } : {}),
+        ...(extraPrompt ? { extraSystemPrompt: extraPrompt } : {}),
+        ...(timeoutSeconds ? { timeoutMs: Math.round(timeoutSeconds * 1000) } : {}),
+        ...(provenance ? { provenance } : {}),
+        ...(idempotencyKey ? { meta: { idempotencyKey } } : {}),
+      },
+      created,
+    );
+  } catch (error) {
+    await prepared?.rollback();
+    throw error;
+  }
+  prepared?.commit();
   if (idempotencyKey) remember(state, session.key, idempotencyKey, run.runId);
-  return { runId: run.runId, sessionKey: run.sessionKey, status: run.status };
+  return { runId: run.runId, sessionKey: run.sessionKey, status: run.status, ...prepared?.result };
 }
 
 function readMessage(params: unknown): string {

@@ -3,15 +3,38 @@ import {
   type GatewayResult,
   isColloquyError,
   normalizeSessionKey,
+  type RunSummary,
   SESSION_KINDS,
   type SessionKind,
   type SessionListQuery,
+  type SessionRecord,
 } from '@colloquy/core';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { abortSessionRuns } from './abort-runs.js';
 import { readParams } from './params.js';
 import { validateSessionPatch } from './patch-session.js';
 import { requireSession, requireSessionByLabel } from './resolve-session.js';
+
+/** The latest run of each session that has one (for `withLatestRun`). */
+function latestRunsOf(ctx: RuntimeContext, sessions: readonly SessionRecord[]): Record<string, RunSummary> {
+  const out: Record<string, RunSummary> = {};
+  for (const session of sessions) {
+    const run = ctx.store.listRuns({ sessionKey: session.key, limit: 1 })[0];
+    if (!run) continue;
+    out[session.key] = {
+      runId: run.runId,
+      status: run.status,
+      lane: run.lane,
+      createdAt: run.createdAt,
+      ...(run.startedAt !== undefined ? { startedAt: run.startedAt } : {}),
+      ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}),
+      ...(run.usage ? { usage: run.usage } : {}),
+      ...(run.costUsd !== undefined ? { costUsd: run.costUsd } : {}),
+      ...(run.error !== undefined ? { error: run.error } : {}),
+    };
+  }
+  return out;
+}
 
 /**
  * `sessions.list`: sessions newest first, filters pushed into the store query, and how many
@@ -21,7 +44,16 @@ import { requireSession, requireSessionByLabel } from './resolve-session.js';
  */
 export function sessionsList(ctx: RuntimeContext, params: unknown): GatewayResult<'sessions.list'> {
   const p = readParams('sessions.list', params);
-  p.only(['kinds', 'activeMinutes', 'spawnedBy', 'agentIds', 'keys', 'includeArchived', 'limit']);
+  p.only([
+    'kinds',
+    'activeMinutes',
+    'spawnedBy',
+    'agentIds',
+    'keys',
+    'includeArchived',
+    'limit',
+    'withLatestRun',
+  ]);
   const kinds = p.optionalStrings('kinds');
   for (const kind of kinds ?? []) {
     if (!SESSION_KINDS.includes(kind as SessionKind)) {
@@ -54,7 +86,8 @@ export function sessionsList(ctx: RuntimeContext, params: unknown): GatewayResul
     const locator = ctx.store.transcriptLocator(session);
     if (locator) transcriptLocators[session.key] = locator;
   }
-  return { sessions, total, transcriptLocators };
+  if (!p.optionalBoolean('withLatestRun')) return { sessions, total, transcriptLocators };
+  return { sessions, total, transcriptLocators, latestRuns: latestRunsOf(ctx, sessions) };
 }
 
 /**

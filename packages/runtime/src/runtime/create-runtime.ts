@@ -16,6 +16,8 @@ import { type InboundOutcome, receiveInbound, runInboundCommand } from '../inbou
 import { createModelRouter } from '../providers/index.js';
 import { createCommandQueue, type QueueStats } from '../queue/command-queue.js';
 import { canFoldRuns, type QueuedRun } from '../queue/queued-run.js';
+import { createSubagentRegistry, type SubagentRegistry } from '../subagents/registry.js';
+import { defaultWorkspaceRoot } from '../subagents/workspace.js';
 import { type GatewayServer, startGatewayServer } from '../ws/gateway-server.js';
 import { type RecoveryReport, recoverRuns } from './recover-runs.js';
 import type { RuntimeContext, TurnEndHook } from './runtime-context.js';
@@ -63,6 +65,12 @@ export interface Runtime {
   readonly state: RuntimeState;
   /** Queue figures. */
   stats(): QueueStats;
+  /**
+   * Sub-agent announces: `drain()` delivers due outbox rows now, `sweep()` archives kept sub-agents
+   * and removes `cleanup: "delete"` ones (both also run on timers), `workspaceRoot` is where
+   * attachments go.
+   */
+  readonly subagents: Pick<SubagentRegistry, 'drain' | 'sweep' | 'workspaceRoot'>;
 }
 
 /**
@@ -126,19 +134,28 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       void settled.finally(() => tracked.delete(settled));
     },
     wake: (sessionKey: string, afterTurn?: boolean) => wake(sessionKey, afterTurn),
-  } as Omit<RuntimeContext, 'deliver' | 'queue' | 'gateway'> as RuntimeContext;
+  } as Omit<RuntimeContext, 'deliver' | 'queue' | 'gateway' | 'subagents'> as RuntimeContext;
   const mutable = ctx as { -readonly [K in keyof RuntimeContext]: RuntimeContext[K] };
   mutable.deliver = createDeliver({ config, plugins, events, logger: log });
   mutable.queue = createCommandQueue<QueuedRun, PreparedTurn>({
     limits: config.runtime.lanes,
     prepare: (batch) => prepareTurn(ctx, batch),
-    execute: (batch, signal, prepared) => executeTurn(ctx, batch, signal, prepared),
+    execute: (batch, signal, prepared) =>
+      executeTurn(ctx, batch, signal, prepared).finally(() =>
+        ctx.subagents.turnSettled(batch[0]!.sessionKey),
+      ),
     canFold: canFoldRuns,
     logger: log,
   });
   ctx.queue.pause();
   const gateway = createInProcessGateway(ctx);
   ctx.gateway = gateway;
+  mutable.subagents = createSubagentRegistry(
+    ctx,
+    options.workspaceDir ?? defaultWorkspaceRoot(store),
+    options.subagents,
+  );
+  ctx.turnEndHooks.push(ctx.subagents.turnEndHook);
   events.subscribe((event) => {
     if (event.type === 'run.ended') waiters.notify(event.runId);
   });
@@ -215,6 +232,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
     ctx.queue.resume();
     state = 'running';
+    // Announces left pending by the previous process go out now that plugins run.
+    ctx.track(ctx.subagents.start());
     return report;
   }
 
@@ -232,6 +251,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         log.warn({ cut }, 'drain budget spent: running turns were cut and re-queued');
         await settlesWithin(ctx.queue.idle(), 2000);
       }
+      await settlesWithin(ctx.subagents.stop(), Math.max(250, Math.min(drainMs, 2000)));
       await settlesWithin(Promise.all(tracked), Math.max(250, Math.min(drainMs, 2000)));
       waiters.releaseAll();
       lifetime.abort(new ColloquyError('ABORTED', 'The runtime is shutting down.'));
@@ -276,6 +296,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return state;
     },
     stats: () => ctx.queue.stats(),
+    subagents: ctx.subagents,
   };
   return runtime;
 }

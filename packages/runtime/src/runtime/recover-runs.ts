@@ -14,9 +14,9 @@ export interface RecoveryReport {
 
 /**
  * Restart recovery, run once by `start()` before anything else is queued:
- * - `queued` runs are queued again, oldest first;
- * - `running` runs (a crash) are resumed when their last update is within `runtime.staleRunMinutes`
- *   and they started fewer than `runtime.maxRunAttempts` times; the rest become `interrupted`
+ * - `queued` runs (waiting, or cut by a graceful shutdown) and `running` runs (a crash) are queued
+ *   again, oldest first, when their last update is within `runtime.staleRunMinutes` and they
+ *   started fewer than `runtime.maxRunAttempts` times; the rest become `interrupted`
  *   (with the turn-end hooks run in the same transaction, so an announce can follow). Nothing is
  *   deleted.
  *
@@ -42,6 +42,12 @@ export function recoverRuns(ctx: RuntimeContext): RecoveryReport {
       report.resumed.push(run.runId);
       continue;
     }
+    interrupt(run);
+  }
+
+  /** Finalises a run the restart will not resume as `interrupted`, with the turn-end hooks (announce). */
+  function interrupt(run: RunRecord): void {
+    const fresh = now - run.updatedAt <= staleMs;
     const why = fresh
       ? `it was started ${run.attempts} times (runtime.maxRunAttempts = ${config.runtime.maxRunAttempts})`
       : `it was last active more than ${config.runtime.staleRunMinutes} minutes ago (runtime.staleRunMinutes)`;
@@ -69,9 +75,14 @@ export function recoverRuns(ctx: RuntimeContext): RecoveryReport {
     });
     report.interrupted.push(run.runId);
   }
-  const queued = store
-    .listRuns({ statuses: ['queued'] })
-    .filter((run) => !report.resumed.includes(run.runId));
+  const queued: RunRecord[] = [];
+  const staleQueued: RunRecord[] = [];
+  for (const run of store.listRuns({ statuses: ['queued'] })) {
+    if (report.resumed.includes(run.runId)) continue;
+    const fresh = now - run.updatedAt <= staleMs;
+    (fresh && run.attempts < config.runtime.maxRunAttempts ? queued : staleQueued).push(run);
+  }
+  for (const run of staleQueued) interrupt(run);
   for (const run of queued) report.requeued.push(run.runId);
   const all = [...toQueue, ...queued].sort((a, b) => a.createdAt - b.createdAt);
   for (const run of all) {

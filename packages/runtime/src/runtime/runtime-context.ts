@@ -6,6 +6,7 @@ import type { EventBus } from '../gateway/event-bus.js';
 import type { RunWaiters } from '../gateway/run-waiters.js';
 import type { CommandQueue } from '../queue/command-queue.js';
 import type { QueuedRun } from '../queue/queued-run.js';
+import type { SubagentRegistry } from '../subagents/registry.js';
 import type { Clock, ModelResolver, ToolsHook } from './runtime-options.js';
 
 /** Called inside the transaction that ends a turn (e.g. to write an announce outbox row atomically). */
@@ -28,6 +29,8 @@ export interface RuntimeContext {
   readonly history: HistoryCache;
   /** The in-process gateway (set once built). */
   gateway: RuntimeGateway;
+  /** Sub-agent announces (outbox and delivery), steering and cleanup (set once built). */
+  subagents: SubagentRegistry;
   /** Hooks run inside the turn-end transaction. */
   readonly turnEndHooks: TurnEndHook[];
   readonly typingIntervalMs: number;

@@ -11,6 +11,7 @@ import type {
   Store,
 } from '@colloquy/core';
 import type { RuntimeGateway } from '../gateway/create-gateway.js';
+import type { SubagentRuntimeOptions } from '../subagents/registry.js';
 
 /** The runtime's clock. Tests inject a fake one. */
 export interface Clock {
@@ -98,4 +99,12 @@ export interface RuntimeOptions {
   typingIntervalMs?: number;
   /** Start a wake run when a session goes idle with unread inbox entries. Default true. */
   autoWake?: boolean;
+  /**
+   * The root of session workspaces, where sub-agent attachments are written
+   * (`<root>/<agentId>/<session>/.colloquy/attachments/<uuid>/`). Default: `workspaces/` beside the
+   * SQLite file, else `<tmpdir>/colloquy-workspaces`.
+   */
+  workspaceDir?: string;
+  /** Tuning of sub-agent announce delivery (retry backoff, poll) and the archive sweep. */
+  subagents?: SubagentRuntimeOptions;
 }

@@ -1,0 +1,470 @@
+import {
+  type AgentRunResult,
+  type AnnounceOutcome,
+  agentIdFromSessionKey,
+  classifySessionKey,
+  defaultAgentId,
+  type MessageProvenance,
+  type ModelMessage,
+  mainSessionKey,
+  type OutboxEntry,
+  type SessionRecord,
+  toColloquyError,
+} from '@colloquy/core';
+import type { RuntimeContext, TurnEndHook } from '../runtime/runtime-context.js';
+import {
+  type AnnouncePayload,
+  announceInboxId,
+  announceMessage,
+  type ChatOutcome,
+  originTarget,
+} from './announce.js';
+import { removeAttachments } from './attachment-files.js';
+import { type CleanupDeps, finishChild, type SweepReport, sweepSubagents } from './cleanup.js';
+import { writeOutbox } from './outbox-writer.js';
+import { steerSession, takeSteering } from './steer.js';
+import { sessionWorkspaceDir } from './workspace.js';
+
+/** Tuning of announce delivery and the sub-agent sweep. */
+export interface SubagentRuntimeOptions {
+  /** First retry delay of a failed chat delivery; doubles each attempt. Default 1000 ms. */
+  retryBaseMs?: number;
+  /** The longest retry delay. Default 300,000 ms (5 minutes). */
+  retryMaxMs?: number;
+  /** Chat delivery attempts before the chat copy is given up (the inbox copy stays). Default 8. */
+  maxChatAttempts?: number;
+  /** How often due outbox rows are looked for. Default 1000 ms. */
+  pollMs?: number;
+  /** How often the archive/cleanup sweep runs. Default 60,000 ms. */
+  sweepMs?: number;
+}
+
+/** The sub-agent machinery of a runtime: the announce outbox, its delivery, steering and cleanup. */
+export interface SubagentRegistry {
+  /** Writes outbox rows inside the transaction that ends a run (registered as a turn-end hook). */
+  readonly turnEndHook: TurnEndHook;
+  /** The root of session workspaces (attachments). */
+  readonly workspaceRoot: string;
+  /** Tells the registry that a session's turn settled (its queue slot is free). */
+  turnSettled(sessionKey: string): void;
+  /** `agent` with `steer: true` (see `steerSession`). */
+  steer(sessionKey: string, message: string, provenance: MessageProvenance | undefined): AgentRunResult;
+  /** Steering messages for a running turn, before its next model step. */
+  takeSteering(sessionKey: string): ModelMessage[];
+  /** Delivers every due pending announce now (`force`: also those waiting for a retry). */
+  drain(options?: { force?: boolean }): Promise<void>;
+  /** Archives, deletes and reconciles (see `sweepSubagents`). */
+  sweep(now?: number): Promise<SweepReport>;
+  /** Delivers what the previous process left pending and starts the timers. */
+  start(): Promise<void>;
+  /** Stops the timers and waits for deliveries in flight. */
+  stop(): Promise<void>;
+}
+
+const DEFAULTS: Required<SubagentRuntimeOptions> = {
+  retryBaseMs: 1000,
+  retryMaxMs: 300_000,
+  maxChatAttempts: 8,
+  pollMs: 1000,
+  sweepMs: 60_000,
+};
+
+/**
+ * Creates the sub-agent registry. Exactly-once delivery of each completion rests on:
+ * 1. the outbox row is written in the same transaction that ends the child's run (`turnEndHook`);
+ * 2. the requester's inbox entry is insert-or-ignore with id `announce:<child>:<runId>`, written in
+ *    one transaction with the row's `inboxAt`;
+ * 3. the chat copy goes through the delivery pipeline (send policy applies) only while the row has
+ *    no `platformMessageId`, and the id is recorded the moment the send returns;
+ * 4. rows drain when the requester is idle (no running turn), one requester at a time; failures
+ *    retry with exponential backoff (`attempts`, `nextAttemptAt`);
+ * 5. a requester that no longer exists gets the result parked in its agent's main session inbox.
+ *
+ * @param ctx - the runtime internals
+ * @param workspaceRoot - the root of session workspaces
+ * @param options - delivery and sweep tuning
+ * @returns the registry
+ */
+export function createSubagentRegistry(
+  ctx: RuntimeContext,
+  workspaceRoot: string,
+  options: SubagentRuntimeOptions = {},
+): SubagentRegistry {
+  const opts = { ...DEFAULTS, ...options };
+  const { store, log } = ctx;
+  const mainKey = ctx.config.session.mainKey;
+  const steered = new Set<string>();
+  /** Requesters with pending rows (a hint: the store is the truth). */
+  const waiting = new Set<string>();
+  const draining = new Map<string, Promise<void>>();
+  const again = new Set<string>();
+  /** Platform message ids sent but not yet recorded on their row (guards a failed record). */
+  const sentNotRecorded = new Map<string, string>();
+  const toFinish = new Set<string>();
+  let flushScheduled = false;
+  /** Nothing is delivered before `start()` (plugins are not running yet) or after `stop()`. */
+  let state: 'created' | 'running' | 'stopped' = 'created';
+  let pollTimer: NodeJS.Timeout | undefined;
+  let sweepTimer: NodeJS.Timeout | undefined;
+
+  const cleanupDeps: CleanupDeps = {
+    workspaceRoot,
+    isBusy,
+    reconcile(runId) {
+      const run = store.getRun(runId);
+      if (!run) return false;
+      const rows = store.transaction(() =>
+        writeOutbox(store, [run], store.getSession(run.sessionKey), ctx.clock.now(), mainKey),
+      );
+      afterWrite(rows);
+      return rows.length > 0;
+    },
+  };
+
+  function isBusy(sessionKey: string): boolean {
+    return ctx.queue.runningBatch(sessionKey) !== undefined || ctx.queue.pendingCount(sessionKey) > 0;
+  }
+
+  const turnEndHook: TurnEndHook = (runs, session) => {
+    const rows = writeOutbox(store, runs, session, ctx.clock.now(), mainKey);
+    if (rows.length > 0) afterWrite(rows);
+  };
+
+  function afterWrite(
+    rows: readonly { requesterSessionKey: string; childSessionKey: string; skipped: boolean }[],
+  ) {
+    for (const row of rows) {
+      if (row.skipped) toFinish.add(row.childSessionKey);
+      else waiting.add(row.requesterSessionKey);
+    }
+    scheduleFlush();
+  }
+
+  /** Runs after the current transaction committed (rows written in it are visible then). */
+  function scheduleFlush(): void {
+    if (flushScheduled || state !== 'running') return;
+    flushScheduled = true;
+    setImmediate(() => {
+      flushScheduled = false;
+      for (const key of [...waiting]) requestDrain(key);
+      for (const child of [...toFinish]) {
+        toFinish.delete(child);
+        track(finish(child));
+      }
+    });
+  }
+
+  function track(work: Promise<unknown>): void {
+    ctx.track(work.catch((error: unknown) => log.warn({ err: error }, 'sub-agent background work failed')));
+  }
+
+  function requestDrain(requesterKey: string, force = false): void {
+    if (state !== 'running') return;
+    if (draining.has(requesterKey)) {
+      again.add(requesterKey);
+      return;
+    }
+    const work = (async () => {
+      do {
+        again.delete(requesterKey);
+        await drainRequester(requesterKey, force);
+      } while (again.has(requesterKey) && state === 'running');
+    })().finally(() => draining.delete(requesterKey));
+    draining.set(requesterKey, work);
+    track(work);
+  }
+
+  async function drainRequester(requesterKey: string, force: boolean): Promise<void> {
+    const now = ctx.clock.now();
+    const rows = store.listOutbox({
+      statuses: ['pending'],
+      requesterSessionKey: requesterKey,
+      ...(force ? {} : { dueBefore: now }),
+    });
+    if (rows.length === 0) {
+      if (
+        store.listOutbox({ statuses: ['pending'], requesterSessionKey: requesterKey, limit: 1 }).length === 0
+      ) {
+        waiting.delete(requesterKey);
+      }
+      return;
+    }
+    const requester = store.getSession(requesterKey);
+    if (!requester) {
+      for (const row of rows) guarded(row, () => park(row));
+      return;
+    }
+    // Busy: the running turn could not read it anyway; its end drains again (turnSettled).
+    if (ctx.queue.runningBatch(requesterKey)) return;
+    for (const row of rows) guarded(row, () => putInInbox(row, requester));
+    for (const row of rows) {
+      if (state !== 'running') return;
+      await guardedAsync(row, () => sendToChat(row, requester));
+      guarded(row, () => settle(row));
+    }
+    if (ctx.autoWake && !(requester.kind === 'subagent' && requester.status === 'killed')) {
+      try {
+        ctx.wake(requesterKey);
+      } catch (error) {
+        log.warn({ err: error, sessionKey: requesterKey }, 'could not wake the requester after an announce');
+      }
+    }
+  }
+
+  /** Step 1: the requester's inbox (idempotent), with `inboxAt` in the same transaction. */
+  function putInInbox(row: OutboxEntry, requester: SessionRecord): void {
+    const now = ctx.clock.now();
+    store.transaction(() => {
+      const current = store.getOutbox(row.childSessionKey, row.runId);
+      if (current?.status !== 'pending' || current.inboxAt !== undefined) return;
+      const payload = current.payload as unknown as AnnouncePayload;
+      store.putInbox({
+        sessionKey: requester.key,
+        id: announceInboxId(row.childSessionKey, row.runId),
+        message: announceMessage(payload, now),
+        createdAt: now,
+      });
+      store.updateOutbox(row.childSessionKey, row.runId, { inboxAt: now, updatedAt: now });
+    });
+  }
+
+  /** Step 2: the requester's chat, at most once: never again once a platform message id is known. */
+  async function sendToChat(row: OutboxEntry, requester: SessionRecord): Promise<void> {
+    const current = store.getOutbox(row.childSessionKey, row.runId);
+    if (current?.status !== 'pending') return;
+    const payload = current.payload as unknown as AnnouncePayload;
+    if (current.platformMessageId !== undefined || payload.chat) return;
+    const id = rowId(current);
+    const sent = sentNotRecorded.get(id);
+    if (sent !== undefined) {
+      recordChat(current, { outcome: 'delivered', at: ctx.clock.now(), messageId: sent });
+      sentNotRecorded.delete(id);
+      return;
+    }
+    if (current.nextAttemptAt > ctx.clock.now() && current.attempts > 0) return;
+    const target = originTarget(payload.origin);
+    if (!target) {
+      recordChat(current, { outcome: 'skipped', at: ctx.clock.now(), reason: 'the requester has no chat' });
+      return;
+    }
+    const outcome = await ctx.deliver({
+      session: requester,
+      kind: 'announce',
+      to: target,
+      message: { text: payload.text },
+    });
+    const at = ctx.clock.now();
+    if (outcome.status === 'delivered') {
+      sentNotRecorded.set(id, outcome.messageId);
+      recordChat(current, { outcome: 'delivered', at, messageId: outcome.messageId });
+      sentNotRecorded.delete(id);
+      return;
+    }
+    if (outcome.status === 'denied' || outcome.status === 'skipped') {
+      recordChat(current, { outcome: outcome.status, at, reason: outcome.reason });
+      return;
+    }
+    const attempts = current.attempts + 1;
+    if (attempts >= opts.maxChatAttempts) {
+      recordChat(current, { outcome: 'failed', at, reason: `${outcome.error} (after ${attempts} attempts)` });
+      return;
+    }
+    store.updateOutbox(current.childSessionKey, current.runId, {
+      attempts,
+      nextAttemptAt: at + backoff(attempts),
+      lastError: outcome.error,
+      updatedAt: at,
+    });
+  }
+
+  function recordChat(row: OutboxEntry, chat: ChatOutcome): void {
+    const payload = { ...(row.payload as unknown as AnnouncePayload), chat };
+    store.updateOutbox(row.childSessionKey, row.runId, {
+      payload: payload as unknown as Record<string, unknown>,
+      ...(chat.messageId !== undefined ? { platformMessageId: chat.messageId } : {}),
+      updatedAt: chat.at,
+    });
+  }
+
+  /** Step 3: both copies done -> `delivered`, with the outcome on the run; then cleanup. */
+  function settle(row: OutboxEntry): void {
+    const settled = store.transaction(() => {
+      const current = store.getOutbox(row.childSessionKey, row.runId);
+      if (current?.status !== 'pending' || current.inboxAt === undefined) return false;
+      const chat = (current.payload as unknown as AnnouncePayload).chat;
+      if (!chat && current.platformMessageId === undefined) return false;
+      const now = ctx.clock.now();
+      store.updateOutbox(current.childSessionKey, current.runId, {
+        status: 'delivered',
+        deliveredAt: now,
+        updatedAt: now,
+      });
+      recordOutcome(current.runId, outcomeOf(chat, now));
+      return true;
+    });
+    if (settled) track(finish(row.childSessionKey));
+  }
+
+  /** The requester is gone: the result goes to its agent's main session inbox, never dropped. */
+  function park(row: OutboxEntry): void {
+    const agentId = agentIdFromSessionKey(row.requesterSessionKey) ?? defaultAgentId(ctx.config);
+    const owner = mainSessionKey({ agentId, mainKey, scope: ctx.config.session.scope });
+    const now = ctx.clock.now();
+    store.transaction(() => {
+      const current = store.getOutbox(row.childSessionKey, row.runId);
+      if (current?.status !== 'pending') return;
+      const payload = { ...(current.payload as unknown as AnnouncePayload), parkedIn: owner };
+      store.putInbox({
+        sessionKey: owner,
+        id: announceInboxId(row.childSessionKey, row.runId),
+        message: announceMessage(payload, now),
+        createdAt: now,
+      });
+      store.updateOutbox(row.childSessionKey, row.runId, {
+        status: 'parked',
+        inboxAt: now,
+        deliveredAt: now,
+        updatedAt: now,
+        payload: payload as unknown as Record<string, unknown>,
+      });
+      recordOutcome(row.runId, {
+        outcome: 'delivered',
+        reason: `parked in ${owner}: the requester ${row.requesterSessionKey} no longer exists`,
+        at: now,
+      });
+    });
+    track(finish(row.childSessionKey));
+  }
+
+  function recordOutcome(runId: string, announce: AnnounceOutcome): void {
+    if (store.getRun(runId)) store.updateRun(runId, { announce });
+  }
+
+  async function finish(childKey: string): Promise<void> {
+    if (state !== 'running') return;
+    await finishChild(ctx, cleanupDeps, childKey);
+  }
+
+  function guarded(row: OutboxEntry, step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      retryLater(row, error);
+    }
+  }
+
+  async function guardedAsync(row: OutboxEntry, step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      retryLater(row, error);
+    }
+  }
+
+  function retryLater(row: OutboxEntry, error: unknown): void {
+    const message = toColloquyError(error).message;
+    log.warn(
+      { err: error, childSessionKey: row.childSessionKey, runId: row.runId },
+      'announce delivery failed; retrying',
+    );
+    try {
+      const current = store.getOutbox(row.childSessionKey, row.runId);
+      if (current?.status !== 'pending') return;
+      const attempts = current.attempts + 1;
+      const at = ctx.clock.now();
+      store.updateOutbox(row.childSessionKey, row.runId, {
+        attempts,
+        nextAttemptAt: at + backoff(attempts),
+        lastError: message,
+        updatedAt: at,
+      });
+    } catch (inner) {
+      log.warn({ err: inner }, 'could not record an announce failure; the poll will retry');
+    }
+  }
+
+  function backoff(attempts: number): number {
+    return Math.min(opts.retryMaxMs, opts.retryBaseMs * 2 ** Math.max(0, attempts - 1));
+  }
+
+  async function drain(drainOptions: { force?: boolean } = {}): Promise<void> {
+    const now = ctx.clock.now();
+    const rows = store.listOutbox({
+      statuses: ['pending'],
+      ...(drainOptions.force ? {} : { dueBefore: now }),
+    });
+    const keys = new Set(rows.map((row) => row.requesterSessionKey));
+    for (const key of keys) {
+      waiting.add(key);
+      requestDrain(key, drainOptions.force ?? false);
+    }
+    await Promise.all([...draining.values()]);
+  }
+
+  const unsubscribe = ctx.events.subscribe((event) => {
+    if (event.type !== 'session.deleted') return;
+    if (waiting.has(event.sessionKey)) requestDrain(event.sessionKey);
+    if (classifySessionKey(event.sessionKey, { mainKey }) === 'subagent') {
+      track(removeAttachments(sessionWorkspaceDir(workspaceRoot, event.sessionKey)));
+    }
+  });
+
+  return {
+    turnEndHook,
+    workspaceRoot,
+    turnSettled(sessionKey) {
+      if (waiting.has(sessionKey)) setImmediate(() => requestDrain(sessionKey));
+    },
+    steer: (sessionKey, message, provenance) => steerSession(ctx, steered, sessionKey, message, provenance),
+    takeSteering: (sessionKey) => takeSteering(ctx, steered, sessionKey),
+    drain,
+    sweep: (now = ctx.clock.now()) => sweepSubagents(ctx, cleanupDeps, now),
+    async start() {
+      if (state !== 'created') return;
+      state = 'running';
+      scheduleFlush();
+      await drain({ force: true });
+      await sweepSubagents(ctx, cleanupDeps, ctx.clock.now()).catch((error: unknown) =>
+        log.warn({ err: error }, 'the sub-agent sweep failed'),
+      );
+      pollTimer = setInterval(() => {
+        void drain().catch((error: unknown) => log.warn({ err: error }, 'announce poll failed'));
+      }, opts.pollMs);
+      pollTimer.unref();
+      sweepTimer = setInterval(() => {
+        track(sweepSubagents(ctx, cleanupDeps, ctx.clock.now()));
+      }, opts.sweepMs);
+      sweepTimer.unref();
+    },
+    async stop() {
+      state = 'stopped';
+      if (pollTimer) clearInterval(pollTimer);
+      if (sweepTimer) clearInterval(sweepTimer);
+      unsubscribe();
+      await Promise.all([...draining.values()]);
+    },
+  };
+}
+
+function rowId(row: Pick<OutboxEntry, 'childSessionKey' | 'runId'>): string {
+  return `${row.childSessionKey}\u0000${row.runId}`;
+}
+
+function outcomeOf(chat: ChatOutcome | undefined, at: number): AnnounceOutcome {
+  if (!chat || chat.outcome === 'delivered') return { outcome: 'delivered', at };
+  if (chat.outcome === 'denied') {
+    return {
+      outcome: 'denied',
+      reason: `in the requester's inbox; chat copy denied: ${chat.reason ?? ''}`.trim(),
+      at,
+    };
+  }
+  if (chat.outcome === 'skipped') {
+    return { outcome: 'delivered', reason: `inbox only: ${chat.reason ?? 'no chat'}`, at };
+  }
+  return {
+    outcome: 'failed',
+    reason: `in the requester's inbox; chat copy failed: ${chat.reason ?? ''}`.trim(),
+    at,
+  };
+}

@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AgentRunResult,
+  ColloquyError,
+  type MessageProvenance,
+  type ModelMessage,
+  type TranscriptMessage,
+} from '@colloquy/core';
+import { toModelMessages } from '../agent/build-prompt.js';
+import type { RuntimeContext } from '../runtime/runtime-context.js';
+
+/** Inbox ids of steering messages start with this. */
+export const STEER_PREFIX = 'steer:';
+
+/**
+ * `agent` with `steer: true`: puts a message in the inbox of a session that has an active run,
+ * where the running turn takes it before its next model step (see {@link takeSteering}), or, when
+ * the turn ends first, the session's next turn does.
+ *
+ * @param ctx - the runtime internals
+ * @param steered - sessions with steering messages waiting (read by {@link takeSteering})
+ * @param sessionKey - the session (internal key)
+ * @param message - the steering text
+ * @param provenance - who steers
+ * @returns the active run (the one that will read the message)
+ * @throws `SESSION_NOT_FOUND`; `CONFLICT` when the session has no queued or running run
+ */
+export function steerSession(
+  ctx: RuntimeContext,
+  steered: Set<string>,
+  sessionKey: string,
+  message: string,
+  provenance: MessageProvenance | undefined,
+): AgentRunResult {
+  const { store } = ctx;
+  if (!store.getSession(sessionKey)) {
+    throw new ColloquyError('SESSION_NOT_FOUND', `agent: no session "${sessionKey}" to steer.`, {
+      key: sessionKey,
+    });
+  }
+  const activeId = ctx.queue.runningBatch(sessionKey)?.[0]?.id ?? ctx.queue.pendingItems(sessionKey)[0]?.id;
+  const run = activeId ? store.getRun(activeId) : undefined;
+  if (!run) {
+    throw new ColloquyError(
+      'CONFLICT',
+      `agent: ${sessionKey} has no queued or running run to steer; send it a message instead.`,
+      { key: sessionKey },
+    );
+  }
+  const now = ctx.clock.now();
+  const entry: TranscriptMessage = {
+    role: 'user',
+    content: message,
+    timestamp: now,
+    provenance: provenance ?? { kind: 'system' },
+    details: { steer: { runId: run.runId } },
+  };
+  store.putInbox({ sessionKey, id: `${STEER_PREFIX}${randomUUID()}`, message: entry, createdAt: now });
+  steered.add(sessionKey);
+  return { runId: run.runId, sessionKey, status: run.status };
+}
+
+/**
+ * Takes the steering messages waiting for a running turn: appends them to the transcript and
+ * marks them consumed in one transaction, and returns them as model messages for the next step.
+ * Other inbox entries (announces) wait for the next turn.
+ *
+ * @param ctx - the runtime internals
+ * @param steered - sessions with steering messages waiting; checked first, so turns of sessions
+ *   nobody steered cost nothing
+ * @param sessionKey - the running session
+ * @returns model messages to add before the next model call (often none)
+ */
+export function takeSteering(ctx: RuntimeContext, steered: Set<string>, sessionKey: string): ModelMessage[] {
+  if (!steered.delete(sessionKey)) return [];
+  const { store } = ctx;
+  const taken = store.transaction(() => {
+    if (!store.getSession(sessionKey)) return [];
+    const entries = store.listInbox(sessionKey).filter((entry) => entry.id.startsWith(STEER_PREFIX));
+    if (entries.length === 0) return [];
+    const messages = entries.map((entry) => entry.message);
+    store.appendMessages(sessionKey, messages);
+    store.consumeInbox(
+      sessionKey,
+      entries.map((entry) => entry.id),
+      ctx.clock.now(),
+    );
+    return messages;
+  });
+  return taken.length === 0 ? [] : toModelMessages(taken);
+}
