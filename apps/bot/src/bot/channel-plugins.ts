@@ -1,0 +1,81 @@
+import { join } from 'node:path';
+import type { ChannelPlugin } from '@colloquy/core';
+import type { WebChatPlugin } from '@colloquy/plugin-webchat';
+import type { BotConfig } from '../config/load-config.js';
+import { STATE_FILES } from '../state/state-dir.js';
+
+/** The channel plugins of one bot: all of them, and the web chat's own handle for its URL. */
+export interface ChannelSet {
+  plugins: ChannelPlugin[];
+  webchat: WebChatPlugin | undefined;
+}
+
+/** Secrets the plugins need, kept in the state directory. */
+export interface ChannelSecrets {
+  cookieSecret: string;
+  adminToken: string;
+}
+
+/**
+ * Creates the channel plugins the config turns on. Platform plugins are imported only when their
+ * section is present, so a web-chat-only bot never loads grammY, discord.js or Baileys.
+ *
+ * @param config - the loaded config
+ * @param secrets - the web chat cookie secret and the admin token
+ * @returns the plugins
+ * @throws ColloquyError `CONFIG_INVALID` from a plugin factory when its options are wrong
+ */
+export async function createChannelPlugins(config: BotConfig, secrets: ChannelSecrets): Promise<ChannelSet> {
+  const plugins: ChannelPlugin[] = [];
+  let webchat: WebChatPlugin | undefined;
+  const section = config.webchat;
+  if (section.enabled) {
+    const { createWebChatPlugin } = await import('@colloquy/plugin-webchat');
+    const { enabled: _enabled, ...options } = section;
+    webchat = createWebChatPlugin({ ...options, ...secrets });
+    plugins.push(webchat);
+  }
+  const { telegram, discord, whatsapp } = config.platforms;
+  if (telegram !== undefined) {
+    const { createTelegramPlugin } = await import('@colloquy/plugin-telegram');
+    plugins.push(
+      createTelegramPlugin({
+        config: telegram as Parameters<typeof createTelegramPlugin>[0]['config'],
+        stateDir: join(config.stateDir, STATE_FILES.telegram),
+      }),
+    );
+  }
+  if (discord !== undefined) {
+    const { createDiscordPlugin } = await import('@colloquy/plugin-discord');
+    plugins.push(createDiscordPlugin({ config: discord }));
+  }
+  if (whatsapp !== undefined) {
+    const { createWhatsAppPlugin, resolveWhatsAppConfig } = await import('@colloquy/plugin-whatsapp');
+    const resolved = resolveWhatsAppConfig(whatsapp);
+    if (resolved.enabled) {
+      plugins.push(
+        createWhatsAppPlugin({
+          ...resolved,
+          stateDir: resolved.stateDir ?? join(config.stateDir, STATE_FILES.whatsapp),
+        }),
+      );
+    }
+  }
+  return { plugins, webchat };
+}
+
+/**
+ * Where a channel keeps its pairing state (used by `colloquy pairing`).
+ *
+ * @param config - the loaded config
+ * @param channel - `telegram` or `whatsapp`
+ * @returns the directory
+ */
+export function pairingStateDir(config: BotConfig, channel: 'telegram' | 'whatsapp'): string {
+  if (channel === 'whatsapp') {
+    const section = config.platforms.whatsapp as { stateDir?: unknown } | undefined;
+    if (section && typeof section.stateDir === 'string') return section.stateDir;
+    return join(config.stateDir, STATE_FILES.whatsapp);
+  }
+  return join(config.stateDir, STATE_FILES.telegram);
+}

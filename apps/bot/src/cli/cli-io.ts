@@ -1,0 +1,16 @@
+import type { Env } from '../config/env-overlay.js';
+
+/** Where a CLI command reads its environment and writes its output. Tests pass their own. */
+export interface CliIo {
+  out: NodeJS.WritableStream & { isTTY?: boolean };
+  err: NodeJS.WritableStream & { isTTY?: boolean };
+  env: Env;
+}
+
+/** The process's own streams and environment. */
+export const processIo: CliIo = { out: process.stdout, err: process.stderr, env: process.env };
+
+/** Writes lines to a stream, each ended by a newline. */
+export function writeLines(stream: NodeJS.WritableStream, ...lines: string[]): void {
+  stream.write(`${lines.join('\n')}\n`);
+}

@@ -1,0 +1,98 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { ColloquyError, formatIssues } from '@colloquy/core';
+import { CONFIG_TEMPLATE } from '../../config/config-template.js';
+import { loadBotConfig } from '../../config/load-config.js';
+import { DEFAULT_CONFIG_FILE, invocationDir } from '../../config/paths.js';
+import { type CliIo, writeLines } from '../cli-io.js';
+import { parseFlags } from '../parse-flags.js';
+
+/**
+ * `colloquy config check`: loads the config exactly as `start` would (file, environment, every
+ * section) and explains each problem as `path: expected X, got Y`.
+ *
+ * @param args - arguments after `config check`
+ * @param io - streams and environment
+ * @returns 0 when valid, 1 otherwise
+ */
+export async function configCheckCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(
+    args,
+    { config: { type: 'string', short: 'c' }, 'state-dir': { type: 'string' }, json: { type: 'boolean' } },
+    'config check',
+  );
+  const loaded = await loadBotConfig({
+    ...(values.config ? { configFile: values.config } : {}),
+    ...(values['state-dir'] ? { stateDir: values['state-dir'] } : {}),
+    env: io.env,
+  });
+  const source = loaded.ok ? loaded.config.file : loaded.file;
+  if (values.json) {
+    const body = loaded.ok
+      ? { ok: true, file: source ?? null, fromEnvironment: loaded.config.fromEnvironment }
+      : { ok: false, file: source ?? null, issues: loaded.issues };
+    writeLines(io.out, JSON.stringify(body, null, 2));
+    return loaded.ok ? 0 : 1;
+  }
+  if (!loaded.ok) {
+    writeLines(io.err, `Config: ${source ?? 'embedded default'}`, formatIssues(loaded.issues));
+    if (loaded.fromEnvironment.length > 0) {
+      writeLines(io.err, `Filled from the environment: ${loaded.fromEnvironment.join('; ')}`);
+    }
+    return 1;
+  }
+  const { config } = loaded;
+  const channels = [config.webchat.enabled ? 'webchat' : '', ...Object.keys(config.platforms)].filter(
+    Boolean,
+  );
+  writeLines(
+    io.out,
+    `Config OK: ${source ?? 'embedded default (no colloquy.json5 found)'}`,
+    `  Model:    ${config.core.agents.defaults.model ?? 'none (the bot will answer slash commands only)'}`,
+    `  Channels: ${channels.join(', ') || 'none'}`,
+    `  Gateway:  ws://${config.core.gateway.host}:${config.core.gateway.port}`,
+    `  State:    ${config.stateDir}`,
+    ...(config.fromEnvironment.length > 0
+      ? [`  From the environment: ${config.fromEnvironment.join('; ')}`]
+      : []),
+  );
+  return 0;
+}
+
+/**
+ * `colloquy init`: writes a commented JSON5 config (default `./colloquy.json5`), refusing to
+ * overwrite an existing file unless `--force`.
+ *
+ * @param args - arguments after `init`
+ * @param io - streams and environment
+ * @returns 0 when written, 1 otherwise
+ * @throws ColloquyError `CONFLICT` when the file exists and `--force` is not given
+ */
+export async function initCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(
+    args,
+    { config: { type: 'string', short: 'c' }, force: { type: 'boolean' } },
+    'init',
+  );
+  const file = resolve(invocationDir(io.env), values.config ?? DEFAULT_CONFIG_FILE);
+  try {
+    await writeFile(file, CONFIG_TEMPLATE, { flag: values.force ? 'w' : 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new ColloquyError(
+        'CONFLICT',
+        `${file} already exists. Edit it, or pass --force to replace it with a fresh template.`,
+        { file },
+      );
+    }
+    throw error;
+  }
+  writeLines(
+    io.out,
+    `Wrote ${file}.`,
+    'Next: set a model in it (agents.defaults.model and models.providers), then run',
+    `  colloquy config check${values.config ? ` --config ${values.config}` : ''}`,
+    `  colloquy start${values.config ? ` --config ${values.config}` : ''}`,
+  );
+  return 0;
+}

@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ColloquyError,
+  SESSION_KINDS,
+  type SessionKind,
+  type SessionRecord,
+  sanitizeHistory,
+} from '@colloquy/core';
+import { authorLabel, messageText } from '../../format/render-messages.js';
+import { compactCount, timeAgo } from '../../format/units.js';
+import { type CliIo, writeLines } from '../cli-io.js';
+import { connectGateway } from '../connect.js';
+import { GATEWAY_FLAGS, parseFlags } from '../parse-flags.js';
+import { startProgress } from '../progress.js';
+import { renderTable } from '../render-table.js';
+
+/**
+ * `colloquy sessions list|history|send`, over the gateway WebSocket.
+ *
+ * @param args - arguments after `sessions`
+ * @param io - streams and environment
+ * @returns the exit code
+ * @throws ColloquyError `INVALID_ARGUMENT` for a wrong sub-command or flag
+ */
+export async function sessionsCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'list':
+    case 'ls':
+      return list(rest, io);
+    case 'history':
+      return history(rest, io);
+    case 'send':
+      return send(rest, io);
+    default:
+      throw new ColloquyError(
+        'INVALID_ARGUMENT',
+        `Unknown "sessions ${sub ?? ''}". Use: colloquy sessions list | history <key> | send <key> <message>.`,
+      );
+  }
+}
+
+async function list(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(
+    args,
+    {
+      ...GATEWAY_FLAGS,
+      kind: { type: 'string', multiple: true },
+      limit: { type: 'string' },
+      active: { type: 'string' },
+      archived: { type: 'boolean' },
+    },
+    'sessions list',
+  );
+  const kinds = (values.kind ?? []).flatMap((k) => k.split(',')).map((k) => k.trim().toLowerCase());
+  const unknown = kinds.filter((k) => !(SESSION_KINDS as readonly string[]).includes(k));
+  if (unknown.length > 0) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `Unknown kind ${unknown.join(', ')}. Kinds: ${SESSION_KINDS.join(', ')}.`,
+    );
+  }
+  const limit = positiveInt(values.limit, 50, '--limit');
+  const active = values.active === undefined ? undefined : positiveInt(values.active, 0, '--active');
+  const { client } = await connectGateway(connectFlags(values), io);
+  try {
+    const result = await client.call('sessions.list', {
+      limit,
+      ...(kinds.length > 0 ? { kinds: kinds as SessionKind[] } : {}),
+      ...(active !== undefined ? { activeMinutes: active } : {}),
+      ...(values.archived ? { includeArchived: true } : {}),
+    });
+    if (values.json) {
+      writeLines(io.out, JSON.stringify(result, null, 2));
+      return 0;
+    }
+    if (result.sessions.length === 0) {
+      writeLines(io.out, 'No sessions yet. Open the web chat and say hello.');
+      return 0;
+    }
+    const now = Date.now();
+    writeLines(
+      io.out,
+      renderTable(
+        ['KEY', 'KIND', 'CHANNEL', 'STATUS', 'UPDATED', 'TOKENS', 'NAME'],
+        result.sessions.map((s) => sessionRow(s, now)),
+      ),
+    );
+    if (result.total > result.sessions.length) {
+      writeLines(io.out, `(${result.sessions.length} of ${result.total}; use --limit to see more)`);
+    }
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+function sessionRow(s: SessionRecord, now: number): string[] {
+  return [
+    s.key,
+    s.kind,
+    s.channel ?? s.lastChannel ?? '-',
+    s.status ?? 'idle',
+    timeAgo(s.updatedAt, now),
+    s.usage ? compactCount(s.usage.totalTokens) : '-',
+    s.label ?? s.displayName ?? '',
+  ];
+}
+
+async function history(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseFlags(
+    args,
+    { ...GATEWAY_FLAGS, limit: { type: 'string', short: 'n' }, tools: { type: 'boolean' } },
+    'sessions history',
+  );
+  const [key] = positionals;
+  if (!key || positionals.length > 1) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      'Usage: colloquy sessions history <key> [--limit n] [--tools]',
+    );
+  }
+  const limit = positiveInt(values.limit, 20, '--limit');
+  const { client, config } = await connectGateway(connectFlags(values), io);
+  try {
+    const result = await client.call('chat.history', { key, limit });
+    const clean = sanitizeHistory(result.messages, {
+      includeTools: values.tools ?? false,
+      secrets: config?.core.redaction.secrets ?? [],
+    });
+    if (values.json) {
+      writeLines(
+        io.out,
+        JSON.stringify({ sessionKey: result.sessionKey, total: result.total, ...clean }, null, 2),
+      );
+      return 0;
+    }
+    writeLines(io.out, `${result.sessionKey}: ${result.total} message${result.total === 1 ? '' : 's'}`);
+    for (const message of clean.messages) {
+      const at = message.timestamp ? new Date(message.timestamp).toLocaleTimeString() : '';
+      writeLines(io.out, `\n[${at}] ${authorLabel(message)}:`, indent(messageText(message) || '(empty)'));
+    }
+    if (clean.redacted) writeLines(io.out, '\n(secrets were redacted)');
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+async function send(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseFlags(
+    args,
+    {
+      ...GATEWAY_FLAGS,
+      timeout: { type: 'string', short: 't' },
+      'no-wait': { type: 'boolean' },
+      deliver: { type: 'boolean' },
+    },
+    'sessions send',
+  );
+  const [key, ...words] = positionals;
+  const message = words.join(' ').trim();
+  if (!key || message === '') {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      'Usage: colloquy sessions send <key> <message> [--timeout seconds] [--no-wait] [--deliver]',
+    );
+  }
+  const timeoutSeconds = positiveInt(values.timeout, 120, '--timeout');
+  const { client } = await connectGateway(connectFlags(values), io);
+  try {
+    const queued = await client.call('agent', {
+      sessionKey: key,
+      message,
+      deliver: values.deliver ?? false,
+      provenance: { kind: 'system', sourceTool: 'colloquy-cli' },
+      idempotencyKey: `cli-${randomUUID()}`,
+    });
+    if (values['no-wait']) {
+      writeLines(
+        io.out,
+        values.json ? JSON.stringify(queued) : `Queued run ${queued.runId} in ${queued.sessionKey}.`,
+      );
+      return 0;
+    }
+    const progress = values.json ? undefined : startProgress(`waiting for ${queued.sessionKey}`, io.err);
+    let waited: Awaited<ReturnType<typeof client.call<'agent.wait'>>>;
+    try {
+      waited = await client.call('agent.wait', { runId: queued.runId, timeoutMs: timeoutSeconds * 1000 });
+    } finally {
+      progress?.stop();
+    }
+    if (values.json) {
+      writeLines(io.out, JSON.stringify(waited, null, 2));
+    } else if (waited.waitTimedOut) {
+      writeLines(
+        io.err,
+        `No reply within ${timeoutSeconds}s; run ${queued.runId} continues. Read it later with: colloquy sessions history ${key}`,
+      );
+    } else if (waited.status === 'done') {
+      writeLines(io.out, waited.reply?.trim() || '(no text)');
+    } else {
+      writeLines(
+        io.err,
+        `The run ended with status ${waited.status}${waited.error ? `: ${waited.error}` : ''}`,
+      );
+    }
+    return !waited.waitTimedOut && waited.status === 'done' ? 0 : 1;
+  } finally {
+    await client.close();
+  }
+}
+
+/** The connection flags of a command's parsed values. */
+export function connectFlags(values: {
+  url?: string | undefined;
+  token?: string | undefined;
+  config?: string | undefined;
+  'state-dir'?: string | undefined;
+}) {
+  return {
+    ...(values.url ? { url: values.url } : {}),
+    ...(values.token ? { token: values.token } : {}),
+    ...(values.config ? { config: values.config } : {}),
+    ...(values['state-dir'] ? { stateDir: values['state-dir'] } : {}),
+  };
+}
+
+function positiveInt(raw: string | undefined, fallback: number, flag: string): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `${flag} must be a whole number of at least 1, got "${raw}".`,
+    );
+  }
+  return n;
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
+}

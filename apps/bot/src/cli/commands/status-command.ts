@@ -1,0 +1,73 @@
+import type { SessionKind } from '@colloquy/core';
+import { MODEL_HELP } from '../../config/model-help.js';
+import { duration } from '../../format/units.js';
+import { type CliIo, writeLines } from '../cli-io.js';
+import { connectGateway } from '../connect.js';
+import { GATEWAY_FLAGS, parseFlags } from '../parse-flags.js';
+import { connectFlags } from './sessions-command.js';
+
+/** How many sessions `status` counts at most. */
+const COUNT_LIMIT = 1000;
+
+/**
+ * `colloquy status`: whether the bot answers, where it serves, its model, channels, agents and
+ * sessions (counted by kind, with the running ones).
+ *
+ * @param args - arguments after `status`
+ * @param io - streams and environment
+ * @returns 0 when the bot answered
+ */
+export async function statusCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(args, GATEWAY_FLAGS, 'status');
+  const { client, url, runInfo, config } = await connectGateway(connectFlags(values), io);
+  try {
+    const [{ agents }, listed] = await Promise.all([
+      client.call('agents.list', {}),
+      client.call('sessions.list', { limit: COUNT_LIMIT }),
+    ]);
+    const byKind = new Map<SessionKind, number>();
+    for (const s of listed.sessions) byKind.set(s.kind, (byKind.get(s.kind) ?? 0) + 1);
+    const running = listed.sessions.filter((s) => s.status === 'running').map((s) => s.key);
+    const model = runInfo?.model ?? config?.core.agents.defaults.model;
+    if (values.json) {
+      writeLines(
+        io.out,
+        JSON.stringify(
+          {
+            gateway: url,
+            pid: runInfo?.pid,
+            startedAt: runInfo?.startedAt,
+            webchat: runInfo?.webchatUrl,
+            model: model ?? null,
+            channels: runInfo?.channels ?? {},
+            agents,
+            sessions: { total: listed.total, byKind: Object.fromEntries(byKind), running },
+          },
+          null,
+          2,
+        ),
+      );
+      return 0;
+    }
+    const uptime = runInfo ? ` (pid ${runInfo.pid}, up ${duration(Date.now() - runInfo.startedAt)})` : '';
+    const channels = runInfo
+      ? Object.entries(runInfo.channels)
+          .map(([id, c]) => `${id} ${c.state}`)
+          .join(', ')
+      : 'unknown (no run.json in the state directory)';
+    const kinds = [...byKind.entries()].map(([kind, n]) => `${n} ${kind}`).join(', ');
+    writeLines(
+      io.out,
+      `Colloquy is running at ${url}${uptime}.`,
+      ...(runInfo?.webchatUrl ? [`  Web chat: ${runInfo.webchatUrl}`] : []),
+      `  Model:    ${model ?? 'none configured'}`,
+      `  Channels: ${channels}`,
+      `  Agents:   ${agents.map((a) => `${a.id}${a.default ? ' (default)' : ''}${a.model ? ` ${a.model}` : ''}`).join(', ')}`,
+      `  Sessions: ${listed.total}${kinds ? ` (${kinds})` : ''}${running.length > 0 ? `; running: ${running.join(', ')}` : ''}`,
+      ...(model ? [] : ['To chat, restart the bot with a model:', MODEL_HELP]),
+    );
+    return 0;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The parts of the config file the app owns: the `app` section (state dir, owners, logging) and
+ * `channels.webchat` (the web chat's listening address and look; its secrets live in the state dir).
+ */
+import { type Static, Type } from '@sinclair/typebox';
+
+const Strict = { additionalProperties: false } as const;
+
+/** Channel ids whose owner list may be configured. */
+export const OWNER_CHANNELS = ['webchat', 'telegram', 'discord', 'whatsapp'] as const;
+
+/** The `app` section. */
+export const AppSectionSchema = Type.Object(
+  {
+    stateDir: Type.Optional(
+      Type.String({ minLength: 1, description: 'Where the database, tokens and channel state live.' }),
+    ),
+    owners: Type.Object(
+      {
+        webchat: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+        telegram: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+        discord: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+        whatsapp: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+      },
+      { ...Strict, default: {} },
+    ),
+    logLevel: Type.Union(
+      [
+        Type.Literal('trace'),
+        Type.Literal('debug'),
+        Type.Literal('info'),
+        Type.Literal('warn'),
+        Type.Literal('error'),
+        Type.Literal('silent'),
+      ],
+      { default: 'info' },
+    ),
+  },
+  { ...Strict, default: {} },
+);
+
+/** The resolved `app` section. */
+export type AppSection = Static<typeof AppSectionSchema>;
+
+/** The `channels.webchat` section. */
+export const WebChatSectionSchema = Type.Object(
+  {
+    enabled: Type.Boolean({ default: true }),
+    host: Type.String({ minLength: 1, default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65_535, default: 7420 }),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 80 })),
+    assistantName: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+    maxMessageChars: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    historyLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 500 })),
+    rateLimit: Type.Optional(
+      Type.Object(
+        { burst: Type.Integer({ minimum: 1 }), perSecond: Type.Number({ exclusiveMinimum: 0 }) },
+        Strict,
+      ),
+    ),
+    secureCookies: Type.Optional(Type.Boolean()),
+  },
+  { ...Strict, default: {} },
+);
+
+/** The resolved `channels.webchat` section. */
+export type WebChatSection = Static<typeof WebChatSectionSchema>;

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import JSON5 from 'json5';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CONFIG_TEMPLATE } from './config-template.js';
+import { loadBotConfig } from './load-config.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'colloquy-config-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('loadBotConfig', () => {
+  it('uses the embedded default when there is no file: web chat only, state in ./.colloquy', async () => {
+    const loaded = await loadBotConfig({ env: {}, baseDir: dir });
+    expect(loaded.ok).toBe(true);
+    if (!loaded.ok) return;
+    expect(loaded.config.file).toBeUndefined();
+    expect(loaded.config.webchat).toMatchObject({ enabled: true, host: '127.0.0.1', port: 7420 });
+    expect(loaded.config.platforms).toEqual({});
+    expect(loaded.config.stateDir).toBe(join(dir, '.colloquy'));
+    expect(loaded.config.core.gateway).toMatchObject({ host: '127.0.0.1', port: 7421 });
+    expect(loaded.config.core.agents.defaults.model).toBeUndefined();
+  });
+
+  it('picks up ./colloquy.json5 from the invocation directory', async () => {
+    write('colloquy.json5', '{ // comment\n channels: { webchat: { port: 8123, }, }, }');
+    const loaded = await loadBotConfig({ env: {}, baseDir: dir });
+    expect(loaded.ok && loaded.config.webchat.port).toBe(8123);
+    expect(loaded.ok && loaded.config.file).toBe(join(dir, 'colloquy.json5'));
+  });
+
+  it('reports every bad setting across core, app, web chat and platform sections at once', async () => {
+    const file = write(
+      'bad.json5',
+      JSON.stringify({
+        tools: { sessions: { visibility: 'everyone' } },
+        session: { agentToAgent: { maxPingPongTurns: 9 } },
+        app: { owners: { telegram: 'alice' }, color: 'blue' },
+        channels: {
+          webchat: { port: 70000 },
+          telegram: { accounts: [{ token: 'not-a-token' }] },
+          slack: {},
+        },
+      }),
+    );
+    const loaded = await loadBotConfig({ configFile: file, env: {}, baseDir: dir });
+    expect(loaded.ok).toBe(false);
+    if (loaded.ok) return;
+    const paths = loaded.issues.map((i) => i.path).sort();
+    expect(paths).toEqual(
+      [
+        'app.color',
+        'app.owners.telegram',
+        'channels.slack',
+        'channels.telegram.accounts[0].token',
+        'channels.webchat.port',
+        'session.agentToAgent.maxPingPongTurns',
+        'tools.sessions.visibility',
+      ].sort(),
+    );
+    const port = loaded.issues.find((i) => i.path === 'channels.webchat.port');
+    expect(port).toEqual({ path: 'channels.webchat.port', expected: 'integer 0..65535', got: '70000' });
+    const token = loaded.issues.find((i) => i.path === 'channels.telegram.accounts[0].token');
+    expect(token?.got).not.toContain('not-a-token');
+  });
+
+  it('explains a JSON5 syntax error and a missing file', async () => {
+    const broken = await loadBotConfig({ configFile: write('broken.json5', '{ a: '), env: {}, baseDir: dir });
+    expect(broken.ok).toBe(false);
+    if (!broken.ok) expect(broken.issues[0]).toMatchObject({ path: '(file)', expected: 'valid JSON5' });
+    const missing = await loadBotConfig({ configFile: join(dir, 'nope.json5'), env: {}, baseDir: dir });
+    expect(missing.ok).toBe(false);
+    if (!missing.ok) expect(missing.issues[0]).toMatchObject({ path: '(file)', got: 'no such file' });
+  });
+
+  it('lets the environment fill gaps and adds secret values to the redaction list', async () => {
+    const loaded = await loadBotConfig({
+      env: {
+        COLLOQUY_MODEL: 'local/m',
+        OPENAI_BASE_URL: 'http://127.0.0.1:1/v1',
+        OPENAI_API_KEY: 'sk-secret-1',
+      },
+      baseDir: dir,
+    });
+    expect(loaded.ok).toBe(true);
+    if (!loaded.ok) return;
+    expect(loaded.config.core.agents.defaults.model).toBe('local/m');
+    expect(loaded.config.core.models.providers.local).toEqual({
+      kind: 'openai-compatible',
+      baseURL: 'http://127.0.0.1:1/v1',
+      apiKeyEnv: 'OPENAI_API_KEY',
+    });
+    expect(loaded.config.core.redaction.secrets).toContain('sk-secret-1');
+    expect(loaded.config.fromEnvironment).toHaveLength(2);
+  });
+
+  it('refuses a Discord account whose token variable is unset', async () => {
+    const file = write('d.json5', '{ channels: { discord: { accounts: [{ tokenEnv: "MY_DISCORD" }] } } }');
+    const loaded = await loadBotConfig({ configFile: file, env: {}, baseDir: dir });
+    expect(loaded.ok).toBe(false);
+    if (!loaded.ok) expect(loaded.issues[0]?.path).toBe('channels.discord.accounts.0.tokenEnv');
+  });
+
+  it('resolves the state dir: flag, then app.stateDir beside the file, then COLLOQUY_STATE_DIR', async () => {
+    const file = write('c.json5', '{ app: { stateDir: "data" } }');
+    const fromFile = await loadBotConfig({
+      configFile: file,
+      env: { COLLOQUY_STATE_DIR: '/elsewhere' },
+      baseDir: '/',
+    });
+    expect(fromFile.ok && fromFile.config.stateDir).toBe(join(dir, 'data'));
+    const fromFlag = await loadBotConfig({ configFile: file, stateDir: 'flagged', env: {}, baseDir: dir });
+    expect(fromFlag.ok && fromFlag.config.stateDir).toBe(join(dir, 'flagged'));
+    const fromEnv = await loadBotConfig({ env: { COLLOQUY_STATE_DIR: 'envdir' }, baseDir: dir });
+    expect(fromEnv.ok && fromEnv.config.stateDir).toBe(join(dir, 'envdir'));
+  });
+
+  it('accepts the template `colloquy init` writes', async () => {
+    expect(() => JSON5.parse(CONFIG_TEMPLATE)).not.toThrow();
+    const loaded = await loadBotConfig({
+      configFile: write('t.json5', CONFIG_TEMPLATE),
+      env: {},
+      baseDir: dir,
+    });
+    expect(loaded.ok ? [] : loaded.issues).toEqual([]);
+  });
+});

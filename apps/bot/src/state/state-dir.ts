@@ -1,0 +1,158 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ColloquyError } from '@colloquy/core';
+
+/** File names inside the state directory. */
+export const STATE_FILES = {
+  database: 'colloquy.db',
+  adminToken: 'admin-token',
+  cookieSecret: 'webchat-cookie-secret',
+  runInfo: 'run.json',
+  telegram: 'telegram',
+  whatsapp: 'whatsapp',
+  workspaces: 'workspaces',
+} as const;
+
+/**
+ * Creates the state directory (mode 0700) when missing.
+ *
+ * @param dir - the absolute state directory
+ * @throws ColloquyError `CONFIG_INVALID` when it cannot be created (the message names the path)
+ */
+export async function ensureStateDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new ColloquyError(
+      'CONFIG_INVALID',
+      `Cannot create the state directory ${dir}: ${(error as Error).message}. Pick another with --state-dir or app.stateDir.`,
+      { path: dir },
+      { cause: error },
+    );
+  }
+}
+
+/** A secret read from (or just written to) the state directory. */
+export interface StateSecret {
+  value: string;
+  /** True when it did not exist and was generated now. */
+  created: boolean;
+  file: string;
+}
+
+/**
+ * Reads a secret file, or generates a random one and writes it with mode 0600 (created atomically,
+ * never overwriting a file another process wrote first). An existing file readable by others is
+ * tightened to 0600.
+ *
+ * @param dir - the state directory (must exist)
+ * @param name - the file name
+ * @param bytes - random bytes of a new secret (base64url-encoded)
+ * @returns the secret and whether it was created
+ */
+export async function readOrCreateSecret(dir: string, name: string, bytes = 24): Promise<StateSecret> {
+  const file = join(dir, name);
+  const existing = await readSecretFile(file);
+  if (existing !== undefined) return { value: existing, created: false, file };
+  const value = randomBytes(bytes).toString('base64url');
+  try {
+    await writeFile(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
+    return { value, created: true, file };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const raced = await readSecretFile(file);
+    if (raced === undefined) throw error;
+    return { value: raced, created: false, file };
+  }
+}
+
+/**
+ * Reads a secret file (trimmed); `undefined` when it does not exist or is empty.
+ *
+ * @param file - the path
+ * @returns the secret
+ */
+export async function readSecretFile(file: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  const info = await stat(file);
+  if ((info.mode & 0o077) !== 0) await chmod(file, 0o600).catch(() => undefined);
+  const value = text.trim();
+  return value === '' ? undefined : value;
+}
+
+/** What a running bot writes to `run.json`, so the CLI finds it. */
+export interface RunInfo {
+  pid: number;
+  startedAt: number;
+  /** `ws://host:port` of the gateway. */
+  gatewayUrl: string;
+  /** The web chat page, when it runs. */
+  webchatUrl?: string;
+  /** The default model, when one is configured. */
+  model?: string;
+  /** Channel states by id, refreshed while the bot runs. */
+  channels: Record<string, { state: string; detail?: string }>;
+  updatedAt: number;
+}
+
+/**
+ * Writes `run.json` atomically (temp file + rename, mode 0600).
+ *
+ * @param dir - the state directory
+ * @param info - what to write
+ */
+export async function writeRunInfo(dir: string, info: RunInfo): Promise<void> {
+  const file = join(dir, STATE_FILES.runInfo);
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  await rename(temp, file);
+}
+
+/**
+ * Reads `run.json`; `undefined` when absent, unreadable, or written by a process that is gone.
+ *
+ * @param dir - the state directory
+ * @returns the run info of a live bot
+ */
+export async function readRunInfo(dir: string): Promise<RunInfo | undefined> {
+  let info: RunInfo;
+  try {
+    info = JSON.parse(await readFile(join(dir, STATE_FILES.runInfo), 'utf8')) as RunInfo;
+  } catch {
+    return undefined;
+  }
+  if (typeof info.pid !== 'number' || typeof info.gatewayUrl !== 'string') return undefined;
+  return isAlive(info.pid) ? info : undefined;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes `run.json` when it was written by process `pid` (a newer bot's file is left alone).
+ *
+ * @param dir - the state directory
+ * @param pid - the process that wrote it
+ */
+export async function removeRunInfo(dir: string, pid: number): Promise<void> {
+  const file = join(dir, STATE_FILES.runInfo);
+  try {
+    const info = JSON.parse(await readFile(file, 'utf8')) as Partial<RunInfo>;
+    if (info.pid === pid) await rm(file, { force: true });
+  } catch {
+    // absent or unreadable: nothing to remove
+  }
+}

@@ -1,0 +1,162 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OpenAIFake, startOpenAIFake } from '../../../packages/runtime/test/fakes/openai-fake.js';
+import { type AppProcess, runCliProcess, startApp } from './support/app-process.js';
+
+let fake: OpenAIFake;
+let app: AppProcess;
+
+/** Runs the CLI in the app's directory (it finds colloquy.json5 there) with the app's state dir. */
+const cli = (...args: string[]) => runCliProcess([...args, '--state-dir', 'state'], { cwd: app.dir });
+
+beforeAll(async () => {
+  fake = await startOpenAIFake((request) => {
+    const messages = request.body.messages as { role: string; content: unknown }[];
+    const last = messages.filter((m) => m.role === 'user').at(-1);
+    return { text: ['pong: ', String(last?.content ?? '').replace(/^\[[^\]]*\]\s*/, '')] };
+  });
+  app = await startApp({}, { COLLOQUY_MODEL: 'fake/test-model', OPENAI_BASE_URL: fake.baseURL });
+}, 30_000);
+
+afterAll(async () => {
+  await app?.cleanup();
+  await fake?.close();
+});
+
+describe('colloquy CLI against a running app', () => {
+  it('status says where the bot runs, its model and channels', async () => {
+    const run = await cli('status');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`Colloquy is running at ${app.gatewayUrl}`);
+    expect(run.stdout).toContain(`Web chat: ${app.webchatUrl}`);
+    expect(run.stdout).toContain('Model:    fake/test-model');
+    expect(run.stdout).toContain('Channels: webchat connected');
+    expect(run.stdout).toContain('Agents:   main (default)');
+  });
+
+  it('sessions send runs a turn in a session and prints the reply', async () => {
+    const run = await cli('sessions', 'send', 'main', 'hello', 'there');
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim()).toBe('pong: hello there');
+    expect(run.stderr).toContain('waiting for agent:main:main');
+    const request = fake.requests.at(-1)!;
+    expect(request.body.model).toBe('test-model');
+  });
+
+  it('sessions list shows the sessions as a table and as JSON', async () => {
+    const table = await cli('sessions', 'list');
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^KEY\s+KIND\s+CHANNEL\s+STATUS\s+UPDATED\s+TOKENS\s+NAME$/);
+    expect(lines.some((l) => /^agent:main:main\s+main\s+/.test(l))).toBe(true);
+    const json = await cli('sessions', 'list', '--json', '--kind', 'main');
+    const parsed = JSON.parse(json.stdout) as { sessions: { key: string }[]; total: number };
+    expect(parsed.sessions.map((s) => s.key)).toEqual(['agent:main:main']);
+  });
+
+  it('sessions history prints the transcript', async () => {
+    const run = await cli('sessions', 'history', 'main', '--limit', '10');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^agent:main:main: 2 messages/);
+    expect(run.stdout).toMatch(/user:\n {2}hello there/);
+    expect(run.stdout).toMatch(/assistant:\n {2}pong: hello there/);
+  });
+
+  it('explains a missing session, a wrong token and a bot that is not running', async () => {
+    const missing = await cli('sessions', 'history', 'agent:main:nowhere:dm:x');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/session/i);
+    const wrong = await cli('status', '--token', 'not-the-token');
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('refused the token');
+    const down = await runCliProcess(['status', '--url', 'ws://127.0.0.1:9', '--token', 'x'], {
+      cwd: app.dir,
+    });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain('Is the bot running? Start it with `colloquy start`.');
+  });
+
+  it('rejects unknown flags with a pointer to the help', async () => {
+    const run = await cli('sessions', 'list', '--bogus');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('colloquy sessions list --help');
+  });
+});
+
+describe('colloquy config check and init', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'colloquy-cli-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("accepts the running app's config and says what it turns on", async () => {
+    const run = await runCliProcess(['config', 'check', '--config', app.configFile], {
+      cwd: dir,
+      env: { COLLOQUY_MODEL: 'fake/m', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' },
+    });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`Config OK: ${app.configFile}`);
+    expect(run.stdout).toContain('Model:    fake/m');
+    expect(run.stdout).toContain('From the environment: agents.defaults.model from COLLOQUY_MODEL');
+  });
+
+  it('lists every bad setting with what was expected and what was found, and exits 1', async () => {
+    const bad = join(dir, 'bad.json5');
+    writeFileSync(
+      bad,
+      `{
+        tools: { sessions: { visibility: "everyone" } },
+        gateway: { port: "7421" },
+        channels: { webchat: { assistantName: "" }, whatsapp: { dmPolicy: "nobody" } },
+        app: { owner: [] },
+      }`,
+    );
+    const run = await runCliProcess(['config', 'check', '--config', bad], { cwd: dir });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('Invalid Colloquy config (5 problems)');
+    expect(run.stderr).toContain(
+      'tools.sessions.visibility: expected one of "self" | "tree" | "agent" | "all", got "everyone"',
+    );
+    expect(run.stderr).toContain('gateway.port: expected integer 0..65535, got "7421"');
+    expect(run.stderr).toContain('channels.webchat.assistantName: expected a non-empty string');
+    expect(run.stderr).toContain(
+      'channels.whatsapp.dmPolicy: expected "open" | "allowlist" | "pairing", got "nobody"',
+    );
+    expect(run.stderr).toContain('app.owner: expected one of the known keys');
+    const json = await runCliProcess(['config', 'check', '--config', bad, '--json'], { cwd: dir });
+    expect(json.code).toBe(1);
+    expect((JSON.parse(json.stdout) as { issues: unknown[] }).issues).toHaveLength(5);
+  });
+
+  it('init writes a commented config that passes the check, and never overwrites by accident', async () => {
+    const first = await runCliProcess(['init'], { cwd: dir });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`Wrote ${join(dir, 'colloquy.json5')}`);
+    const again = await runCliProcess(['init'], { cwd: dir });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already exists');
+    const check = await runCliProcess(['config', 'check'], { cwd: dir });
+    expect(check.code).toBe(0);
+    expect(check.stdout).toContain(`Config OK: ${join(dir, 'colloquy.json5')}`);
+  });
+
+  it('pairing list works on an empty state dir', async () => {
+    const run = await runCliProcess(['pairing', 'list', '--state-dir', join(dir, 'state')], { cwd: dir });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      'telegram:\n  pending: none\n  approved: none\nwhatsapp:\n  pending: none\n  approved: none\n',
+    );
+    const wrong = await runCliProcess(
+      ['pairing', 'approve', 'telegram', 'NOPE1234', '--state-dir', join(dir, 'state')],
+      {
+        cwd: dir,
+      },
+    );
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('No pending Telegram pairing code "NOPE1234"');
+  });
+});

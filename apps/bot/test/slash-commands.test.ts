@@ -1,0 +1,187 @@
+import type { ModelRequest } from '@colloquy/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type BotFixture, eventually, startBotFixture } from './support/bot-fixture.js';
+
+const DM = (user: string) => `agent:main:telegram:dm:${user}`;
+
+let fixture: BotFixture | undefined;
+afterEach(async () => {
+  await fixture?.close();
+  fixture = undefined;
+});
+
+/** The scripted agent: echoes, skips the reply-back and announce steps of sessions_send. */
+function agent(request: ModelRequest): string {
+  const last = request.messages.at(-1);
+  const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
+  if (text.includes('Write a short announcement')) return 'ANNOUNCE_SKIP';
+  if (request.system.includes('reply-back exchange')) return 'REPLY_SKIP';
+  return `echo: ${text.replace(/^\[Message from session [^\]]*\]\n/, '')}`;
+}
+
+describe('slash commands in a channel', () => {
+  it('/help lists every command and is answered without running the model', async () => {
+    fixture = await startBotFixture({ script: agent });
+    const [reply] = await fixture.say('/help');
+    for (const name of [
+      '/help',
+      '/status',
+      '/sessions',
+      '/history',
+      '/send',
+      '/spawn',
+      '/subagents',
+      '/new',
+    ]) {
+      expect(reply).toContain(name);
+    }
+    expect(fixture.model.requests).toHaveLength(0);
+    expect(fixture.channel.sent.at(-1)?.message.format).toBe('plain');
+  });
+
+  it('/status shows the session, its model and send policy, and who is asking', async () => {
+    fixture = await startBotFixture({ script: agent });
+    const [reply] = await fixture.say('/status');
+    expect(reply).toContain(`Session: ${DM('user-1')} (telegram, idle)`);
+    expect(reply).toContain('Model: scripted/test');
+    expect(reply).toContain('Sending: on');
+    expect(reply).toContain('You: telegram user user-1');
+    expect(reply).toContain('Channels: telegram connected');
+  });
+
+  it('/sessions and /history show what the session tools show, with tree visibility', async () => {
+    fixture = await startBotFixture({ script: agent });
+    expect(await fixture.say('hello there')).toEqual(['echo: hello there']);
+    await fixture.say('secret plans', 'user-2');
+    const [list] = await fixture.say('/sessions');
+    expect(list).toContain(DM('user-1'));
+    expect(list).not.toContain(DM('user-2'));
+    expect(list).toMatch(/1 hidden/);
+    const [history] = await fixture.say(`/history ${DM('user-1')} 5`);
+    expect(history).toContain('user: hello there');
+    expect(history).toContain('assistant: echo: hello there');
+    const [other] = await fixture.say(`/history ${DM('user-2')}`);
+    expect(other).toMatch(/^Not allowed: /);
+    expect(other).not.toContain('secret plans');
+    expect(await fixture.say('/history')).toEqual(['Usage: /history <key> [n]']);
+  });
+
+  it('/send delivers to another visible session and posts its reply back', async () => {
+    fixture = await startBotFixture({
+      script: agent,
+      config: { tools: { sessions: { visibility: 'agent' } } },
+    });
+    await fixture.say('hi', 'user-2');
+    const [ack] = await fixture.say(`/send ${DM('user-2')} how are you?`);
+    expect(ack).toMatch(/^Sent to agent:main:telegram:dm:user-2 \(run /);
+    const reply = await eventually(() =>
+      fixture!.channel.textsTo('user-1').find((t) => t.startsWith('Reply from')),
+    );
+    expect(reply).toBe('Reply from agent:main:telegram:dm:user-2:\necho: how are you?');
+    const { messages } = await fixture.bot.runtime.gateway.call('chat.history', {
+      key: DM('user-2'),
+      limit: 10,
+    });
+    const received = messages.find((m) => m.provenance?.kind === 'inter_session');
+    expect(received?.provenance?.sourceSessionKey).toBe(DM('user-1'));
+  });
+
+  it('/send is refused where the session tools refuse it', async () => {
+    fixture = await startBotFixture({ script: agent });
+    await fixture.say('hi', 'user-2');
+    const [reply] = await fixture.say(`/send ${DM('user-2')} psst`);
+    expect(reply).toMatch(/^Not allowed: /);
+    expect(fixture.channel.textsTo('user-2')).toEqual(['echo: hi']);
+  });
+
+  it('/send on|off|inherit works for the owner only', async () => {
+    fixture = await startBotFixture({ script: agent, config: { app: { owners: { telegram: ['boss'] } } } });
+    expect(await fixture.say('/send off')).toEqual([
+      'Only the owner can turn sending on or off for this chat.',
+    ]);
+    expect(await fixture.say('/send off', 'boss')).toEqual([]); // the confirmation itself is denied
+    expect(await fixture.say('anyone there?', 'boss')).toEqual([]);
+    const [status] = await fixture.say('/send on', 'boss');
+    expect(status).toBe('Sending is on for this session.');
+    expect(await fixture.say('/status', 'boss')).toEqual([expect.stringContaining('(owner)')]);
+  });
+
+  it('/new archives the conversation and starts a fresh one in the same chat', async () => {
+    fixture = await startBotFixture({ script: agent });
+    await fixture.say('remember the blue door');
+    const { session: before } = await fixture.bot.runtime.gateway.call('sessions.resolve', {
+      key: DM('user-1'),
+    });
+    const [reply] = await fixture.say('/new');
+    expect(reply).toMatch(/^Started a fresh conversation\. The previous one \(2 messages\) is archived as /);
+    const gateway = fixture.bot.runtime.gateway;
+    const { session: after } = await gateway.call('sessions.resolve', { key: DM('user-1') });
+    expect(after.sessionId).not.toBe(before.sessionId);
+    expect(after.deliveryContext).toEqual(before.deliveryContext);
+    expect((await gateway.call('chat.history', { key: DM('user-1') })).messages).toEqual([]);
+    const archived = (await gateway.call('sessions.list', { includeArchived: true })).sessions.find(
+      (s) => s.meta?.archivedFrom === DM('user-1'),
+    );
+    expect(archived?.archivedAt).toBeDefined();
+    const old = await gateway.call('chat.history', { key: archived!.key });
+    expect(old.messages.map((m) => m.content)).toEqual([
+      'remember the blue door',
+      'echo: remember the blue door',
+    ]);
+    expect(await fixture.say('/new')).toEqual(['This conversation is already fresh.']);
+    expect(await fixture.say('and now?')).toEqual(['echo: and now?']);
+    expect(fixture.model.lastRequest?.messages).toHaveLength(1);
+  });
+
+  it('answers native command UIs through runCommand without posting to the chat', async () => {
+    fixture = await startBotFixture({ script: agent });
+    const ctx = fixture.channel.context!;
+    const before = fixture.channel.sent.length;
+    const answer = await ctx.runCommand!(fixture.channel.toInbound({ text: '/status' }));
+    expect(answer).toContain('Sending: on');
+    expect(fixture.channel.sent.length).toBe(before);
+    expect(await ctx.runCommand!(fixture.channel.toInbound({ text: '/nope' }))).toBe(
+      'Unknown command "/nope". Try /help.',
+    );
+  });
+});
+
+describe('without a model', () => {
+  it('answers chat messages with how to configure one, and still runs commands', async () => {
+    fixture = await startBotFixture({ noModel: true });
+    const [reply] = await fixture.say('hello?');
+    expect(reply).toContain('no model is configured');
+    expect(reply).toContain('COLLOQUY_MODEL=');
+    const runs = await fixture.bot.runtime.gateway.call('sessions.list', {});
+    expect(runs.sessions[0]?.status ?? 'idle').toBe('idle');
+    expect(fixture.model.requests).toHaveLength(0);
+    expect((await fixture.say('/help'))[0]).toContain('/sessions');
+  });
+});
+
+describe('sub-agents from the chat', () => {
+  it('/spawn starts a sub-agent whose announce reaches the chat once; /subagents lists it', async () => {
+    fixture = await startBotFixture({
+      script: (request) => {
+        if (request.system.toLowerCase().includes('sub-agent')) return 'The moon is 384,400 km away.';
+        const reply = agent(request);
+        return reply.includes('384,400') ? 'Noted.' : reply;
+      },
+    });
+    const [started] = await fixture.say('/spawn find the distance to the moon');
+    expect(started).toMatch(/^Started a sub-agent: agent:main:subagent:[0-9a-f-]+ \(run /);
+    const childKey = /agent:main:subagent:[0-9a-f-]+/.exec(started!)![0];
+    const announce = await eventually(
+      () => fixture!.channel.textsTo('user-1').find((t) => t.includes('384,400 km')),
+      10_000,
+    );
+    expect(announce).toContain(childKey);
+    const [list] = await fixture.say('/subagents');
+    expect(list).toContain(childKey);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(fixture.channel.textsTo('user-1').filter((t) => t.includes('384,400 km'))).toHaveLength(1);
+    expect(await fixture.say('/subagents kill')).toEqual([
+      'Usage: /subagents [list | steer <target> <message> | kill <target>]',
+    ]);
+  });
+});
