@@ -90,6 +90,27 @@ describe('inbound messages', () => {
     expect(dm).toMatchObject({ sessionKey: 'agent:main:dm:user-1' });
   });
 
+  it('ignores a thread binding made in another chat with the same thread id', async () => {
+    h = await startHarness({ script: () => 'ok', channel: { capabilities: { threadKind: 'topic' } } });
+    h.store.putThreadBinding({
+      channel: 'memory',
+      accountId: 'default',
+      conversationId: 'forum-a',
+      threadId: '7',
+      sessionKey: 'agent:main:subagent:bound',
+      createdAt: 1,
+      lastActiveAt: 1,
+    });
+    const other = await h.runtime.receive(
+      h.channel.toInbound({
+        text: '@colloquy_bot hi',
+        chat: { type: 'group', id: 'forum-b' },
+        threadId: '7',
+      }),
+    );
+    expect(other).toMatchObject({ sessionKey: 'agent:main:memory:group:forum-b:topic:7' });
+  });
+
   it('lets the owner set the send policy with /send, and treats it as text from anyone else', async () => {
     h = await startHarness({ script: () => 'model reply', isOwner: (m) => m.sender.id === 'owner' });
     const owner = { id: 'owner', name: 'Owner' };

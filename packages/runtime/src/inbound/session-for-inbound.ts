@@ -34,7 +34,9 @@ export function sessionKeyForInbound(
 ): { key: string; bound: boolean } {
   if (inbound.threadId) {
     const binding = store.getThreadBinding(inbound.channel, inbound.accountId, inbound.threadId);
-    if (binding && (binding.expiresAt === undefined || binding.expiresAt > now)) {
+    // Thread ids are only unique within their chat (Telegram topics), so the chat must match too.
+    const live = binding && (binding.expiresAt === undefined || binding.expiresAt > now);
+    if (binding && live && binding.conversationId === inbound.chat.id) {
       return { key: binding.sessionKey, bound: true };
     }
   }
