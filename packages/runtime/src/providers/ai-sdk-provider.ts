@@ -9,7 +9,8 @@ import {
   silentLogger,
   type TokenUsage,
 } from '@colloquy/core';
-import { type LanguageModel, type LanguageModelUsage, streamText } from 'ai';
+import type { LanguageModel, LanguageModelUsage } from 'ai';
+import { loadAi } from './load-ai-sdk.js';
 import { toAiSdkMessages, toAiSdkTools } from './map-messages.js';
 import { classifyModelError, type ModelErrorContext } from './model-errors.js';
 import { stripProviderPrefix } from './model-ref.js';
@@ -26,7 +27,7 @@ export interface AiSdkProviderSpec {
   /** The provider id (the key under `models.providers`). */
   id: string;
   /** Returns the AI SDK language model for a model id (without the `<id>/` prefix). */
-  languageModel(modelId: string): LanguageModel;
+  languageModel(modelId: string): LanguageModel | Promise<LanguageModel>;
   /** Provider options for a request (thinking levels and the like). */
   providerOptions?(request: ModelRequest): SharedV3ProviderOptions | undefined;
   /** Keep signed thinking blocks when mapping the history (Anthropic). Default false. */
@@ -71,9 +72,10 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
       const messages = toAiSdkMessages(request.messages, {
         keepSignedThinking: spec.keepSignedThinking ?? false,
       });
-      const tools = request.tools.length > 0 ? toAiSdkTools(request.tools) : undefined;
+      const sdk = await loadAi();
+      const tools = request.tools.length > 0 ? toAiSdkTools(request.tools, sdk) : undefined;
       const providerOptions = spec.providerOptions?.(request);
-      const model = spec.languageModel(modelId);
+      const model = await spec.languageModel(modelId);
 
       for (let attempt = 1; ; attempt++) {
         const ctx: ModelErrorContext = {
@@ -106,7 +108,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
 
         try {
           armIdleTimer();
-          const result = streamText({
+          const result = sdk.streamText({
             model,
             system: request.system,
             messages,

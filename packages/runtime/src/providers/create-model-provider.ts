@@ -1,5 +1,3 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
 import { ColloquyError, type ModelProvider, type ModelRequest } from '@colloquy/core';
 import { createAiSdkModelProvider } from './ai-sdk-provider.js';
@@ -62,18 +60,21 @@ export function createModelProvider(
       );
     }
     const apiKey = resolveApiKey(id, config, env, undefined);
-    const sdk = createOpenAICompatible({
-      name: id,
-      baseURL: config.baseURL,
-      includeUsage: true,
-      ...(apiKey ? { apiKey } : {}),
-      ...(options.headers ? { headers: options.headers } : {}),
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-    });
+    const baseURL = config.baseURL;
+    const sdk = once(async () =>
+      (await import('@ai-sdk/openai-compatible')).createOpenAICompatible({
+        name: id,
+        baseURL,
+        includeUsage: true,
+        ...(apiKey ? { apiKey } : {}),
+        ...(options.headers ? { headers: options.headers } : {}),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+      }),
+    );
     return createAiSdkModelProvider({
       ...common,
       baseURL: config.baseURL,
-      languageModel: (modelId) => sdk.chatModel(modelId),
+      languageModel: async (modelId) => (await sdk()).chatModel(modelId),
       providerOptions: openAICompatibleOptions,
     });
   }
@@ -88,17 +89,19 @@ export function createModelProvider(
       );
     }
     const baseURL = config.baseURL ?? ANTHROPIC_DEFAULT_BASE_URL;
-    const sdk = createAnthropic({
-      baseURL,
-      apiKey,
-      ...(options.headers ? { headers: options.headers } : {}),
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-    });
+    const sdk = once(async () =>
+      (await import('@ai-sdk/anthropic')).createAnthropic({
+        baseURL,
+        apiKey,
+        ...(options.headers ? { headers: options.headers } : {}),
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+      }),
+    );
     return createAiSdkModelProvider({
       ...common,
       baseURL,
       keepSignedThinking: true,
-      languageModel: (modelId) => sdk.messages(modelId),
+      languageModel: async (modelId) => (await sdk()).messages(modelId),
       providerOptions: anthropicOptions,
     });
   }
@@ -157,4 +160,13 @@ function anthropicOptions(request: ModelRequest): SharedV3ProviderOptions | unde
     : undefined;
   if (budgetTokens === undefined) return undefined;
   return { anthropic: { thinking: { type: 'enabled', budgetTokens } } };
+}
+
+/** Runs `load` on the first call only (the SDK packages are imported when a model is first used). */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => {
+    loaded ??= load();
+    return loaded;
+  };
 }

@@ -1,3 +1,4 @@
+import { jsonSchema } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { MISSING_TOOL_RESULT, toAiSdkMessages, toAiSdkTools } from './map-messages.js';
 
@@ -138,13 +139,16 @@ describe('toAiSdkMessages', () => {
 describe('toAiSdkTools', () => {
   it('wraps parameters with jsonSchema, without execute, and strips symbol keys', async () => {
     const kind = Symbol.for('TypeBox.Kind');
-    const tools = toAiSdkTools([
-      {
-        name: 'echo',
-        description: 'Echoes.',
-        parameters: { type: 'object', [kind]: 'Object', properties: {} },
-      },
-    ]);
+    const tools = toAiSdkTools(
+      [
+        {
+          name: 'echo',
+          description: 'Echoes.',
+          parameters: { type: 'object', [kind]: 'Object', properties: {} },
+        },
+      ],
+      { jsonSchema },
+    );
     const echo = tools.echo;
     if (!echo) throw new Error('no echo tool');
     expect(echo.description).toBe('Echoes.');

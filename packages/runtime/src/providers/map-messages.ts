@@ -1,11 +1,11 @@
 import type { ContentBlock, ModelMessage, ModelToolSpec } from '@colloquy/core';
-import {
-  type ModelMessage as AiModelMessage,
-  type AssistantContent,
+import type {
+  ModelMessage as AiModelMessage,
+  AssistantContent,
   jsonSchema,
-  type Tool,
-  type ToolResultPart,
-  type UserContent,
+  Tool,
+  ToolResultPart,
+  UserContent,
 } from 'ai';
 
 /** Options of {@link toAiSdkMessages}. */
@@ -87,12 +87,15 @@ export function toAiSdkMessages(
  * Converts tool specs to AI SDK tools: JSON Schema through `jsonSchema()` and no `execute`, so the
  * model's calls come back to the caller (the runtime runs tools itself).
  */
-export function toAiSdkTools(tools: readonly ModelToolSpec[]): Record<string, Tool> {
+export function toAiSdkTools(
+  tools: readonly ModelToolSpec[],
+  sdk: { jsonSchema: typeof jsonSchema },
+): Record<string, Tool> {
   const out: Record<string, Tool> = {};
   for (const spec of tools) {
     out[spec.name] = {
       description: spec.description,
-      inputSchema: jsonSchema(plainJsonSchema(spec.parameters)),
+      inputSchema: sdk.jsonSchema(plainJsonSchema(spec.parameters)),
     };
   }
   return out;
