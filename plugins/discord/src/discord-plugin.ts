@@ -284,6 +284,12 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
   const send = async (to: DeliveryContext, message: OutboundMessage): Promise<SendResult> => {
     started();
     const runtime = runtimeFor(to.accountId);
+    if (message.text.trim() === '') {
+      throw new ColloquyError(
+        'INVALID_ARGUMENT',
+        'Cannot send a blank message to Discord: give it some text.',
+      );
+    }
     const answered = await pendingCommands.answer(message.replyToMessageId, message.text);
     if (answered !== undefined) return { messageId: answered[0]!, messageIds: answered };
     const rest = runtime.account.client.rest;

@@ -106,6 +106,7 @@ export async function answerCommand(
 
 /**
  * Writes text into a deferred interaction reply: the first chunk edits it, the rest follow up.
+ * Blank text deletes the deferred reply.
  *
  * @returns the ids of the messages holding the text
  */
@@ -113,7 +114,13 @@ export async function replyToInteraction(
   interaction: ChatInputCommandInteraction,
   text: string,
 ): Promise<string[]> {
-  const [first = 'Done.', ...rest] = chunkDiscordMarkdown(text);
+  const chunks = chunkDiscordMarkdown(text);
+  if (chunks.length === 0) {
+    // Nothing may be said here (send policy): remove the "thinking…" placeholder instead.
+    await interaction.deleteReply();
+    return [];
+  }
+  const [first = '', ...rest] = chunks;
   const ids = [(await interaction.editReply({ content: first, allowedMentions: { parse: [] } })).id];
   for (const content of rest) {
     ids.push((await interaction.followUp({ content, allowedMentions: { parse: [] } })).id);

@@ -295,6 +295,20 @@ describe('slash commands', () => {
     for (const part of parts) expect(part.length).toBeLessThanOrEqual(2000);
   });
 
+  it('deletes the deferred reply when the command may say nothing', async () => {
+    const fake = await startFake();
+    await startPlugin(makePlugin(fake), createTestContext({ runCommand: async () => '' }));
+    const token = fake.slashCommand({
+      channelId: fake.channelId('general'),
+      user: fake.addUser('alice'),
+      name: 'status',
+    });
+    const record = await fake.waitFor(() =>
+      fake.interactions.get(token)?.deleted ? fake.interactions.get(token) : undefined,
+    );
+    expect(record.original).toBeUndefined();
+  });
+
   it('closes a deferred command with a note when no answer comes in time', async () => {
     const fake = await startFake();
     const ctx = createTestContext();

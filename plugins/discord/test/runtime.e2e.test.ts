@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChannelPlugin, Store } from '@colloquy/core';
+import { type ChannelPlugin, createSessionTools, type Store } from '@colloquy/core';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import { createTestHarness, lastUserText, type ScriptFn, type TestHarness } from '@colloquy/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -193,6 +193,100 @@ describe('Discord plugin through the runtime with the scripted model', () => {
     expect(interaction.callback!.at - interaction.dispatchedAt).toBeLessThan(3000);
     expect(interaction.original?.content).toBe('Status: idle, 0 runs queued.');
     expect(harness.model.callCount).toBe(calls);
+  });
+});
+
+describe('sessions_spawn with thread=true through the runtime', () => {
+  let fake: FakeDiscord;
+  let harness: TestHarness;
+
+  /** The parent spawns a researcher in a thread; the child answers whatever reaches it. */
+  const spawnScript: ScriptFn = (request) => {
+    const text = lastUserText(request) ?? '';
+    // Messages from other sessions (the task, announces) start with a bracketed provenance line.
+    const words =
+      text
+        .split('\n')
+        .filter((line) => line.trim() !== '' && !line.startsWith('['))
+        .at(-1) ?? '';
+    if (request.system.includes('You are a sub-agent')) return `Child here: ${words}`;
+    if (request.messages.at(-1)?.role === 'toolResult') return 'I started a researcher in its own thread.';
+    if (words.includes('spawn a researcher')) {
+      return {
+        toolCalls: [
+          {
+            name: 'sessions_spawn',
+            arguments: { task: 'Research the tides', label: 'Tides research', thread: true },
+          },
+        ],
+      };
+    }
+    return 'Noted.';
+  };
+
+  beforeAll(async () => {
+    fake = await FakeDiscord.start({
+      bots: [{ token: TOKEN, username: 'colloquy' }],
+      guilds: [{ name: 'Spawn Guild', channels: ['general'] }],
+    });
+    harness = await createTestHarness({
+      script: spawnScript,
+      plugins: [discordPlugin(fake)],
+      runtime: {
+        tools: ({ session, gateway, config }) =>
+          createSessionTools({
+            requesterKey: session.key,
+            agentId: session.agentId,
+            sandboxed: session.sandboxed ?? false,
+            config,
+            gateway,
+          }),
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await harness.close();
+    await fake.close();
+  });
+
+  it('creates a thread for the child, which answers there and hears the humans who write in it', async () => {
+    const general = fake.channelId('general');
+    const alice = fake.addUser('alice');
+    fake.say({
+      channelId: general,
+      author: alice,
+      content: `<@${fake.bots[0]!.user.id}> spawn a researcher`,
+    });
+
+    const thread = await fake.waitFor(() => fake.threadsOf(general)[0], 8000, 'the thread');
+    expect(thread).toMatchObject({ name: 'Tides research' });
+    const binding = await fake.waitFor(() => harness.store.getThreadBinding('discord', 'main', thread.id));
+    expect(binding).toMatchObject({
+      conversationId: general,
+      sessionKey: expect.stringMatching(/^agent:main:subagent:/),
+    });
+    const childKey = binding!.sessionKey;
+
+    // The parent answers in the channel; the child works on its task (its result is announced to the parent).
+    await fake.waitFor(
+      () => fake.botMessages(general).find((m) => m.content === 'I started a researcher in its own thread.'),
+      8000,
+      "the parent's reply",
+    );
+    await harness.waitForIdle(childKey, 8000);
+
+    // A human in the thread (no mention) reaches the child, and the child answers in the thread.
+    fake.say({ channelId: thread.id, author: alice, content: 'what about spring tides?' });
+    const second = await fake.waitFor(
+      () => fake.botMessages(thread.id).find((m) => m.content === 'Child here: what about spring tides?'),
+      8000,
+      "the child's second answer",
+    );
+    expect(second.channel_id).toBe(thread.id);
+    const transcript = await harness.transcript(childKey);
+    expect(transcript.some((m) => m.role === 'user' && m.content === 'what about spring tides?')).toBe(true);
+    expect(fake.threadsOf(general)).toHaveLength(1);
   });
 });
 

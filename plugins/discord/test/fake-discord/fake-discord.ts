@@ -79,6 +79,8 @@ interface InteractionRecord {
   callback?: { type: number; at: number; flags: number };
   original?: APIMessage;
   followUps: APIMessage[];
+  /** The deferred reply was deleted instead of answered. */
+  deleted?: boolean;
 }
 
 interface RateLimitRule {
@@ -461,6 +463,20 @@ export class FakeDiscord {
         }
         interaction.original = this.webhookMessage(interaction, (body as { content: string }).content);
         respond(200, interaction.original);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/,
+      auth: false,
+      handle: ({ match, respond }) => {
+        const interaction = this.interactions.get(match[2]!);
+        if (interaction?.callback === undefined) {
+          respond(404, { message: 'Unknown Webhook', code: 10015 });
+          return;
+        }
+        interaction.deleted = true;
+        respond(204);
       },
     },
     {
