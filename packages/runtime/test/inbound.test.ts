@@ -39,8 +39,12 @@ describe('inbound messages', () => {
     );
     expect(outcome).toMatchObject({ action: 'ignored' });
     expect(h.store.listSessions()).toEqual([]);
-    await h.channel.inject({ text: '@colloquy_bot help', chat: { type: 'group', id: 'g1', title: 'Team' } });
+    const asked = await h.channel.inject({
+      text: '@colloquy_bot help',
+      chat: { type: 'group', id: 'g1', title: 'Team' },
+    });
     await h.channel.waitForSent(1);
+    expect(h.channel.sent[0]?.message.replyToMessageId).toBe(asked.messageId);
     expect(h.store.getSession('agent:main:memory:group:g1')).toMatchObject({
       kind: 'group',
       displayName: 'Team',

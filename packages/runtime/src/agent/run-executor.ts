@@ -246,10 +246,17 @@ async function deliverOutcome(
   const text = outcome.status === 'done' ? outcome.reply?.trim() : outcome.notice;
   if (!text) return;
   const kind = outcome.status === 'done' ? 'reply' : 'error-notice';
+  // In groups and channels the answer quotes the message that asked for it.
+  const trigger =
+    session.chatType !== undefined && session.chatType !== 'direct' ? triggerMessageId(leader) : undefined;
   const delivered = await ctx.deliver({
     session,
     kind,
-    message: { text, ...(kind === 'error-notice' ? { format: 'plain' as const } : {}) },
+    message: {
+      text,
+      ...(kind === 'error-notice' ? { format: 'plain' as const } : {}),
+      ...(trigger ? { replyToMessageId: trigger } : {}),
+    },
   });
   try {
     const at = ctx.clock.now();
@@ -262,4 +269,12 @@ async function deliverOutcome(
   } catch (error) {
     ctx.log.warn({ err: error, runId: leader.runId }, 'could not record the delivery of a reply');
   }
+}
+
+/** The platform id of the inbound message that started a run, when a channel message did. */
+function triggerMessageId(run: RunRecord): string | undefined {
+  const input = run.meta?.input;
+  if (typeof input !== 'object' || input === null) return undefined;
+  const id = (input as { platformMessageId?: unknown }).platformMessageId;
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }
