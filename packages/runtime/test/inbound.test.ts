@@ -94,6 +94,17 @@ describe('inbound messages', () => {
     expect(dm).toMatchObject({ sessionKey: 'agent:main:dm:user-1' });
   });
 
+  it('shows the model one line per attachment of the message', async () => {
+    h = await startHarness({ script: ['seen'] });
+    await h.channel.inject({
+      text: 'what is this?',
+      media: [{ kind: 'image', fileName: 'cat.jpg', mimeType: 'image/jpeg', size: 1234, ref: 'file-1' }],
+    });
+    await h.channel.waitForSent(1);
+    const asked = h.model.lastRequest?.messages.at(-1);
+    expect(asked?.content).toBe('what is this?\n[image: cat.jpg (image/jpeg, 1234 bytes) ref=file-1]');
+  });
+
   it('ignores a thread binding made in another chat with the same thread id', async () => {
     h = await startHarness({ script: () => 'ok', channel: { capabilities: { threadKind: 'topic' } } });
     h.store.putThreadBinding({

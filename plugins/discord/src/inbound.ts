@@ -72,7 +72,7 @@ export function toInboundMessage(
       username: message.author.username,
       isBot: message.author.bot,
     },
-    text: withAttachmentLines(stripBotMention(message.content, input.botUserId), media),
+    text: stripBotMention(message.content, input.botUserId),
     mentionsBot: input.mentionsBot,
     messageId: message.id,
     timestamp: message.createdTimestamp,
@@ -106,22 +106,6 @@ export function interactionToInbound(
   };
   if (thread) inbound.threadId = interaction.channelId;
   return inbound;
-}
-
-/**
- * Appends one line per attachment to the text, so the model reads what was attached even where
- * the runtime passes only the text on: `[attachment: chart.png (image/png, 2048 bytes) "caption": url]`.
- */
-export function withAttachmentLines(text: string, media: readonly MediaAttachment[]): string {
-  if (media.length === 0) return text;
-  const lines = media.map((item) => {
-    const facts = [item.mimeType ?? item.kind, item.size === undefined ? undefined : `${item.size} bytes`]
-      .filter((fact) => fact !== undefined)
-      .join(', ');
-    const caption = item.caption ? ` "${item.caption}"` : '';
-    return `[${item.kind === 'sticker' ? 'sticker' : 'attachment'}: ${item.fileName ?? 'file'} (${facts})${caption}: ${item.ref ?? 'no link'}]`;
-  });
-  return [text, ...lines].filter((line) => line !== '').join('\n');
 }
 
 function channelName(channel: TextBasedChannel): string | undefined {

@@ -1,4 +1,5 @@
 import type { ContentBlock, ModelMessage, Store, StoredMessage, TranscriptMessage } from '@colloquy/core';
+import { describeMedia } from './describe-media.js';
 
 /** The system prompt used when neither the agent nor `agents.defaults` sets one. */
 export const DEFAULT_SYSTEM_PROMPT =
@@ -170,11 +171,19 @@ export function toModelMessages(messages: readonly TranscriptMessage[]): ModelMe
   return out;
 }
 
+/** A user message as the model reads it: provenance marker, content, then one line per attachment. */
 function withProvenance(message: TranscriptMessage): string | ContentBlock[] {
   const prefix = provenancePrefix(message);
-  if (!prefix) return message.content;
-  if (typeof message.content === 'string') return `${prefix}\n${message.content}`;
-  return [{ type: 'text', text: prefix }, ...message.content];
+  const media = describeMedia(message.media);
+  if (!prefix && !media) return message.content;
+  if (typeof message.content === 'string') {
+    return [prefix, message.content, media].filter((part) => part).join('\n');
+  }
+  return [
+    ...(prefix ? [{ type: 'text' as const, text: prefix }] : []),
+    ...message.content,
+    ...(media ? [{ type: 'text' as const, text: media }] : []),
+  ];
 }
 
 function provenancePrefix(message: TranscriptMessage): string | undefined {
