@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { ChannelPlugin } from '@colloquy/core';
 import type { WebChatPlugin } from '@colloquy/plugin-webchat';
 import type { BotConfig } from '../config/load-config.js';
@@ -56,7 +56,7 @@ export async function createChannelPlugins(config: BotConfig, secrets: ChannelSe
       plugins.push(
         createWhatsAppPlugin({
           ...resolved,
-          stateDir: resolved.stateDir ?? join(config.stateDir, STATE_FILES.whatsapp),
+          stateDir: pairingStateDir(config, 'whatsapp'),
         }),
       );
     }
@@ -65,7 +65,8 @@ export async function createChannelPlugins(config: BotConfig, secrets: ChannelSe
 }
 
 /**
- * Where a channel keeps its pairing state (used by `colloquy pairing`).
+ * Where a channel keeps its state, pairing files included (`colloquy pairing` reads them). WhatsApp's
+ * `stateDir` setting is relative to the config file.
  *
  * @param config - the loaded config
  * @param channel - `telegram` or `whatsapp`
@@ -74,7 +75,9 @@ export async function createChannelPlugins(config: BotConfig, secrets: ChannelSe
 export function pairingStateDir(config: BotConfig, channel: 'telegram' | 'whatsapp'): string {
   if (channel === 'whatsapp') {
     const section = config.platforms.whatsapp as { stateDir?: unknown } | undefined;
-    if (section && typeof section.stateDir === 'string') return section.stateDir;
+    if (section && typeof section.stateDir === 'string') {
+      return resolve(config.file ? dirname(config.file) : config.baseDir, section.stateDir);
+    }
     return join(config.stateDir, STATE_FILES.whatsapp);
   }
   return join(config.stateDir, STATE_FILES.telegram);

@@ -8,17 +8,20 @@ export const DEFAULT_CONFIG_FILE = 'colloquy.json5';
 export const DEFAULT_STATE_DIR = '.colloquy';
 
 /**
- * The directory relative paths are resolved from: where the user ran the command. Package managers
- * run scripts in the package folder but set `INIT_CWD` to where they were invoked, so `pnpm start`
- * at the repository root keeps its state in the root's `.colloquy/`.
+ * The directory relative paths are resolved from: where the user ran the command. Turbo and package
+ * managers run scripts in the package folder but say where they were invoked (`TURBO_INVOCATION_DIR`,
+ * `INIT_CWD`), so `pnpm start` at the repository root keeps its state in the root's `.colloquy/`,
+ * where `node apps/bot/dist/cli.js status` run from the root finds it.
  *
  * @param env - the environment
  * @param cwd - the process working directory
  * @returns an absolute directory
  */
 export function invocationDir(env: Env = process.env, cwd: string = process.cwd()): string {
-  const init = env.INIT_CWD;
-  return init && isAbsolute(init) && existsSync(init) ? init : cwd;
+  for (const dir of [env.TURBO_INVOCATION_DIR, env.INIT_CWD]) {
+    if (dir && isAbsolute(dir) && existsSync(dir)) return dir;
+  }
+  return cwd;
 }
 
 /**

@@ -9,7 +9,10 @@ export interface AppLoggerOptions {
   level?: string;
   /** Default `auto`: pretty when stdout is a terminal, JSON lines otherwise. */
   format?: LogFormat;
-  /** Values to replace with `[redacted]` in log lines (tokens, keys). */
+  /**
+   * Values to replace with `[redacted]` in log lines (tokens, keys). Read at every write, so values
+   * pushed later (a token generated at start) are masked too. Values under 6 characters are ignored.
+   */
   secrets?: readonly string[];
   /** Where lines go. Default stdout. */
   destination?: NodeJS.WritableStream & { isTTY?: boolean };
@@ -26,7 +29,7 @@ export async function createAppLogger(options: AppLoggerOptions = {}): Promise<L
   const out = options.destination ?? process.stdout;
   const format = options.format ?? 'auto';
   const pretty = format === 'pretty' || (format === 'auto' && out.isTTY === true);
-  const secrets = (options.secrets ?? []).filter((s) => s.length >= 6);
+  const secrets = options.secrets ?? [];
   let stream: DestinationStream;
   if (pretty) {
     const { default: prettyStream } = await import('pino-pretty');
@@ -44,7 +47,7 @@ export async function createAppLogger(options: AppLoggerOptions = {}): Promise<L
     {
       level: options.level ?? 'info',
       base: undefined,
-      hooks: secrets.length > 0 ? { streamWrite: (line) => maskSecrets(line, secrets) } : {},
+      hooks: { streamWrite: (line) => maskSecrets(line, secrets) },
     },
     stream,
   );
@@ -52,6 +55,8 @@ export async function createAppLogger(options: AppLoggerOptions = {}): Promise<L
 
 function maskSecrets(line: string, secrets: readonly string[]): string {
   let out = line;
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+  for (const secret of secrets) {
+    if (secret.length >= 6 && out.includes(secret)) out = out.split(secret).join('[redacted]');
+  }
   return out;
 }

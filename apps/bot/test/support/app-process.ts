@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The built CLI (turbo builds it before the tests). */
@@ -36,19 +36,22 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 export async function startApp(
   config: Record<string, unknown> = {},
   env: Record<string, string> = {},
+  reuse?: { stateDir: string; configFile: string },
 ): Promise<AppProcess> {
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-app-'));
-  const stateDir = join(dir, 'state');
-  const configFile = join(dir, 'colloquy.json5');
+  const dir = reuse ? dirname(reuse.configFile) : mkdtempSync(join(tmpdir(), 'colloquy-app-'));
+  const stateDir = reuse?.stateDir ?? join(dir, 'state');
+  const configFile = reuse?.configFile ?? join(dir, 'colloquy.json5');
   const channels = (config.channels ?? {}) as Record<string, unknown>;
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      ...config,
-      gateway: { port: 0, ...(config.gateway as object) },
-      channels: { ...channels, webchat: { port: 0, ...(channels.webchat as object) } },
-    }),
-  );
+  if (!reuse) {
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        ...config,
+        gateway: { port: 0, ...(config.gateway as object) },
+        channels: { ...channels, webchat: { port: 0, ...(channels.webchat as object) } },
+      }),
+    );
+  }
   const child = spawn(
     process.execPath,
     [CLI, 'start', '--config', configFile, '--state-dir', stateDir, '--log-format', 'json'],

@@ -1,4 +1,4 @@
-import { relative } from 'node:path';
+import { basename, isAbsolute, relative } from 'node:path';
 import { ColloquyError, formatIssues, isColloquyError } from '@colloquy/core';
 import { installSignalHandlers } from '@colloquy/runtime';
 import { type Bot, startBot } from '../../bot/start-bot.js';
@@ -41,26 +41,43 @@ export async function startCommand(args: readonly string[], io: CliIo): Promise<
     return 1;
   }
   const config = loaded.config;
+  const secrets = [...config.core.redaction.secrets];
   const logger = await createAppLogger({
     level: values['log-level'] ?? config.app.logLevel,
     format,
-    secrets: config.core.redaction.secrets,
+    secrets,
     destination: io.out,
+  });
+  // Signals are handled from here on, so a Ctrl-C during start-up also takes the shutdown path.
+  let stopRequested = false;
+  const started = startBot({ config, logger });
+  const exitCode = new Promise<number>((resolve) => {
+    installSignalHandlers(
+      {
+        shutdown: async (options) => {
+          stopRequested = true;
+          const running = await started.catch(() => undefined);
+          await running?.stop(options);
+        },
+      },
+      { logger, exit: resolve },
+    );
   });
   let bot: Bot;
   try {
-    bot = await startBot({ config, logger });
+    bot = await started;
   } catch (error) {
     const message = isColloquyError(error) || error instanceof Error ? error.message : String(error);
     logger.error({ err: error }, 'start failed');
     writeLines(io.err, `Colloquy could not start: ${message}`);
     return 1;
   }
-  writeLines(io.out, ...banner(bot, config));
-  logger.info({ gateway: bot.gatewayUrl, webchat: bot.webchatUrl, channels: bot.channels }, 'ready');
-  return new Promise<number>((resolve) => {
-    installSignalHandlers({ shutdown: (options) => bot.stop(options) }, { logger, exit: resolve });
-  });
+  secrets.push(bot.adminToken);
+  if (!stopRequested) {
+    writeLines(io.out, ...banner(bot, config));
+    logger.info({ gateway: bot.gatewayUrl, webchat: bot.webchatUrl, channels: bot.channels }, 'ready');
+  }
+  return exitCode;
 }
 
 function banner(bot: Bot, config: BotConfig): string[] {
@@ -88,8 +105,19 @@ function banner(bot: Bot, config: BotConfig): string[] {
     );
     lines.push(MODEL_HELP);
   }
+  lines.push(
+    `  CLI:         ${cliCommand(config.baseDir)} status   (also: sessions list, sessions send main "hi")`,
+  );
   lines.push('Press Ctrl-C to stop.', '');
   return lines;
+}
+
+/** How to call this CLI from the invocation directory: `colloquy`, or `node <path>/cli.js` in a checkout. */
+function cliCommand(base: string): string {
+  const script = process.argv[1];
+  if (!script || basename(script) !== 'cli.js') return 'colloquy';
+  const rel = relative(base, script);
+  return `node ${rel.startsWith('..') || isAbsolute(rel) ? script : rel}`;
 }
 
 function displayPath(path: string, base: string): string {

@@ -1,0 +1,59 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ensureStateDir, readOrCreateSecret, readRunInfo, removeRunInfo, writeRunInfo } from './state-dir.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = join(mkdtempSync(join(tmpdir(), 'colloquy-state-')), 'state');
+});
+afterEach(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
+
+describe('state directory', () => {
+  it('creates the directory 0700 and a secret 0600 once, then reads the same secret', async () => {
+    await ensureStateDir(dir);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    const first = await readOrCreateSecret(dir, 'admin-token');
+    expect(first.created).toBe(true);
+    expect(first.value).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(statSync(first.file).mode & 0o777).toBe(0o600);
+    const second = await readOrCreateSecret(dir, 'admin-token');
+    expect(second).toEqual({ ...first, created: false });
+  });
+
+  it('tightens a secret file that others can read', async () => {
+    await ensureStateDir(dir);
+    writeFileSync(join(dir, 'admin-token'), 'handmade-token\n', { mode: 0o644 });
+    const secret = await readOrCreateSecret(dir, 'admin-token');
+    expect(secret).toMatchObject({ value: 'handmade-token', created: false });
+    expect(statSync(join(dir, 'admin-token')).mode & 0o777).toBe(0o600);
+  });
+
+  it('gives two concurrent first starts the same secret', async () => {
+    await ensureStateDir(dir);
+    const [a, b] = await Promise.all([readOrCreateSecret(dir, 's'), readOrCreateSecret(dir, 's')]);
+    expect(a.value).toBe(b.value);
+    expect(readFileSync(join(dir, 's'), 'utf8').trim()).toBe(a.value);
+  });
+
+  it('reads run.json only while its process lives, and removes only its own', async () => {
+    await ensureStateDir(dir);
+    const info = {
+      pid: process.pid,
+      startedAt: 1,
+      gatewayUrl: 'ws://127.0.0.1:1',
+      channels: {},
+      updatedAt: 2,
+    };
+    await writeRunInfo(dir, info);
+    expect(await readRunInfo(dir)).toEqual(info);
+    await removeRunInfo(dir, process.pid + 1);
+    expect(await readRunInfo(dir)).toEqual(info);
+    await writeRunInfo(dir, { ...info, pid: 2 ** 22 + 12345 });
+    expect(await readRunInfo(dir)).toBeUndefined();
+    await writeRunInfo(dir, info);
+    await removeRunInfo(dir, process.pid);
+    expect(await readRunInfo(dir)).toBeUndefined();
+  });
+});

@@ -1,0 +1,42 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type AppProcess, startApp } from './support/app-process.js';
+
+let app: AppProcess | undefined;
+afterEach(async () => {
+  await app?.cleanup();
+  app = undefined;
+});
+
+describe('colloquy start and Ctrl-C', () => {
+  it('prints the admin token once, keeps it 0600, and stops cleanly on SIGINT', async () => {
+    app = await startApp();
+    expect(app.output()).toContain(`Admin token: ${app.token}`);
+    expect(app.output()).toContain(`Owner page:  ${app.webchatUrl}?admin=${app.token}`);
+    for (const file of ['admin-token', 'webchat-cookie-secret']) {
+      expect(statSync(join(app.stateDir, file)).mode & 0o777).toBe(0o600);
+    }
+    expect(statSync(app.stateDir).mode & 0o777).toBe(0o700);
+    const code = await app.stop();
+    expect(code).toBe(0);
+    expect(app.output()).toContain('"msg":"shutting down"');
+    expect(existsSync(join(app.stateDir, 'run.json'))).toBe(false);
+    await expect(fetch(app.webchatUrl)).rejects.toThrow();
+  });
+
+  it('does not print the token again on the next start with the same state dir', async () => {
+    app = await startApp();
+    const { token, stateDir, configFile } = app;
+    await app.stop();
+    const again = await startApp({}, {}, { stateDir, configFile });
+    try {
+      expect(again.token).toBe(token);
+      expect(again.output()).not.toContain(token);
+      expect(again.output()).toContain('Owner page:');
+      expect(again.output()).toContain('admin-token>');
+    } finally {
+      await again.stop();
+    }
+  });
+});
