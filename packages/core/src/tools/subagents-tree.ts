@@ -46,9 +46,9 @@ export async function childrenOf(
   const result = await scope.options.gateway.call('sessions.list', {
     spawnedBy: parentKey,
     withLatestRun: true,
-    limit: MAX_TREE_NODES,
   });
   return result.sessions
+    .slice(0, MAX_TREE_NODES)
     .map((session) => {
       const latestRun = result.latestRuns?.[session.key];
       return latestRun ? { session, latestRun } : { session };

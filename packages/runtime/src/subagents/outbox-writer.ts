@@ -65,7 +65,6 @@ export function writeOutbox(
   for (const run of runs) {
     const requesterSessionKey = announceRequesterOf(run, session, mainKey);
     if (requesterSessionKey === undefined) continue;
-    if (store.getOutbox(run.sessionKey, run.runId)) continue;
     const payload = buildAnnounce(store, run, session);
     const entry: OutboxEntry = {
       childSessionKey: run.sessionKey,

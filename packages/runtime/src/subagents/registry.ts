@@ -4,6 +4,7 @@ import {
   agentIdFromSessionKey,
   classifySessionKey,
   defaultAgentId,
+  isColloquyError,
   type MessageProvenance,
   type ModelMessage,
   mainSessionKey,
@@ -96,6 +97,8 @@ export function createSubagentRegistry(
   const steered = new Set<string>();
   /** Requesters with pending rows (a hint: the store is the truth). */
   const waiting = new Set<string>();
+  /** Requesters with rows written since the last flush. */
+  const fresh = new Set<string>();
   const draining = new Map<string, Promise<void>>();
   const again = new Set<string>();
   /** Platform message ids sent but not yet recorded on their row (guards a failed record). */
@@ -135,7 +138,10 @@ export function createSubagentRegistry(
   ) {
     for (const row of rows) {
       if (row.skipped) toFinish.add(row.childSessionKey);
-      else waiting.add(row.requesterSessionKey);
+      else {
+        waiting.add(row.requesterSessionKey);
+        fresh.add(row.requesterSessionKey);
+      }
     }
     scheduleFlush();
   }
@@ -146,7 +152,10 @@ export function createSubagentRegistry(
     flushScheduled = true;
     setImmediate(() => {
       flushScheduled = false;
-      for (const key of [...waiting]) requestDrain(key);
+      for (const key of [...fresh]) {
+        fresh.delete(key);
+        requestDrain(key);
+      }
       for (const child of [...toFinish]) {
         toFinish.delete(child);
         track(finish(child));
@@ -196,11 +205,15 @@ export function createSubagentRegistry(
     }
     // Busy: the running turn could not read it anyway; its end drains again (turnSettled).
     if (ctx.queue.runningBatch(requesterKey)) return;
-    for (const row of rows) guarded(row, () => putInInbox(row, requester));
+    try {
+      putInInbox(rows, requester);
+    } catch (error) {
+      for (const row of rows) retryLater(row, error);
+      return;
+    }
     for (const row of rows) {
       if (state !== 'running') return;
-      await guardedAsync(row, () => sendToChat(row, requester));
-      guarded(row, () => settle(row));
+      await guardedAsync(row, () => sendToChatAndSettle(row, requester));
     }
     if (ctx.autoWake && !(requester.kind === 'subagent' && requester.status === 'killed')) {
       try {
@@ -211,98 +224,91 @@ export function createSubagentRegistry(
     }
   }
 
-  /** Step 1: the requester's inbox (idempotent), with `inboxAt` in the same transaction. */
-  function putInInbox(row: OutboxEntry, requester: SessionRecord): void {
+  /**
+   * Step 1: the requester's inbox, for every row at once: insert-or-ignore, with each row's
+   * `inboxAt`, in one transaction.
+   */
+  function putInInbox(rows: readonly OutboxEntry[], requester: SessionRecord): void {
     const now = ctx.clock.now();
+    // A requester's rows are written by its own drain only, one drain at a time: the listed rows
+    // are current, so they need no second read.
+    const todo = rows.filter((row) => row.status === 'pending' && row.inboxAt === undefined);
+    if (todo.length === 0) return;
     store.transaction(() => {
-      const current = store.getOutbox(row.childSessionKey, row.runId);
-      if (current?.status !== 'pending' || current.inboxAt !== undefined) return;
-      const payload = current.payload as unknown as AnnouncePayload;
-      store.putInbox({
-        sessionKey: requester.key,
-        id: announceInboxId(row.childSessionKey, row.runId),
-        message: announceMessage(payload, now),
-        createdAt: now,
-      });
-      store.updateOutbox(row.childSessionKey, row.runId, { inboxAt: now, updatedAt: now });
+      for (const row of todo) {
+        const payload = row.payload as unknown as AnnouncePayload;
+        store.putInbox({
+          sessionKey: requester.key,
+          id: announceInboxId(row.childSessionKey, row.runId),
+          message: announceMessage(payload, now),
+          createdAt: now,
+        });
+        store.updateOutbox(row.childSessionKey, row.runId, { inboxAt: now, updatedAt: now });
+      }
     });
+    for (const row of todo) row.inboxAt = now;
   }
 
-  /** Step 2: the requester's chat, at most once: never again once a platform message id is known. */
-  async function sendToChat(row: OutboxEntry, requester: SessionRecord): Promise<void> {
-    const current = store.getOutbox(row.childSessionKey, row.runId);
-    if (current?.status !== 'pending') return;
+  /**
+   * Step 2: the requester's chat, at most once (never again once a platform message id is known,
+   * in the store or in memory), then in ONE transaction the chat outcome, the row's `delivered`
+   * status and the run's announce outcome. A failed send is retried with backoff.
+   */
+  async function sendToChatAndSettle(current: OutboxEntry, requester: SessionRecord): Promise<void> {
+    if (current.status !== 'pending' || current.inboxAt === undefined) return;
     const payload = current.payload as unknown as AnnouncePayload;
-    if (current.platformMessageId !== undefined || payload.chat) return;
     const id = rowId(current);
-    const sent = sentNotRecorded.get(id);
-    if (sent !== undefined) {
-      recordChat(current, { outcome: 'delivered', at: ctx.clock.now(), messageId: sent });
-      sentNotRecorded.delete(id);
-      return;
+    let chat = payload.chat;
+    const known = current.platformMessageId ?? sentNotRecorded.get(id);
+    if (!chat && known !== undefined) chat = { outcome: 'delivered', at: ctx.clock.now(), messageId: known };
+    if (!chat) {
+      if (current.attempts > 0 && current.nextAttemptAt > ctx.clock.now()) return;
+      const target = originTarget(payload.origin);
+      if (!target) {
+        chat = { outcome: 'skipped', at: ctx.clock.now(), reason: 'the requester has no chat' };
+      } else {
+        const outcome = await ctx.deliver({
+          session: requester,
+          kind: 'announce',
+          to: target,
+          message: { text: payload.text },
+        });
+        const at = ctx.clock.now();
+        if (outcome.status === 'delivered') {
+          sentNotRecorded.set(id, outcome.messageId);
+          chat = { outcome: 'delivered', at, messageId: outcome.messageId };
+        } else if (outcome.status === 'denied' || outcome.status === 'skipped') {
+          chat = { outcome: outcome.status, at, reason: outcome.reason };
+        } else {
+          const attempts = current.attempts + 1;
+          if (attempts < opts.maxChatAttempts) {
+            store.updateOutbox(current.childSessionKey, current.runId, {
+              attempts,
+              nextAttemptAt: at + backoff(attempts),
+              lastError: outcome.error,
+              updatedAt: at,
+            });
+            return;
+          }
+          chat = { outcome: 'failed', at, reason: `${outcome.error} (after ${attempts} attempts)` };
+        }
+      }
     }
-    if (current.nextAttemptAt > ctx.clock.now() && current.attempts > 0) return;
-    const target = originTarget(payload.origin);
-    if (!target) {
-      recordChat(current, { outcome: 'skipped', at: ctx.clock.now(), reason: 'the requester has no chat' });
-      return;
-    }
-    const outcome = await ctx.deliver({
-      session: requester,
-      kind: 'announce',
-      to: target,
-      message: { text: payload.text },
-    });
-    const at = ctx.clock.now();
-    if (outcome.status === 'delivered') {
-      sentNotRecorded.set(id, outcome.messageId);
-      recordChat(current, { outcome: 'delivered', at, messageId: outcome.messageId });
-      sentNotRecorded.delete(id);
-      return;
-    }
-    if (outcome.status === 'denied' || outcome.status === 'skipped') {
-      recordChat(current, { outcome: outcome.status, at, reason: outcome.reason });
-      return;
-    }
-    const attempts = current.attempts + 1;
-    if (attempts >= opts.maxChatAttempts) {
-      recordChat(current, { outcome: 'failed', at, reason: `${outcome.error} (after ${attempts} attempts)` });
-      return;
-    }
-    store.updateOutbox(current.childSessionKey, current.runId, {
-      attempts,
-      nextAttemptAt: at + backoff(attempts),
-      lastError: outcome.error,
-      updatedAt: at,
-    });
-  }
-
-  function recordChat(row: OutboxEntry, chat: ChatOutcome): void {
-    const payload = { ...(row.payload as unknown as AnnouncePayload), chat };
-    store.updateOutbox(row.childSessionKey, row.runId, {
-      payload: payload as unknown as Record<string, unknown>,
-      ...(chat.messageId !== undefined ? { platformMessageId: chat.messageId } : {}),
-      updatedAt: chat.at,
-    });
-  }
-
-  /** Step 3: both copies done -> `delivered`, with the outcome on the run; then cleanup. */
-  function settle(row: OutboxEntry): void {
-    const settled = store.transaction(() => {
-      const current = store.getOutbox(row.childSessionKey, row.runId);
-      if (current?.status !== 'pending' || current.inboxAt === undefined) return false;
-      const chat = (current.payload as unknown as AnnouncePayload).chat;
-      if (!chat && current.platformMessageId === undefined) return false;
+    const settledChat = chat;
+    store.transaction(() => {
       const now = ctx.clock.now();
       store.updateOutbox(current.childSessionKey, current.runId, {
         status: 'delivered',
         deliveredAt: now,
         updatedAt: now,
+        payload: { ...payload, chat: settledChat } as unknown as Record<string, unknown>,
+        ...(settledChat.messageId !== undefined ? { platformMessageId: settledChat.messageId } : {}),
       });
-      recordOutcome(current.runId, outcomeOf(chat, now));
-      return true;
+      recordOutcome(current.runId, outcomeOf(settledChat, now));
     });
-    if (settled) track(finish(row.childSessionKey));
+    current.status = 'delivered';
+    sentNotRecorded.delete(id);
+    track(finish(current.childSessionKey));
   }
 
   /** The requester is gone: the result goes to its agent's main session inbox, never dropped. */
@@ -336,8 +342,13 @@ export function createSubagentRegistry(
     track(finish(row.childSessionKey));
   }
 
+  /** Records how the announce ended on the run (runs are never deleted; a missing one is skipped). */
   function recordOutcome(runId: string, announce: AnnounceOutcome): void {
-    if (store.getRun(runId)) store.updateRun(runId, { announce });
+    try {
+      store.updateRun(runId, { announce });
+    } catch (error) {
+      if (!isColloquyError(error) || error.code !== 'RUN_NOT_FOUND') throw error;
+    }
   }
 
   async function finish(childKey: string): Promise<void> {

@@ -1,0 +1,114 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RunRecord, Store } from '@colloquy/core';
+import { openSqliteStore } from '@colloquy/store-sqlite';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, waitFor } from '../support/harness.js';
+import { crashConfig, crashScript, MAIN } from './fixtures/crash-script.mjs';
+import { allOutbox, announcesIn } from './subagents-fixture.js';
+
+const RUNNER = fileURLToPath(new URL('./fixtures/crash-runner.mjs', import.meta.url));
+const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
+const ROUNDS = 10;
+const CHILDREN = 12;
+
+const dirs: string[] = [];
+let child: ChildProcess | undefined;
+afterEach(() => {
+  child?.kill('SIGKILL');
+  child = undefined;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Starts the runner and SIGKILLs it `killAfterMs` after it reported ready. */
+function runAndKill(file: string, workspace: string, killAfterMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [RUNNER, file, workspace, String(CHILDREN)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = proc;
+    let out = '';
+    let err = '';
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('ready\n') && !proc.killed) {
+        setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
+      }
+    });
+    proc.stderr!.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    proc.on('exit', (code, signal) => {
+      if (signal === 'SIGKILL') resolve(out);
+      else reject(new Error(`the runner exited with ${code}: ${err}`));
+    });
+    setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
+  });
+}
+
+function subagentRuns(store: Store): RunRecord[] {
+  return store.listRuns({}).filter((run) => run.lane === 'subagent');
+}
+
+describe('restart after SIGKILL while sub-agents run', () => {
+  beforeAll(() => {
+    if (!existsSync(DIST))
+      throw new Error('Build the runtime first (pnpm --filter @colloquy/runtime build).');
+  });
+
+  it(`announces every child exactly once, completed or interrupted, over ${ROUNDS} random kills`, async () => {
+    const outcomes = { done: 0, interrupted: 0 };
+    for (let round = 0; round < ROUNDS; round++) {
+      const dir = mkdtempSync(join(tmpdir(), 'colloquy-crash-'));
+      dirs.push(dir);
+      const file = join(dir, 'colloquy.db');
+      const killAfterMs = Math.floor(Math.random() * 60);
+      await runAndKill(file, join(dir, 'workspaces'), killAfterMs);
+
+      // Odd rounds allow one attempt only: runs cut mid-way become `interrupted` instead of resuming.
+      const maxRunAttempts = round % 2 === 1 ? 1 : 3;
+      const h = await startHarness({
+        store: openSqliteStore({ file }),
+        script: crashScript(),
+        config: crashConfig({ maxRunAttempts }),
+        workspaceDir: join(dir, 'workspaces'),
+        subagents: { pollMs: 20, retryBaseMs: 20 },
+      });
+      try {
+        const store = h.store;
+        await waitFor(
+          () =>
+            store.listRuns({ statuses: ['queued', 'running'] }).length === 0 &&
+            allOutbox(store).every((row) => row.status !== 'pending') &&
+            store.listInbox(MAIN).length === 0,
+          10_000,
+          `round ${round} (killed after ${killAfterMs} ms) to settle`,
+        );
+        const runs = subagentRuns(store);
+        const announced = announcesIn(store, MAIN);
+        for (const run of runs) {
+          expect(['done', 'interrupted']).toContain(run.status);
+          outcomes[run.status as 'done' | 'interrupted']++;
+          const row = store.getOutbox(run.sessionKey, run.runId);
+          expect(row?.status, `outbox row of ${run.runId}`).toBe('delivered');
+          const status = (row!.payload as { status: string }).status;
+          expect(status).toBe(run.status === 'done' ? 'ok' : 'interrupted');
+          expect(
+            announced.filter((a) => a.runId === run.runId),
+            `announces of ${run.runId}`,
+          ).toHaveLength(1);
+        }
+        // Nothing announced that is not a sub-agent run, and nothing twice.
+        expect(announced).toHaveLength(runs.length);
+        expect(allOutbox(store)).toHaveLength(runs.length);
+      } finally {
+        await h.close();
+      }
+    }
+    // Over ten rounds both endings happen (a sanity check that the kills landed mid-work).
+    expect(outcomes.done).toBeGreaterThan(0);
+  }, 60_000);
+});
