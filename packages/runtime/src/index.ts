@@ -46,6 +46,7 @@ export type {
   ToolsHook,
   ToolsHookContext,
 } from './runtime/runtime-options.js';
+export { sessionToolsHook } from './runtime/session-tools-hook.js';
 export { installSignalHandlers, type SignalHandlerOptions } from './runtime/signal-handlers.js';
 // --- sub-agents: announce outbox, attachments, cleanup ---
 export type { AnnouncePayload, AnnounceStats, AnnounceStatus, ChatOutcome } from './subagents/announce.js';

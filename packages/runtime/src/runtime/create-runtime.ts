@@ -22,6 +22,7 @@ import { type GatewayServer, startGatewayServer } from '../ws/gateway-server.js'
 import { type RecoveryReport, recoverRuns } from './recover-runs.js';
 import type { RuntimeContext, TurnEndHook } from './runtime-context.js';
 import type { RuntimeOptions } from './runtime-options.js';
+import { sessionToolsHook } from './session-tools-hook.js';
 import { createThreadBindingAccess } from './thread-binding-access.js';
 
 /** Lifecycle states of a {@link Runtime}. */
@@ -121,7 +122,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     events,
     plugins,
     models: options.models ?? createModelRouter(config),
-    tools: options.tools,
+    tools: options.tools ?? sessionToolsHook,
     waiters,
     history: createHistoryCache(),
     turnEndHooks: [] as TurnEndHook[],

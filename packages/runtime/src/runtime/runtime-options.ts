@@ -78,7 +78,7 @@ export interface RuntimeOptions {
    * AI SDK providers configured under `models.providers`.
    */
   models?: ModelResolver;
-  /** Tools for each run. Default: none. */
+  /** Tools for each run. Default: `sessionToolsHook`, the session tools (compose it to add your own). */
   tools?: ToolsHook;
   /** Slash commands, checked before a message becomes a run. */
   commands?: CommandsHook;

@@ -77,18 +77,6 @@ export async function startToolsHarness(
   const harness = await startHarness({
     script: agentScript(behaviour),
     config,
-    tools: ({ session, run, gateway, track }) =>
-      session.kind === 'subagent'
-        ? []
-        : createSessionTools({
-            requesterKey: session.key,
-            agentId: session.agentId,
-            sandboxed: session.sandboxed ?? false,
-            config: resolved,
-            gateway,
-            hop: run.provenance?.hop ?? 0,
-            track,
-          }),
     ...options,
   });
   return {
