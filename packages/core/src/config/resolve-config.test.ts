@@ -94,6 +94,21 @@ describe('resolveConfig defaults', () => {
     expect(config.models.prices['my-vllm/qwen']?.outputPerMTokUsd).toBe(0.2);
   });
 
+  it('names a misspelt field inside a provider or price entry', () => {
+    const result = checkConfig({
+      models: {
+        providers: { local: { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1' } },
+        prices: { 'local/m': { inputPerMTokUsd: 1, outputPerMtokUsd: 2 } },
+      },
+    });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const paths = result.issues.map((issue) => issue.path);
+    expect(paths).toContain('models.providers.local.baseUrl');
+    expect(paths).toContain('models.prices["local/m"].outputPerMtokUsd');
+    expect(result.issues[0]?.expected).toContain('did you mean "baseURL"');
+  });
+
   it('never modifies its input', () => {
     const input = { session: { agentToAgent: { maxHops: 3 } } };
     const snapshot = structuredClone(input);

@@ -180,18 +180,24 @@ const AgentsSchema = Type.Object(
 // --- models ---
 
 /** One model provider. Extra keys are allowed: adapters may read their own options. */
-export const ModelProviderConfigSchema = Type.Object({
-  kind: Type.Union([Type.Literal('openai-compatible'), Type.Literal('anthropic')]),
-  baseURL: Type.Optional(NonEmpty),
-  apiKey: Type.Optional(NonEmpty),
-  apiKeyEnv: Type.Optional(NonEmpty),
-});
+export const ModelProviderConfigSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('openai-compatible'), Type.Literal('anthropic')]),
+    baseURL: Type.Optional(NonEmpty),
+    apiKey: Type.Optional(NonEmpty),
+    apiKeyEnv: Type.Optional(NonEmpty),
+  },
+  Strict,
+);
 
 /** Prices of one model in US dollars per million tokens. */
-export const ModelPriceSchema = Type.Object({
-  inputPerMTokUsd: Type.Number({ minimum: 0 }),
-  outputPerMTokUsd: Type.Number({ minimum: 0 }),
-});
+export const ModelPriceSchema = Type.Object(
+  {
+    inputPerMTokUsd: Type.Number({ minimum: 0 }),
+    outputPerMTokUsd: Type.Number({ minimum: 0 }),
+  },
+  Strict,
+);
 
 const ModelsSchema = Type.Object(
   {
