@@ -27,6 +27,7 @@ const Attachment = Type.Object(
   { additionalProperties: false },
 );
 
+/** The parameters of `sessions_spawn` (TypeBox: JSON Schema for the model, checked at run time). */
 export const SessionsSpawnParams = Type.Object(
   {
     task: Type.String({

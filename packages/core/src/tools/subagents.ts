@@ -18,6 +18,7 @@ import { validateToolArgs } from './validate-args.js';
 /** The longest steering message subagents accepts. */
 export const SUBAGENTS_MAX_MESSAGE_CHARS = 32_000;
 
+/** The parameters of `subagents` (TypeBox: JSON Schema for the model, checked at run time). */
 export const SubagentsParams = Type.Object(
   {
     action: Type.Union([Type.Literal('list'), Type.Literal('steer'), Type.Literal('kill')], {
