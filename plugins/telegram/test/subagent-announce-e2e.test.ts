@@ -1,0 +1,229 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryStore, type ModelRequest, resolveConfig } from '@colloquy/core';
+import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/core/testing';
+import { createRuntime, type Runtime } from '@colloquy/runtime';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTelegramPlugin } from '../src/index.js';
+import { FakeTelegram, type SentMessage } from './support/fake-telegram.js';
+
+const TOKEN = '4004:spawn-token';
+const BOT = { id: 4004, username: 'spawn_bot' };
+const ALICE = { id: 42, is_bot: false, first_name: 'Alice', username: 'alice' };
+const GROUP_ID = -100700;
+const GROUP = { id: GROUP_ID, type: 'supergroup' as const, title: 'Team', is_forum: true as const };
+const MENTION = '@spawn_bot';
+const TASK = 'Find three hotels near the venue';
+const CHILD_RESULT = 'Hotel Alpha, Hotel Beta, Hotel Gamma';
+const PARENT_ACK = 'A sub-agent is on it.';
+const PARENT_AFTER_ANNOUNCE = 'The sub-agent reported back.';
+/** After the announce arrived: long enough for many announce polls (every 20 ms) and the wake turn. */
+const SETTLE_MS = 400;
+
+let fake: FakeTelegram;
+let stateDir: string;
+let store: MemoryStore;
+let runtime: Runtime | undefined;
+
+beforeEach(async () => {
+  fake = await FakeTelegram.start();
+  fake.addBot(TOKEN, BOT);
+  fake.addChat(GROUP_ID, { type: 'supergroup', forum: true, title: 'Team' });
+  stateDir = await mkdtemp(join(tmpdir(), 'colloquy-tg-spawn-'));
+  store = new MemoryStore();
+});
+
+afterEach(async () => {
+  await runtime?.shutdown({ drainMs: 200 });
+  runtime = undefined;
+  await fake.close();
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+const isSubagent = (request: ModelRequest): boolean => request.system.includes('You are a sub-agent');
+const isAnnounce = (text: string | undefined): boolean => text?.startsWith('[Announce from session') ?? false;
+
+/**
+ * The scripted model of both sessions. The parent calls sessions_spawn with `spawnArgs`, then
+ * acknowledges; on the turn that reads the announce it says so. The child answers its task, and
+ * echoes any later message.
+ */
+function script(spawnArgs: Record<string, unknown>) {
+  return (request: ModelRequest): string | { toolCalls: { name: string; arguments: unknown }[] } => {
+    const last = request.messages.at(-1);
+    if (isSubagent(request)) {
+      const text = lastUserText(request) ?? '';
+      return text.includes(TASK) ? CHILD_RESULT : `child heard: ${text}`;
+    }
+    if (last?.role === 'toolResult') return PARENT_ACK;
+    if (isAnnounce(lastUserText(request))) return PARENT_AFTER_ANNOUNCE;
+    return { toolCalls: [{ name: 'sessions_spawn', arguments: spawnArgs }] };
+  };
+}
+
+/** Boots the real runtime (default session tools) with the scripted model and the plugin on the fake. */
+async function boot(spawnArgs: Record<string, unknown>): Promise<ScriptedModel> {
+  const model = createScriptedModel(script(spawnArgs));
+  const plugin = createTelegramPlugin({
+    config: { accounts: [{ token: TOKEN, apiRoot: fake.apiRoot }], dmPolicy: 'open' },
+    stateDir,
+    pollTimeoutSeconds: 1,
+    startTimeoutMs: 3000,
+  });
+  runtime = createRuntime({
+    config: resolveConfig({ agents: { defaults: { model: 'scripted/test' } } }),
+    store,
+    plugins: [plugin],
+    models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: ref.slice(9) } : undefined),
+    workspaceDir: join(stateDir, 'workspaces'),
+    subagents: { pollMs: 20, retryBaseMs: 20, retryMaxMs: 100 },
+  });
+  await runtime.start();
+  return model;
+}
+
+/** Alice mentions the bot in a new forum topic; returns the topic id. */
+function askInTopic(): number {
+  const topic = fake.addTopic(GROUP_ID, 'Trip planning');
+  fake.pushMessage(TOKEN, {
+    chat: GROUP,
+    from: ALICE,
+    text: `${MENTION} please research hotels`,
+    entities: [{ type: 'mention', offset: 0, length: MENTION.length }],
+    message_thread_id: topic,
+    is_topic_message: true,
+  });
+  return topic;
+}
+
+const announcesOf = (childKey: string): SentMessage[] =>
+  fake.sentTo(GROUP_ID).filter((m) => m.visibleText.startsWith(`Sub-agent ${childKey}`));
+
+/** The sessions_spawn result the parent's model read. */
+function spawnResult(model: ScriptedModel): { status: string; childSessionKey: string; threadId?: string } {
+  const request = model.requests.find((r) => !isSubagent(r) && r.messages.at(-1)?.role === 'toolResult');
+  const result = request?.messages.at(-1);
+  if (result?.role !== 'toolResult') throw new Error('the parent never got a sessions_spawn result');
+  return JSON.parse(typeof result.content === 'string' ? result.content : '') as ReturnType<
+    typeof spawnResult
+  >;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake Bot API)', () => {
+  it('announces into that topic exactly once, and the parent’s next turn reads the announce', async () => {
+    const model = await boot({ task: TASK });
+    const topic = askInTopic();
+    const parentKey = `agent:main:telegram:group:${GROUP_ID}:topic:${topic}`;
+
+    const announce = await fake.waitFor(
+      () => fake.sentTo(GROUP_ID).find((m) => m.visibleText.startsWith('Sub-agent ')),
+      5000,
+      'the sub-agent announce',
+    );
+    const spawned = spawnResult(model);
+    expect(spawned).toMatchObject({
+      status: 'accepted',
+      childSessionKey: expect.stringMatching(/^agent:main:subagent:/),
+    });
+    expect(announce.threadId).toBe(topic);
+    expect(announce.visibleText).toContain('Status: ok');
+    expect(announce.visibleText).toContain(`Result:\n${CHILD_RESULT}`);
+
+    // The parent's turn after the announce: it read it, and answered in the topic.
+    const after = await fake.waitFor(
+      () => fake.sentTo(GROUP_ID).find((m) => m.visibleText === PARENT_AFTER_ANNOUNCE),
+      5000,
+      'the parent’s reply after the announce',
+    );
+    expect(after.threadId).toBe(topic);
+    await sleep(SETTLE_MS);
+
+    expect(announcesOf(spawned.childSessionKey)).toHaveLength(1);
+    expect(
+      fake.callsOf('sendMessage').filter((c) => String(c.params.text).includes('finished.')),
+    ).toHaveLength(1);
+    expect(fake.sentTo(GROUP_ID).map((m) => [m.threadId, m.visibleText.split('\n')[0]])).toEqual([
+      [topic, PARENT_ACK],
+      [topic, `Sub-agent ${spawned.childSessionKey} finished.`],
+      [topic, PARENT_AFTER_ANNOUNCE],
+    ]);
+
+    // The child ran its task once; the parent's next turn saw the announce as a marked message.
+    const childRequests = model.requests.filter(isSubagent);
+    expect(childRequests).toHaveLength(1);
+    expect(lastUserText(childRequests[0]!)).toContain(TASK);
+    const wake = model.requests.find((r) => !isSubagent(r) && isAnnounce(lastUserText(r)));
+    expect(lastUserText(wake!)).toContain(`[Announce from session ${spawned.childSessionKey};`);
+    expect(lastUserText(wake!)).toContain(CHILD_RESULT);
+    const announced = store.readTail(parentKey, 100).filter((m) => m.provenance?.kind === 'announce');
+    expect(announced).toHaveLength(1);
+    expect(announced[0]?.provenance?.sourceSessionKey).toBe(spawned.childSessionKey);
+    expect(store.listInbox(parentKey)).toEqual([]);
+  });
+
+  it('with thread: true, opens a topic for the child, announces once into the topic of origin, and routes the child’s topic to it', async () => {
+    const model = await boot({ task: TASK, label: 'Hotels', thread: true });
+    const topic = askInTopic();
+
+    const announce = await fake.waitFor(
+      () => fake.sentTo(GROUP_ID).find((m) => m.visibleText.startsWith('Sub-agent ')),
+      5000,
+      'the sub-agent announce',
+    );
+    const spawned = spawnResult(model);
+    expect(spawned).toMatchObject({ status: 'accepted', mode: 'session', threadId: expect.any(String) });
+    const childTopic = Number(spawned.threadId);
+    expect(childTopic).not.toBe(topic);
+
+    // The child's topic was created with createForumTopic in the same chat, named by the label.
+    const created = fake.callsOf('createForumTopic');
+    expect(created).toHaveLength(1);
+    expect(created[0]?.params).toMatchObject({ chat_id: GROUP_ID, name: 'Hotels' });
+    expect(fake.topics(GROUP_ID).get(childTopic)).toBe('Hotels');
+
+    // The announce goes to the topic the parent was asked in, not the child's topic.
+    expect(announce.threadId).toBe(topic);
+    expect(announce.visibleText).toContain(`Sub-agent "Hotels" (${spawned.childSessionKey}) finished.`);
+    expect(announce.visibleText).toContain(`Result:\n${CHILD_RESULT}`);
+
+    // A human message in the child's topic reaches the child, which answers there.
+    await fake.waitFor(
+      () => fake.sentTo(GROUP_ID).find((m) => m.visibleText === PARENT_AFTER_ANNOUNCE),
+      5000,
+      'the parent’s reply after the announce',
+    );
+    fake.pushMessage(TOKEN, {
+      chat: GROUP,
+      from: ALICE,
+      text: 'any with a pool?',
+      message_thread_id: childTopic,
+      is_topic_message: true,
+    });
+    const childReply = await fake.waitFor(
+      () => fake.sentTo(GROUP_ID).find((m) => m.threadId === childTopic),
+      5000,
+      'the child’s reply in its topic',
+    );
+    expect(childReply.visibleText).toBe('child heard: any with a pool?');
+    const childTranscript = store.readTail(spawned.childSessionKey, 100);
+    expect(childTranscript.some((m) => m.role === 'user' && m.content === 'any with a pool?')).toBe(true);
+    await sleep(SETTLE_MS);
+
+    // Still exactly one announce: the child's topic conversation is not announced again.
+    expect(announcesOf(`"Hotels" (${spawned.childSessionKey})`)).toHaveLength(1);
+    expect(
+      fake.callsOf('sendMessage').filter((c) => String(c.params.text).includes('finished.')),
+    ).toHaveLength(1);
+    expect(fake.sentTo(GROUP_ID).map((m) => [m.threadId, m.visibleText.split('\n')[0]])).toEqual([
+      [topic, PARENT_ACK],
+      [topic, `Sub-agent "Hotels" (${spawned.childSessionKey}) finished.`],
+      [topic, PARENT_AFTER_ANNOUNCE],
+      [childTopic, 'child heard: any with a pool?'],
+    ]);
+    const parentKey = `agent:main:telegram:group:${GROUP_ID}:topic:${topic}`;
+    expect(store.readTail(parentKey, 100).filter((m) => m.provenance?.kind === 'announce')).toHaveLength(1);
+  });
+});
