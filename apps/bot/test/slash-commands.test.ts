@@ -177,6 +177,8 @@ describe('sub-agents from the chat', () => {
     );
     expect(announce).toContain(childKey);
     const [list] = await fixture.say('/subagents');
+    expect(list).toContain('1 sub-agent, 0 active:');
+    expect(list).toContain(`#1 find the distance to the moon · done · `);
     expect(list).toContain(childKey);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(fixture.channel.textsTo('user-1').filter((t) => t.includes('384,400 km'))).toHaveLength(1);

@@ -8,9 +8,11 @@ import type {
   SessionsHistoryResult,
   SessionsListToolResult,
   SessionsSendResult,
+  SessionsSpawnResult,
+  SubagentsResult,
 } from '@colloquy/core';
 import { renderTranscriptLines } from '../format/render-messages.js';
-import { compactCount, duration, timeAgo } from '../format/units.js';
+import { compactCount, duration, oneLine, timeAgo } from '../format/units.js';
 
 /** A tool's refusal or mistake. */
 export interface ToolProblem {
@@ -122,37 +124,48 @@ export function renderSendResult(result: SessionsSendResult): string {
 }
 
 /**
- * Generic rendering for tools without a dedicated view (sessions_spawn, subagents): the JSON's
- * scalar fields as `name: value` lines, arrays as bullet lists.
+ * A `subagents` result: the list of your sub-agents, or what steer or kill did.
  *
- * @param details - the tool result's details
+ * @param result - the tool result
  * @param now - epoch ms
  * @returns the reply
  */
-export function renderGeneric(details: unknown, now: number): string {
-  if (isToolProblem(details)) return renderProblem(details);
-  if (typeof details !== 'object' || details === null) return String(details);
-  const lines: string[] = [];
-  for (const [key, value] of Object.entries(details as Record<string, unknown>)) {
-    if (value === undefined || value === null) continue;
-    if (Array.isArray(value)) {
-      lines.push(`${key}: ${value.length === 0 ? 'none' : ''}`.trimEnd());
-      for (const item of value.slice(0, 30)) lines.push(`• ${scalarLine(item, now)}`);
-    } else {
-      lines.push(`${key}: ${scalarLine(value, now)}`);
-    }
+export function renderSubagents(result: SubagentsResult, now: number): string {
+  if (isToolProblem(result)) return renderProblem(result);
+  if (result.action === 'steer') return `Steered ${result.sessionKey} (run ${result.runId}).`;
+  if (result.action === 'kill') {
+    const keys = result.killed.map((k) => k.sessionKey).join(', ');
+    const head = result.count === 0 ? 'Nothing was running.' : `Stopped ${result.count} run(s): ${keys}.`;
+    return result.note ? `${head} ${result.note}` : head;
   }
-  return lines.join('\n');
+  if (result.subagents.length === 0) return 'No sub-agents yet. Start one with /spawn <task>.';
+  const lines = result.subagents.map((row) => {
+    const facts = [
+      row.status,
+      row.runtimeMs !== undefined
+        ? duration(row.runtimeMs)
+        : row.startedAt
+          ? `started ${timeAgo(row.startedAt, now)}`
+          : '',
+      row.tokens ? `${compactCount(row.tokens.total)} tokens` : '',
+      row.sessionKey,
+    ].filter(Boolean);
+    const name = row.label ?? (row.task ? oneLine(row.task, 50) : 'sub-agent');
+    return `${'  '.repeat(Math.max(0, row.depth - 1))}#${row.index} ${name} · ${facts.join(' · ')}`;
+  });
+  return [
+    `${result.count} sub-agent${result.count === 1 ? '' : 's'}, ${result.active} active:`,
+    ...lines,
+  ].join('\n');
 }
 
-function scalarLine(value: unknown, now: number): string {
-  if (typeof value !== 'object' || value === null) return String(value);
-  return Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined && v !== null && typeof v !== 'object')
-    .map(([k, v]) => {
-      if (typeof v === 'number' && /At$/.test(k)) return `${k} ${timeAgo(v, now)}`;
-      if (typeof v === 'number' && /Ms$/.test(k)) return `${k.replace(/Ms$/, '')} ${duration(v)}`;
-      return `${k} ${String(v)}`;
-    })
-    .join(' · ');
+/**
+ * A `sessions_spawn` result.
+ *
+ * @param result - the tool result
+ * @returns the reply
+ */
+export function renderSpawn(result: SessionsSpawnResult): string {
+  if (isToolProblem(result)) return renderProblem(result);
+  return `Started a sub-agent: ${result.childSessionKey} (run ${result.runId}, ${result.model}). It will announce its result here.`;
 }

@@ -8,18 +8,21 @@ import type {
   SessionsHistoryResult,
   SessionsListToolResult,
   SessionsSendResult,
+  SessionsSpawnResult,
+  SubagentsResult,
 } from '@colloquy/core';
 import { isColloquyError, parseSendCommand } from '@colloquy/core';
 import type { CommandsHook } from '@colloquy/runtime';
 import { parseSlashCommand, SLASH_COMMANDS, type SlashCommand } from './parse-slash-command.js';
 import {
   isToolProblem,
-  renderGeneric,
   renderHistory,
   renderProblem,
   renderSendResult,
   renderSessionList,
   renderSessionStatus,
+  renderSpawn,
+  renderSubagents,
 } from './render-results.js';
 
 /** Options of {@link createSlashCommands}. */
@@ -166,10 +169,7 @@ export function createSlashCommands(options: SlashCommandsOptions): SlashCommand
       case 'spawn': {
         if (command.rest === '') return usage('spawn');
         const details = await callTool(session, 'sessions_spawn', { task: command.rest });
-        if (details === undefined) return unavailable('spawn');
-        if (isToolProblem(details)) return renderProblem(details);
-        const d = details as { childSessionKey?: string; runId?: string; model?: string };
-        return `Started a sub-agent: ${d.childSessionKey ?? '?'} (run ${d.runId ?? '?'}${d.model ? `, ${d.model}` : ''}). It will announce its result here.`;
+        return details === undefined ? unavailable('spawn') : renderSpawn(details as SessionsSpawnResult);
       }
       case 'subagents': {
         const [action = 'list', target, ...words] = command.args;
@@ -177,14 +177,15 @@ export function createSlashCommands(options: SlashCommandsOptions): SlashCommand
         if (verb !== 'list' && verb !== 'steer' && verb !== 'kill') return usage('subagents');
         if (verb !== 'list' && !target) return usage('subagents');
         if (verb === 'steer' && words.length === 0) return usage('subagents');
-        const message = verb === 'steer' ? command.rest.split(/\s+/).slice(2).join(' ') : undefined;
+        const message = verb === 'steer' ? command.rest.replace(/^\S+\s+\S+\s*/, '') : undefined;
         const details = await callTool(session, 'subagents', {
           action: verb,
           ...(target ? { target } : {}),
           ...(message ? { message } : {}),
         });
-        if (details === undefined) return unavailable('subagents');
-        return renderGeneric(details, now());
+        return details === undefined
+          ? unavailable('subagents')
+          : renderSubagents(details as SubagentsResult, now());
       }
       case 'new':
         return options.newSession

@@ -31,7 +31,7 @@ describe('createAppLogger', () => {
     log.warn({ port: 7420 }, 'port busy');
     await new Promise((resolve) => setImmediate(resolve));
     expect(out.text()).toMatch(/WARN.*port busy/);
-    expect(out.text()).toContain('port: 7420');
+    expect(out.text()).toContain('{"port":7420}');
     expect(() => JSON.parse(out.text())).toThrow();
   });
 });

@@ -39,6 +39,7 @@ export async function createAppLogger(options: AppLoggerOptions = {}): Promise<L
       destination: out,
       ignore: 'pid,hostname',
       translateTime: 'HH:MM:ss',
+      singleLine: true,
     });
   } else {
     stream = out as DestinationStream;
