@@ -6,6 +6,7 @@ import {
   type SessionOrigin,
   type SessionRecord,
   type Store,
+  subagentMetaOf,
   type TranscriptMessage,
   truncateText,
 } from '@colloquy/core';
@@ -44,6 +45,11 @@ export interface AnnouncePayload {
   chat?: ChatOutcome;
   /** Set when the requester was gone and the result went to its owner's main session. */
   parkedIn?: string;
+  /**
+   * True when the child needs cleanup once announced (`cleanup: "delete"`, or attachments to
+   * remove), so delivery can skip reading the child session otherwise.
+   */
+  needsCleanup?: boolean;
 }
 
 /** The stats line's figures. */
@@ -129,6 +135,8 @@ export function buildAnnounce(
     ...(session?.label ? { label: session.label } : {}),
     ...(session?.requesterOrigin ? { origin: session.requesterOrigin } : {}),
   };
+  const meta = session ? subagentMetaOf(session) : undefined;
+  if (meta && (meta.cleanup === 'delete' || meta.attachments)) payload.needsCleanup = true;
   payload.text = renderAnnounce(payload);
   return payload;
 }

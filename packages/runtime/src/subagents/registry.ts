@@ -308,7 +308,7 @@ export function createSubagentRegistry(
     });
     current.status = 'delivered';
     sentNotRecorded.delete(id);
-    track(finish(current.childSessionKey));
+    if (payload.needsCleanup) track(finish(current.childSessionKey));
   }
 
   /** The requester is gone: the result goes to its agent's main session inbox, never dropped. */
