@@ -1,7 +1,10 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AppProcess, startApp } from './support/app-process.js';
+import { type AppProcess, runCliProcess, startApp } from './support/app-process.js';
 
 let app: AppProcess | undefined;
 afterEach(async () => {
@@ -37,6 +40,30 @@ describe('colloquy start and Ctrl-C', () => {
       expect(again.output()).toContain('admin-token>');
     } finally {
       await again.stop();
+    }
+  });
+});
+
+describe('a start that fails', () => {
+  it('explains a busy port, exits 1, and keeps no admin token it never showed', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    const dir = mkdtempSync(join(tmpdir(), 'colloquy-busy-'));
+    try {
+      writeFileSync(
+        join(dir, 'colloquy.json5'),
+        JSON.stringify({ gateway: { port: 0 }, channels: { webchat: { port } } }),
+      );
+      const run = await runCliProcess(['start', '--log-format', 'json'], { cwd: dir });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(
+        `Colloquy could not start: The web chat cannot listen on 127.0.0.1:${port}`,
+      );
+      expect(existsSync(join(dir, '.colloquy', 'admin-token'))).toBe(false);
+    } finally {
+      busy.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

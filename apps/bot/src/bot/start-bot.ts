@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type AgentTool,
@@ -27,6 +28,7 @@ import {
   readOrCreateSecret,
   removeRunInfo,
   STATE_FILES,
+  type StateSecret,
   writeRunInfo,
 } from '../state/state-dir.js';
 import { createChannelPlugins } from './channel-plugins.js';
@@ -93,12 +95,22 @@ const TOOL_KINDS = new Set<SessionRecord['kind']>(['main', 'group', 'dm', 'subag
  * ```
  */
 export async function startBot(options: BotOptions): Promise<Bot> {
+  await ensureStateDir(options.config.stateDir);
+  const token: Pick<StateSecret, 'value' | 'created'> & { file?: string } = options.config.core.gateway.token
+    ? { value: options.config.core.gateway.token, created: false }
+    : await readOrCreateSecret(options.config.stateDir, STATE_FILES.adminToken);
+  try {
+    return await launch(options, token);
+  } catch (error) {
+    // A token nobody was shown must not count as shown: the next start generates and prints one.
+    if (token.created && token.file) await rm(token.file, { force: true });
+    throw error;
+  }
+}
+
+async function launch(options: BotOptions, token: Pick<StateSecret, 'value' | 'created'>): Promise<Bot> {
   const { config } = options;
   const log = options.logger ?? silentLogger;
-  await ensureStateDir(config.stateDir);
-  const token = config.core.gateway.token
-    ? { value: config.core.gateway.token, created: false }
-    : await readOrCreateSecret(config.stateDir, STATE_FILES.adminToken);
   const cookieSecret = await readOrCreateSecret(config.stateDir, STATE_FILES.cookieSecret, 32);
   const core: ColloquyConfig = {
     ...config.core,

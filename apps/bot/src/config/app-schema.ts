@@ -6,9 +6,6 @@ import { type Static, Type } from '@sinclair/typebox';
 
 const Strict = { additionalProperties: false } as const;
 
-/** Channel ids whose owner list may be configured. */
-export const OWNER_CHANNELS = ['webchat', 'telegram', 'discord', 'whatsapp'] as const;
-
 /** The `app` section. */
 export const AppSectionSchema = Type.Object(
   {
