@@ -79,33 +79,13 @@ export async function prepareSpawn(
 
   const next: SessionRecord = { ...record };
   const result: PreparedSpawn['result'] = {};
-  let bind: (() => void) | undefined;
-  if (init.thread) {
-    const thread = await createThreadFor(ctx, record, init, task);
-    next.deliveryContext = thread;
-    next.channel = thread.channel;
-    next.lastChannel = thread.channel;
-    next.lastTo = thread.to;
-    next.lastAccountId = thread.accountId;
-    const parentChat = record.spawnedBy ? ctx.store.getSession(record.spawnedBy)?.chatType : undefined;
-    if (parentChat) next.chatType = parentChat;
-    result.thread = thread;
-    bind = () => {
-      const now = ctx.clock.now();
-      ctx.store.putThreadBinding({
-        channel: thread.channel,
-        accountId: thread.accountId,
-        conversationId: thread.to,
-        threadId: thread.threadId,
-        sessionKey: record.key,
-        createdAt: now,
-        lastActiveAt: now,
-      });
-    };
-  }
 
+  // Files first: a spawn that fails must not leave a thread (and its binding) behind.
   let written: WrittenAttachments | undefined;
   const workspace = sessionWorkspaceDir(workspaceRoot, record.key);
+  const removeFiles = async () => {
+    if (written) await removeTreeNoFollow(written.hostDir, workspace).catch(() => undefined);
+  };
   if (checked?.ok) {
     written = await writeAttachments({
       workspace,
@@ -127,6 +107,25 @@ export async function prepareSpawn(
       },
     };
   }
+
+  let thread: (DeliveryContext & { threadId: string }) | undefined;
+  if (init.thread) {
+    try {
+      thread = await createThreadFor(ctx, record, init, task);
+    } catch (error) {
+      await removeFiles();
+      throw error;
+    }
+    next.deliveryContext = thread;
+    next.channel = thread.channel;
+    next.lastChannel = thread.channel;
+    next.lastTo = thread.to;
+    next.lastAccountId = thread.accountId;
+    const parentChat = record.spawnedBy ? ctx.store.getSession(record.spawnedBy)?.chatType : undefined;
+    if (parentChat) next.chatType = parentChat;
+    result.thread = thread;
+  }
+  const bound = thread;
   const files = written?.receipt.files.map((f) => `${f.name} (${f.bytes} bytes)`).join(', ');
   return {
     record: next,
@@ -136,9 +135,23 @@ export async function prepareSpawn(
         }
       : {}),
     result,
-    commit: () => bind?.(),
+    commit: () => {
+      if (!bound) return;
+      const now = ctx.clock.now();
+      ctx.store.putThreadBinding({
+        channel: bound.channel,
+        accountId: bound.accountId,
+        conversationId: bound.to,
+        threadId: bound.threadId,
+        sessionKey: record.key,
+        createdAt: now,
+        lastActiveAt: now,
+      });
+    },
     rollback: async () => {
-      if (written) await removeTreeNoFollow(written.hostDir, workspace).catch(() => undefined);
+      await removeFiles();
+      // The plugin may have bound the thread already; an unborn child must not own it.
+      if (bound) ctx.store.deleteThreadBinding(bound.channel, bound.accountId, bound.threadId);
     },
   };
 }

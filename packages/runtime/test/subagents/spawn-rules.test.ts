@@ -1,3 +1,4 @@
+import { rmSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/harness.js';
 import {
@@ -272,6 +273,26 @@ describe('sessions_spawn with a thread', () => {
     await waitFor(() =>
       harness.channel.textsTo('user-1', result.threadId).some((t) => t.includes('and the hotel?')),
     );
+  });
+});
+
+describe('sessions_spawn failures leave nothing behind', () => {
+  it('creates no thread and no binding when the attachments cannot be written', async () => {
+    const harness = await boot({
+      channel: { capabilities: { threads: true } },
+      config: { tools: { sessions_spawn: { attachments: { enabled: true } } } },
+    });
+    rmSync(harness.workspaceDir, { recursive: true, force: true });
+    writeFileSync(harness.workspaceDir, 'a file where the workspace folder should be');
+    const result = await spawn(harness, {
+      task: 'x',
+      thread: true,
+      attachments: [{ name: 'a.txt', content: 'hi' }],
+    });
+    expect(result.status).toBe('error');
+    expect(harness.channel.threads).toEqual([]);
+    expect(harness.store.listThreadBindings()).toEqual([]);
+    expect(harness.store.listSessions({ kinds: ['subagent'] })).toEqual([]);
   });
 });
 
