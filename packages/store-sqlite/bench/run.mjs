@@ -216,9 +216,12 @@ try {
   store.close();
 
   // --- append throughput ---
-  const appendRun = (synchronous, total, perCall = 1) => {
-    const file = join(dir, `append-${synchronous}-${perCall}.db`);
-    const s = openSqliteStore({ file, synchronous });
+  // `group`: undefined (one commit per call), 'loop' (group commit, one synchronous loop; batches fill
+  // up to maxTransactions, then one final flush) or 'flush' (group commit, APPEND_SESSIONS writers at
+  // once, each awaiting flush() after every append, so every message is durable before the next).
+  const appendRun = async (synchronous, total, perCall = 1, group = undefined) => {
+    const file = join(dir, `append-${synchronous}-${perCall}-${group ?? 'plain'}.db`);
+    const s = openSqliteStore({ file, synchronous, groupCommit: group !== undefined });
     for (let i = 0; i < APPEND_SESSIONS; i++) {
       s.putSession({
         key: `agent:main:dm:${i}`,
@@ -230,22 +233,46 @@ try {
       });
     }
     const messages = Array.from({ length: total }, (_, i) => message(i));
+    await s.flush();
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
-    for (let i = 0; i < total; i += perCall) {
-      s.appendMessages(`agent:main:dm:${(i / perCall) % APPEND_SESSIONS}`, messages.slice(i, i + perCall));
+    if (group === 'flush') {
+      await Promise.all(
+        Array.from({ length: APPEND_SESSIONS }, async (_, session) => {
+          for (let i = session; i < total; i += APPEND_SESSIONS) {
+            s.appendMessages(`agent:main:dm:${session}`, [messages[i]]);
+            await s.flush();
+          }
+        }),
+      );
+    } else {
+      for (let i = 0; i < total; i += perCall) {
+        s.appendMessages(`agent:main:dm:${(i / perCall) % APPEND_SESSIONS}`, messages.slice(i, i + perCall));
+      }
+      await s.flush();
     }
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
     s.close();
     return { wall: total / seconds, cpu: total / ((cpu.user + cpu.system) / 1e6) };
   };
+  // The machine is shared: run each append workload three times and keep the median of each figure.
+  const median3 = (values) => [...values].sort((a, b) => a - b)[1];
+  const appendMedian = async (...args) => {
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push(await appendRun(...args));
+    return { wall: median3(runs.map((r) => r.wall)), cpu: median3(runs.map((r) => r.cpu)) };
+  };
   process.stdout.write(
-    `appending ${APPEND_MESSAGES} messages to ${APPEND_SESSIONS} sessions, one per call...\n`,
+    `appending ${APPEND_MESSAGES} messages to ${APPEND_SESSIONS} sessions, one per call (3 runs each, median)...\n`,
   );
-  const appendNormal = appendRun('NORMAL', APPEND_MESSAGES);
-  const appendTurns = appendRun('NORMAL', APPEND_MESSAGES, 4);
-  const appendFull = appendRun('FULL', APPEND_MESSAGES_FULL);
+  const appendNormal = await appendMedian('NORMAL', APPEND_MESSAGES);
+  const appendTurns = await appendMedian('NORMAL', APPEND_MESSAGES, 4);
+  const appendFull = await appendMedian('FULL', APPEND_MESSAGES_FULL);
+  process.stdout.write('the same with group commit...\n');
+  const appendGroupFlush = await appendMedian('NORMAL', APPEND_MESSAGES, 1, 'flush');
+  const appendGroupLoop = await appendMedian('NORMAL', APPEND_MESSAGES, 1, 'loop');
+  const appendGroupFull = await appendMedian('FULL', APPEND_MESSAGES, 1, 'flush');
   const jsonlDir = join(dir, 'append-jsonl');
   mkdirSync(jsonlDir);
   const started = performance.now();
@@ -300,6 +327,9 @@ try {
     '<= 2x',
     flatOk ? 'yes' : 'NO',
   ]);
+  // The target is checked on one commit per call, as it was defined; the group commit rows below
+  // (each writer awaiting flush() after every append, so each message is durable before it goes on,
+  // but concurrent writers share commits) are shown next to it for comparison.
   const appendOk = appendNormal.wall >= 20_000;
   if (!appendOk) missed += 1;
   const perSecond = (value) => `${Math.round(value).toLocaleString('en')} msg/s`;
@@ -345,6 +375,50 @@ try {
     '',
     '',
     '(info: one fsync per commit)',
+    '',
+  ]);
+  rows.push([
+    `append, ${APPEND_SESSIONS} writers, 1 msg + await flush() each (NORMAL, group commit)`,
+    '',
+    '',
+    perSecond(appendGroupFlush.wall),
+    '',
+    '',
+    '',
+    '(info: durable per message, commits shared)',
+    '',
+  ]);
+  rows.push([
+    '  same, per CPU-second of this process',
+    '',
+    '',
+    perSecond(appendGroupFlush.cpu),
+    '',
+    '',
+    '',
+    '(info)',
+    '',
+  ]);
+  rows.push([
+    `append, ${APPEND_SESSIONS} sessions, 1 msg/call, one loop, one final flush (group commit)`,
+    '',
+    '',
+    perSecond(appendGroupLoop.wall),
+    '',
+    '',
+    '',
+    `(info: batches of maxTransactions; ${perSecond(appendGroupLoop.cpu)} per CPU-s)`,
+    '',
+  ]);
+  rows.push([
+    `append, ${APPEND_SESSIONS} writers, 1 msg + await flush() each (FULL, group commit)`,
+    '',
+    '',
+    perSecond(appendGroupFull.wall),
+    '',
+    '',
+    '',
+    '(info: one fsync per batch)',
     '',
   ]);
   const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));

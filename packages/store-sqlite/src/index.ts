@@ -1,8 +1,9 @@
 // @colloquy/store-sqlite: the embedded default Colloquy Store on SQLite (better-sqlite3, WAL).
 
+// --- opening a store ---
+export type { GroupCommitOptions, GroupCommitSettings } from './group-commit.js';
 // --- schema ---
 export { SQLITE_SCHEMA_VERSION } from './migrations.js';
-// --- opening a store ---
 export { openSqliteStore, type SqliteStoreOptions } from './open-sqlite-store.js';
 export type { CheckpointResult, IntegrityReport, SqliteStore, SqliteSynchronous } from './sqlite-store.js';
 // --- transcript locators ---

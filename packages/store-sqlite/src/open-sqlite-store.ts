@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { ColloquyError, type Logger, silentLogger } from '@colloquy/core';
 import Database from 'better-sqlite3';
 import { inspectStoreFile, type StoreFileHeader, walSize } from './file-header.js';
+import { type GroupCommitOptions, resolveGroupCommit } from './group-commit.js';
 import { COLLOQUY_APPLICATION_ID, migrate, readUserVersion, SQLITE_SCHEMA_VERSION } from './migrations.js';
 import { toStoreError } from './sqlite-errors.js';
 import { SqliteStore, type SqliteSynchronous } from './sqlite-store.js';
@@ -28,8 +29,17 @@ export interface SqliteStoreOptions {
    * `STORE_ERROR`. The file must exist and be at the current schema version.
    */
   readonly?: boolean;
-  /** Receives migration and maintenance messages (default: silent). */
+  /** Receives migration and maintenance messages, and group commit failures (default: silent). */
   logger?: Logger;
+  /**
+   * Group commit (default off). When on, `transaction` calls (and single writes) share one SQLite
+   * commit per event-loop turn: each runs in a savepoint of a transaction that commits at the end
+   * of the turn (`setImmediate`), after `maxDelayMs`, or when it holds `maxTransactions`. A
+   * returned write is visible to this store at once but durable only once `store.flush()`
+   * resolves; a crash before that loses it. If a group commit fails, `flush()` rejects and the
+   * store refuses writes until reopened. `true` takes the defaults. Not with `readonly`.
+   */
+  groupCommit?: boolean | GroupCommitOptions;
 }
 
 const MEMORY = ':memory:';
@@ -64,6 +74,14 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const readonly = options.readonly ?? false;
   const logger = (options.logger ?? silentLogger).child({ store: file });
   validateOptions(options, synchronous, busyTimeoutMs);
+  const groupCommit = resolveGroupCommit(options.groupCommit);
+  if (groupCommit !== undefined && readonly) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      '`groupCommit` batches writes, and a `readonly` store has none: drop one of the two options.',
+      {},
+    );
+  }
   const context = { file, busyTimeoutMs };
 
   if (file !== MEMORY) {
@@ -110,7 +128,16 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
         logger.info({ from: result.from, to: result.to }, 'migrated the store schema');
       }
     }
-    return new SqliteStore({ db, file, readonly, synchronous, busyTimeoutMs, schemaVersion, logger });
+    return new SqliteStore({
+      db,
+      file,
+      readonly,
+      synchronous,
+      busyTimeoutMs,
+      schemaVersion,
+      logger,
+      ...(groupCommit === undefined ? {} : { groupCommit }),
+    });
   } catch (error) {
     db?.close();
     throw toStoreError(error, context);

@@ -8,3 +8,9 @@ afterAll(() => temp.cleanup());
 
 runStoreConformance('SqliteStore on a temp file', () => openSqliteStore({ file: temp.file('store.db') }));
 runStoreConformance('SqliteStore in memory', () => openSqliteStore({ file: ':memory:' }));
+runStoreConformance('SqliteStore with group commit', () =>
+  openSqliteStore({ file: temp.file('group.db'), groupCommit: true }),
+);
+runStoreConformance('SqliteStore with group commit, one transaction per batch', () =>
+  openSqliteStore({ file: temp.file('group-1.db'), groupCommit: { maxTransactions: 1 } }),
+);

@@ -16,6 +16,7 @@ import {
   type TranscriptMessage,
 } from '@colloquy/core';
 import type Database from 'better-sqlite3';
+import { CommitBatch, type GroupCommitSettings } from './group-commit.js';
 import { planSessionList, sqlLimit } from './session-list-plan.js';
 import { sqliteCode, toStoreError } from './sqlite-errors.js';
 import {
@@ -54,6 +55,8 @@ export interface SqliteStoreInit {
   busyTimeoutMs: number;
   schemaVersion: number;
   logger: Logger;
+  /** Group commit settings, or undefined for one commit per transaction. */
+  groupCommit?: GroupCommitSettings;
 }
 
 type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>;
@@ -75,6 +78,11 @@ const DYNAMIC_CACHE_LIMIT = 128;
  * in one transaction; `transaction(fn)` groups more of them. Nested `transaction` calls join the
  * outer one, exactly like `MemoryStore`: an error caught inside the outer function does not undo
  * what the inner call wrote before throwing.
+ *
+ * With group commit (`openSqliteStore({ groupCommit: true })`) many transactions share one SQLite
+ * commit: each runs in a savepoint of a transaction that stays open until the end of the current
+ * event-loop turn. A write is visible to this store at once and durable once {@link flush}
+ * resolves.
  */
 export class SqliteStore implements Store {
   /** The absolute path of the store file (`:memory:` for an in-memory store). */
@@ -85,6 +93,8 @@ export class SqliteStore implements Store {
   readonly readonly: boolean;
   /** The `synchronous` setting commits use. */
   readonly synchronous: SqliteSynchronous;
+  /** Group commit settings (defaults applied), or `undefined` when every transaction commits alone. */
+  readonly groupCommit: GroupCommitSettings | undefined;
 
   private readonly db: Database.Database;
   private readonly busyTimeoutMs: number;
@@ -92,11 +102,18 @@ export class SqliteStore implements Store {
   private readonly dynamic = new Map<string, Stmt<unknown[]>>();
   private depth = 0;
   private closed = false;
+  /** The open group-commit batch: a physical transaction holding the writes not yet committed. */
+  private batch: CommitBatch | undefined;
+  /** Set when a group commit failed: the store then refuses writes and every flush rejects with it. */
+  private failure: ColloquyError | undefined;
 
   private readonly s: {
     begin: Stmt<[]>;
     commit: Stmt<[]>;
     rollback: Stmt<[]>;
+    savepoint: Stmt<[]>;
+    release: Stmt<[]>;
+    rollbackToSavepoint: Stmt<[]>;
     sessionByKey: Stmt<[string], string>;
     sessionById: Stmt<[string], string>;
     sessionExists: Stmt<[string], number>;
@@ -136,12 +153,16 @@ export class SqliteStore implements Store {
     this.busyTimeoutMs = init.busyTimeoutMs;
     this.schemaVersion = init.schemaVersion;
     this.logger = init.logger;
+    this.groupCommit = init.groupCommit;
     const db = this.db;
     const one = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sql).pluck();
     this.s = {
       begin: db.prepare(this.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE'),
       commit: db.prepare('COMMIT'),
       rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT colloquy_transaction'),
+      release: db.prepare('RELEASE colloquy_transaction'),
+      rollbackToSavepoint: db.prepare('ROLLBACK TO colloquy_transaction'),
       sessionByKey: one('SELECT record FROM sessions WHERE key = ?'),
       sessionById: one('SELECT record FROM sessions WHERE session_id = ?'),
       sessionExists: one('SELECT 1 FROM sessions WHERE key = ?'),
@@ -222,8 +243,14 @@ export class SqliteStore implements Store {
    * Runs `fn` in one SQLite transaction (`BEGIN IMMEDIATE`: the write lock is taken up front, so
    * a busy file fails fast with `STORE_LOCKED` instead of half-way). Nested calls join it.
    *
+   * With group commit, `fn` runs in a savepoint of the batch's transaction instead: if it throws,
+   * only its own writes are rolled back; when it returns, its writes are visible to this store and
+   * become durable with the batch's commit (see {@link flush}).
+   *
    * @throws `STORE_ERROR` when `fn` returns a promise (the writes are rolled back)
    * @throws `STORE_LOCKED` when another process holds the write lock for longer than `busyTimeoutMs`
+   * @throws `STORE_ERROR` with group commit, after a failed group commit (reopen the store), or
+   *   when this call filled the batch and its commit failed
    */
   transaction<T>(fn: () => T): T {
     this.assertOpen();
@@ -231,17 +258,13 @@ export class SqliteStore implements Store {
       this.assertTransactionAlive();
       return fn();
     }
+    if (this.groupCommit !== undefined) return this.batchedTransaction(fn);
     this.guard(() => this.s.begin.run());
     this.depth = 1;
     let result: T;
     try {
       result = fn();
-      if (isPromiseLike(result)) {
-        throw new ColloquyError(
-          'STORE_ERROR',
-          'Store.transaction takes a synchronous function; do the async work before or after it.',
-        );
-      }
+      if (isPromiseLike(result)) throw asyncTransactionError();
     } catch (error) {
       this.depth = 0;
       this.rollbackQuietly();
@@ -258,6 +281,151 @@ export class SqliteStore implements Store {
       }
     });
     return result;
+  }
+
+  /**
+   * Resolves once every write acknowledged before the call is committed, as durable as
+   * `synchronous` makes it. Without group commit every write commits before it returns, so this
+   * resolves at once. With group commit it waits for the open batch's commit (at the end of the
+   * event-loop turn, or after `maxDelayMs`); it does not hurry it, so concurrent callers still
+   * share one commit.
+   *
+   * @returns a promise that resolves after the `COMMIT`
+   * @throws (rejects) `STORE_ERROR` when that commit failed: the batch's writes were rolled back,
+   *   and the store refuses writes until it is reopened. Also rejects after `close()`.
+   * @example
+   * ```ts
+   * store.transaction(() => { store.createRun(run); store.appendMessages(key, [input]); });
+   * await store.flush(); // now the run survives a crash
+   * ```
+   */
+  flush(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(closedStoreError(this.file));
+    return this.batch?.committed() ?? Promise.resolve();
+  }
+
+  /** `transaction` under group commit: `fn` runs in a savepoint of the open batch. */
+  private batchedTransaction<T>(fn: () => T): T {
+    this.joinBatch();
+    this.guard(() => this.s.savepoint.run());
+    this.depth = 1;
+    let result: T;
+    try {
+      result = fn();
+      if (isPromiseLike(result)) throw asyncTransactionError();
+      // `fn` may have caught an error after which SQLite dropped the whole transaction.
+      this.assertTransactionAlive();
+    } catch (error) {
+      this.depth = 0;
+      this.rollbackSavepoint(error);
+      throw error;
+    }
+    this.depth = 0;
+    this.guard(() => {
+      try {
+        this.s.release.run();
+      } catch (error) {
+        this.rollbackQuietly();
+        throw this.loseBatch(error);
+      }
+    });
+    this.batchedWriteDone();
+    return result;
+  }
+
+  /** Opens a batch (`BEGIN IMMEDIATE` and a scheduled commit) unless one is open. */
+  private joinBatch(): void {
+    if (this.failure !== undefined) throw this.failure;
+    if (this.batch !== undefined) {
+      if (this.db.inTransaction) return;
+      throw this.loseBatch(new Error('SQLite rolled the open batch back after an earlier error'));
+    }
+    this.guard(() => this.s.begin.run());
+    this.batch = new CommitBatch(this.groupCommit!, (batch) => this.commitDue(batch));
+  }
+
+  /** Counts a finished logical transaction; commits at once when the batch is full. */
+  private batchedWriteDone(): void {
+    const batch = this.batch!;
+    batch.transactions += 1;
+    if (batch.transactions >= this.groupCommit!.maxTransactions) this.commitBatch();
+  }
+
+  /** The batch's delay has passed. A failure is already with the waiters, the log and `failure`. */
+  private commitDue(batch: CommitBatch): void {
+    if (this.batch !== batch || this.closed) return;
+    try {
+      this.commitBatch();
+    } catch {
+      // reported by loseBatch
+    }
+  }
+
+  /**
+   * Commits the open batch and resolves its waiters.
+   *
+   * @throws the batch failure (see {@link loseBatch}) when the commit fails
+   */
+  private commitBatch(): void {
+    const batch = this.batch;
+    if (batch === undefined) return;
+    this.batch = undefined;
+    try {
+      if (!this.db.inTransaction) throw new Error('SQLite rolled the open batch back after an earlier error');
+      this.s.commit.run();
+    } catch (error) {
+      this.rollbackQuietly();
+      throw this.loseBatch(error, batch);
+    }
+    batch.settle();
+  }
+
+  /** Undoes one logical transaction of a batch: its savepoint only, unless SQLite dropped them all. */
+  private rollbackSavepoint(cause: unknown): void {
+    if (!this.db.inTransaction) {
+      this.loseBatch(cause);
+      return;
+    }
+    try {
+      this.s.rollbackToSavepoint.run();
+      this.s.release.run();
+    } catch (error) {
+      this.rollbackQuietly();
+      this.loseBatch(error);
+    }
+  }
+
+  /**
+   * Records that the open batch is gone (its commit failed, or SQLite rolled it back): rejects
+   * every flush waiting for it, logs, and makes the store refuse writes from now on, so no later
+   * flush can report the lost writes as durable. A batch that held no finished transaction loses
+   * nothing anyone was told about, and leaves the store usable.
+   *
+   * @returns the error the waiters got
+   */
+  private loseBatch(cause: unknown, batch = this.batch): ColloquyError {
+    if (batch === this.batch) this.batch = undefined;
+    const lost = batch?.transactions ?? 0;
+    const reason = toStoreError(cause, { file: this.file, busyTimeoutMs: this.busyTimeoutMs });
+    if (lost === 0) {
+      // Nothing acknowledged was lost: whoever waits has nothing of theirs in the batch.
+      this.logger.warn({ err: reason, file: this.file }, 'an empty group-commit batch was rolled back');
+      batch?.settle();
+      return reason;
+    }
+    const failure = new ColloquyError(
+      reason.code,
+      `A group commit on ${this.file} failed (${reason.message}). The ${lost} transaction(s) written since the ` +
+        'last commit were rolled back and never became durable. The store now refuses writes: fix the cause ' +
+        '(disk space, permissions, the file), then close the store and open it again.',
+      { ...reason.details, lostTransactions: lost },
+      { cause },
+    );
+    this.failure ??= failure;
+    this.logger.error({ err: failure, file: this.file, lostTransactions: lost }, 'group commit failed');
+    batch?.settle(failure);
+    return failure;
   }
 
   // --- sessions ---
@@ -357,8 +525,17 @@ export class SqliteStore implements Store {
   private appendOne(sessionKey: string, message: TranscriptMessage): StoredMessage {
     const json = serialize(message, 'transcript message');
     return this.guard(() => {
-      const seq = this.s.appendOne.get({ key: sessionKey, json });
+      // With group commit the statement runs in the batch; being one statement, it needs no savepoint.
+      if (this.groupCommit !== undefined) this.joinBatch();
+      let seq: number | undefined;
+      try {
+        seq = this.s.appendOne.get({ key: sessionKey, json });
+      } catch (error) {
+        if (this.batch !== undefined && !this.db.inTransaction) this.loseBatch(error);
+        throw error;
+      }
       if (seq === undefined) throw sessionNotFound(sessionKey);
+      if (this.groupCommit !== undefined) this.batchedWriteDone();
       const stored = JSON.parse(json) as StoredMessage;
       stored.seq = seq;
       return stored;
@@ -674,12 +851,13 @@ export class SqliteStore implements Store {
   /**
    * Copies the write-ahead log into the database file and truncates the log. SQLite does this on
    * its own every ~1000 pages; call it before copying the file elsewhere, or when the `-wal` file
-   * grew while a long reader was open.
+   * grew while a long reader was open. With group commit, the open batch commits first.
    *
    * @returns how many frames there were and how many were copied
    */
   checkpoint(): CheckpointResult {
     return this.guard(() => {
+      this.commitBatch();
       const [row] = this.db.pragma('wal_checkpoint(TRUNCATE)') as {
         busy: number;
         log: number;
@@ -689,9 +867,20 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** Closes the file (running `PRAGMA optimize` first when writable). Further calls throw; closing twice is fine. */
+  /**
+   * Closes the file (running `PRAGMA optimize` first when writable). With group commit, the open
+   * batch commits first and pending `flush()` calls settle. Further calls throw; closing twice is fine.
+   *
+   * @throws `STORE_ERROR` when the final group commit failed (the file is closed all the same)
+   */
   close(): void {
     if (this.closed) return;
+    let failure: ColloquyError | undefined;
+    try {
+      this.commitBatch();
+    } catch (error) {
+      failure = toStoreError(error, { file: this.file, busyTimeoutMs: this.busyTimeoutMs });
+    }
     this.closed = true;
     this.dynamic.clear();
     try {
@@ -704,6 +893,7 @@ export class SqliteStore implements Store {
       this.logger.warn({ err: error, file: this.file }, 'PRAGMA optimize failed while closing the store');
     }
     this.db.close();
+    if (failure !== undefined) throw failure;
   }
 
   // --- internals ---
@@ -796,15 +986,7 @@ export class SqliteStore implements Store {
   }
 
   private assertOpen(): void {
-    if (this.closed) {
-      throw new ColloquyError(
-        'STORE_ERROR',
-        `The store ${this.file} is closed; open it again with openSqliteStore.`,
-        {
-          file: this.file,
-        },
-      );
-    }
+    if (this.closed) throw closedStoreError(this.file);
   }
 
   /** SQLite rolls a whole transaction back on some errors (disk full, I/O); later writes must not autocommit. */
@@ -827,6 +1009,23 @@ export class SqliteStore implements Store {
       this.logger.error({ err: error, file: this.file }, 'rollback failed');
     }
   }
+}
+
+function closedStoreError(file: string): ColloquyError {
+  return new ColloquyError(
+    'STORE_ERROR',
+    `The store ${file} is closed; open it again with openSqliteStore.`,
+    {
+      file,
+    },
+  );
+}
+
+function asyncTransactionError(): ColloquyError {
+  return new ColloquyError(
+    'STORE_ERROR',
+    'Store.transaction takes a synchronous function; do the async work before or after it.',
+  );
 }
 
 function sessionNotFound(key: string): ColloquyError {

@@ -132,6 +132,15 @@ export interface Store {
   /** A best-effort locator for a session's transcript (e.g. `sqlite:/path/db#<sessionId>`). */
   transcriptLocator(session: SessionRecord): string | undefined;
 
+  /**
+   * Optional, for stores that acknowledge writes before they are durable (`SqliteStore` with group
+   * commit): resolves once every write acknowledged before the call is durable, and rejects
+   * (`STORE_ERROR`) when any of them was lost, so they must not be reported as done. A write is
+   * durable once `flush` resolves. Stores without it (`MemoryStore`) have nothing to wait for;
+   * callers use `await store.flush?.()`.
+   */
+  flush?(): Promise<void>;
+
   /** Releases resources. Further calls throw. */
   close(): void;
 }
