@@ -54,6 +54,8 @@ export async function executeTurn(
         })
       : () => {};
     try {
+      // A store with group commit acknowledges writes early: the begun turn must be durable first.
+      await ctx.store.flush?.();
       outcome = await runModel(ctx, session, begun, signal);
     } catch (error) {
       outcome = outcomeOfError(error, signal);
@@ -65,6 +67,7 @@ export async function executeTurn(
   let ended: EndedTurn;
   try {
     ended = endTurn(ctx, sessionKey, begun.runs, outcome);
+    await ctx.store.flush?.();
   } catch (error) {
     ctx.log.error({ err: error, sessionKey }, 'could not store the end of a turn');
     ended = failRuns(ctx, sessionKey, begun.runs, toColloquyError(error).message);
