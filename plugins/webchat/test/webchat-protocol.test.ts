@@ -339,6 +339,25 @@ describe('web chat owner access', () => {
     expect(c.all('sessions')).toEqual([]);
   });
 
+  it('marks messages from the signed-in admin as the owner, and nobody else', async () => {
+    const { base, host } = await start();
+    const login = await fetch(new URL(`?admin=${ADMIN_TOKEN}`, base), { redirect: 'manual' });
+    const cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const owner = await client(base, { cookie });
+    await owner.next('ready');
+    owner.send({ type: 'message', text: '/send off' });
+    const visitor = await client(base);
+    await visitor.next('ready');
+    visitor.send({ type: 'message', text: '/send off' });
+    await visitor.next('message', (f) => f.message.role === 'user');
+    await owner.next('message', (f) => f.message.role === 'user');
+    const marks = host.received.map((m) => m.sender.isOwner === true).sort();
+    expect(marks).toEqual([false, true]);
+  });
+
   it('shows the owner a session tree that updates as runs start and end', async () => {
     const { base, host } = await start();
     const login = await fetch(new URL(`?admin=${ADMIN_TOKEN}`, base), { redirect: 'manual' });

@@ -26,6 +26,12 @@ describe('createOwnerCheck', () => {
     expect(isOwner(from('webchat', 'v_guest'))).toBe(false);
   });
 
+  it('trusts a sender the plugin authenticated as the owner (web chat admin)', () => {
+    const admin = from('webchat', 'v_someone');
+    expect(isOwner(admin)).toBe(false);
+    expect(isOwner({ ...admin, sender: { ...admin.sender, isOwner: true } })).toBe(true);
+  });
+
   it('matches Telegram @usernames in any case', () => {
     expect(isOwner(from('telegram', '999', 'alice'))).toBe(true);
     expect(isOwner(from('telegram', '999', 'mallory'))).toBe(false);

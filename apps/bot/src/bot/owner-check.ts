@@ -4,7 +4,8 @@ import type { AppSection } from '../config/app-schema.js';
 /**
  * Builds the owner check from `app.owners`: a sender is the owner of a channel when their id is
  * listed under that channel. Telegram entries may also be `@username`; WhatsApp entries may be phone
- * numbers in any spelling (`+1 555 123 4567`).
+ * numbers in any spelling (`+1 555 123 4567`). A sender the plugin itself authenticated as the owner
+ * (`sender.isOwner`, the web chat's admin login) is the owner too.
  *
  * @param owners - `app.owners`
  * @returns the check the runtime calls (`isOwner`)
@@ -17,6 +18,7 @@ import type { AppSection } from '../config/app-schema.js';
 export function createOwnerCheck(owners: AppSection['owners']): (inbound: InboundMessage) => boolean {
   const lists = owners as Readonly<Record<string, readonly string[] | undefined>>;
   return (inbound) => {
+    if (inbound.sender.isOwner === true) return true;
     const list = lists[inbound.channel];
     if (!list || list.length === 0) return false;
     const { id, username } = inbound.sender;

@@ -26,7 +26,17 @@ export interface InboundMessage {
   channel: string;
   accountId: string;
   chat: { type: ChatType; id: string; title?: string };
-  sender: { id: string; name?: string; username?: string; isBot?: boolean };
+  sender: {
+    id: string;
+    name?: string;
+    username?: string;
+    isBot?: boolean;
+    /**
+     * Set by a plugin that authenticated the owner itself (the web chat's admin login). Hosts may
+     * treat such a sender as the owner (e.g. for `/send on|off|inherit`).
+     */
+    isOwner?: boolean;
+  };
   /** A thread or forum topic inside the chat. */
   threadId?: string;
   text: string;

@@ -112,7 +112,7 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
       chat: direct
         ? { type: 'direct', id: client.chat.id }
         : { type: 'group', id: client.chat.id, title: client.chat.id },
-      sender: { id: client.visitorId, name: person.name },
+      sender: { id: client.visitorId, name: person.name, ...(client.admin ? { isOwner: true } : {}) },
       text: frame.text,
       mentionsBot: direct || mentionsAssistant(frame.text, options.assistantName),
       messageId: message.id,
