@@ -10,6 +10,7 @@ import type {
   ThreadRequest,
 } from '../interfaces/channel-plugin.js';
 import type { ChatType, DeliveryContext } from '../interfaces/records.js';
+import { waitForCount } from './wait-for-count.js';
 
 /** Options of {@link createMemoryChannel}. */
 export interface MemoryChannelOptions {
@@ -241,25 +242,13 @@ export function createMemoryChannel(options: MemoryChannelOptions = {}): MemoryC
     },
 
     waitForSent(count, timeoutMs = 5000) {
-      if (sent.length >= count) return Promise.resolve(sent);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(wake);
-          reject(
-            new ColloquyError(
-              'TIMEOUT',
-              `Memory channel "${id}" sent ${sent.length} of ${count} expected messages in ${timeoutMs} ms.`,
-            ),
-          );
-        }, timeoutMs);
-        const wake = () => {
-          if (sent.length < count) return;
-          clearTimeout(timer);
-          waiters.delete(wake);
-          resolve(sent);
-        };
-        waiters.add(wake);
-      });
+      return waitForCount(
+        sent,
+        count,
+        timeoutMs,
+        waiters,
+        (have) => `Memory channel "${id}" sent ${have} of ${count} expected messages in ${timeoutMs} ms.`,
+      );
     },
 
     textsTo(to, threadId) {

@@ -7,6 +7,7 @@ import type {
   ModelStreamEvent,
 } from '../interfaces/model-provider.js';
 import type { TokenUsage } from '../interfaces/records.js';
+import { waitForCount } from './wait-for-count.js';
 
 /** A tool call the scripted model makes. */
 export interface ScriptedToolCall {
@@ -229,25 +230,13 @@ export function createScriptedModel(
       return new Promise((resolve, reject) => expectations.push({ check, resolve, reject }));
     },
     waitForRequests(count, timeoutMs = 5000) {
-      if (requests.length >= count) return Promise.resolve(requests);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(wake);
-          reject(
-            new ColloquyError(
-              'TIMEOUT',
-              `Scripted model "${id}" got ${requests.length} of ${count} expected requests in ${timeoutMs} ms.`,
-            ),
-          );
-        }, timeoutMs);
-        const wake = () => {
-          if (requests.length < count) return;
-          clearTimeout(timer);
-          waiters.delete(wake);
-          resolve(requests);
-        };
-        waiters.add(wake);
-      });
+      return waitForCount(
+        requests,
+        count,
+        timeoutMs,
+        waiters,
+        (have) => `Scripted model "${id}" got ${have} of ${count} expected requests in ${timeoutMs} ms.`,
+      );
     },
     assertDone() {
       if (queue.length > 0) {
