@@ -19,7 +19,7 @@ export interface SpawnableAgent {
  * `subagents.allowAgents` lists them (`"*"` = every configured agent).
  */
 export function spawnableAgents(config: ColloquyConfig, agentId: string): SpawnableAgent[] {
-  const allow = agentConfigFor(config, agentId)?.subagents.allowAgents ?? [agentId];
+  const allow = agentConfigFor(config, agentId).subagents.allowAgents;
   const configured = config.agents.list;
   const permitted = (id: string) => id === agentId || allow.includes('*') || allow.includes(id);
   const rows: SpawnableAgent[] = configured

@@ -66,7 +66,7 @@ export function createSessionStatusTool(scope: ToolScope): AgentTool<typeof Sess
           sessionKey: displayKey(scope, session.key),
           sessionId: session.sessionId,
           agentId: session.agentId,
-          model: session.model ?? agent?.model ?? config.agents.defaults.model ?? 'none configured',
+          model: session.model ?? agent.model ?? 'none configured',
           thinking: session.thinkingLevel ?? 'default',
           usage: {
             inputTokens: session.usage?.inputTokens ?? 0,
