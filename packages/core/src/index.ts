@@ -106,6 +106,8 @@ export type {
   MessageRole,
   OutboxEntry,
   OutboxStatus,
+  PairingRecord,
+  PairingStatus,
   RunRecord,
   RunStatus,
   SendPolicyOverride,
@@ -120,7 +122,16 @@ export type {
 } from './interfaces/records.js';
 // --- records and interfaces ---
 export { SESSION_KINDS, TERMINAL_RUN_STATUSES } from './interfaces/records.js';
-export type { RunListQuery, SessionListQuery, SessionPatch, Store } from './interfaces/store.js';
+export type {
+  OutboxListQuery,
+  PairingListQuery,
+  RunListQuery,
+  SessionListQuery,
+  SessionPatch,
+  Store,
+  StoreOperations,
+  StoreTransaction,
+} from './interfaces/store.js';
 export type { AgentTool, ToolResult } from './interfaces/tool.js';
 export { toolResult } from './interfaces/tool.js';
 // --- session keys ---
@@ -150,6 +161,18 @@ export {
   toDisplayKey,
   tryResolveSessionKey,
 } from './keys/index.js';
+// --- pairing ---
+export type { PairingAccess, PairingPeer, PairingRequestResult } from './pairing/index.js';
+export {
+  approvePairing,
+  createPairingAccess,
+  listPairings,
+  MAX_PENDING_PAIRINGS,
+  normalizePairingCode,
+  PAIRING_CODE_TTL_MS,
+  requestPairing,
+  revokePairing,
+} from './pairing/index.js';
 // --- policy ---
 export type {
   SendPolicyDecision,
@@ -166,7 +189,11 @@ export {
 } from './policy/index.js';
 // --- stores ---
 export { MemoryStore } from './store/memory-store.js';
+// --- for Store implementers ---
+export type { SynchronousStoreEngine, SynchronousStoreOperations } from './store/serialized-store.js';
+export { SerializedStore } from './store/serialized-store.js';
 export { compareSessionsNewestFirst, matchesSessionQuery } from './store/session-query.js';
+export { createThreadBindingAccess } from './store/thread-binding-access.js';
 export type {
   ArgsCheck,
   AttachmentLimits,

@@ -1,3 +1,4 @@
+import type { PairingAccess } from '../pairing/pairing.js';
 import type { Gateway } from './gateway.js';
 import type { Logger } from './logger.js';
 import type { ChatType, DeliveryContext, MediaAttachment, ThreadBinding } from './records.js';
@@ -77,11 +78,11 @@ export interface ChannelStatus {
 
 /** Binding persistence offered to plugins (backed by the Store). */
 export interface ThreadBindingAccess {
-  get(accountId: string, threadId: string): ThreadBinding | undefined;
-  put(binding: Omit<ThreadBinding, 'channel'>): void;
-  touch(accountId: string, threadId: string, at: number): void;
-  remove(accountId: string, threadId: string): void;
-  list(): ThreadBinding[];
+  get(accountId: string, threadId: string): Promise<ThreadBinding | undefined>;
+  put(binding: Omit<ThreadBinding, 'channel'>): Promise<void>;
+  touch(accountId: string, threadId: string, at: number): Promise<void>;
+  remove(accountId: string, threadId: string): Promise<void>;
+  list(): Promise<ThreadBinding[]>;
 }
 
 /** A slash command a plugin may register with its platform. */
@@ -98,6 +99,8 @@ export interface ChannelContext {
   runCommand?(message: InboundMessage): Promise<string>;
   /** Thread bindings for this plugin's channel. */
   threadBindings: ThreadBindingAccess;
+  /** Pairing state of this plugin's channel (`dmPolicy: 'pairing'`), kept in the Store. */
+  pairing: PairingAccess;
   /** The slash commands the app supports (for setMyCommands and friends). */
   commands: readonly ChannelCommand[];
   log: Logger;

@@ -260,3 +260,35 @@ export interface ThreadBinding {
   /** Idle expiry in epoch ms, if any. */
   expiresAt?: number;
 }
+
+/** `pending`: a code was issued and awaits the owner; `approved`: the peer may DM the bot. */
+export type PairingStatus = 'pending' | 'approved';
+
+/**
+ * Who may write to a bot in direct chats when its channel uses `dmPolicy: 'pairing'`. One row
+ * per `(channel, accountId, peerId)`: a newcomer gets a pending code, and the owner's approval
+ * (`colloquy pairing approve <channel> <code>`) turns the same row into an approval.
+ */
+export interface PairingRecord {
+  /** Channel plugin id, e.g. `telegram`. */
+  channel: string;
+  /** The bot account the peer wrote to. */
+  accountId: string;
+  /** The platform's stable id of the person (user id, phone number, ...). */
+  peerId: string;
+  status: PairingStatus;
+  /** The one-time code while pending (unique among a channel's pending rows). */
+  code?: string;
+  /** Epoch ms the code was issued. */
+  createdAt: number;
+  /** Epoch ms after which a pending code approves nobody. */
+  expiresAt?: number;
+  /** Epoch ms the peer was last told the code. */
+  notifiedAt?: number;
+  /** Epoch ms of the approval. */
+  approvedAt?: number;
+  /** A human name for listings. */
+  displayName?: string;
+  /** Platform extras (username, JID, ...), JSON-serialisable. */
+  meta?: Record<string, unknown>;
+}

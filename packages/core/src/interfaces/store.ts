@@ -2,6 +2,8 @@ import type {
   InboxEntry,
   OutboxEntry,
   OutboxStatus,
+  PairingRecord,
+  PairingStatus,
   RunRecord,
   RunStatus,
   SessionKind,
@@ -11,7 +13,7 @@ import type {
   TranscriptMessage,
 } from './records.js';
 
-/** Filters for {@link Store.listSessions}. All are pushed into the query; none needs a full scan. */
+/** Filters for {@link StoreOperations.listSessions}. All are pushed into the query; none needs a full scan. */
 export interface SessionListQuery {
   /** Only these kinds. Empty or absent: all kinds. */
   kinds?: readonly SessionKind[];
@@ -25,13 +27,17 @@ export interface SessionListQuery {
   agentIds?: readonly string[];
   /** Only these exact keys. */
   keys?: readonly string[];
+  /** Only the session with this `sessionId` (at most one row, since session ids are unique). */
+  sessionId?: string;
+  /** Only sessions with exactly this label. */
+  label?: string;
   /** Include archived sessions (default false). */
   includeArchived?: boolean;
   /** At most this many rows (default: no limit). Applied after sorting. */
   limit?: number;
 }
 
-/** Filters for {@link Store.listRuns}. Sorted by `createdAt`, newest first. */
+/** Filters for {@link StoreOperations.listRuns}. Sorted by `createdAt`, newest first. */
 export interface RunListQuery {
   sessionKey?: string;
   spawnedBy?: string;
@@ -39,108 +45,196 @@ export interface RunListQuery {
   limit?: number;
 }
 
-/** Changes accepted by {@link Store.patchSession}; `null` clears an optional field. */
+/** Filters for {@link StoreOperations.listOutbox}. Sorted by `createdAt`, oldest first. */
+export interface OutboxListQuery {
+  /** Only entries in these statuses (default `['pending']`). */
+  statuses?: readonly OutboxStatus[];
+  requesterSessionKey?: string;
+  /** Only entries with `nextAttemptAt <= dueBefore`. */
+  dueBefore?: number;
+  limit?: number;
+}
+
+/** Filters for {@link StoreOperations.listPairings}. Sorted by `createdAt`, oldest first. */
+export interface PairingListQuery {
+  /** The channel plugin id (required: pairing state is per channel). */
+  channel: string;
+  accountId?: string;
+  status?: PairingStatus;
+  /** Only the pending pairing with this code. */
+  code?: string;
+}
+
+/** Changes accepted by {@link StoreOperations.patchSession}; `null` clears an optional field. */
 export type SessionPatch = {
   [K in Exclude<keyof SessionRecord, 'key'>]?: SessionRecord[K] | null;
 };
 
 /**
- * Durable state for Colloquy. Implementations: `MemoryStore` (core) and `SqliteStore`
- * (`@colloquy/store-sqlite`); both pass the conformance suite in `@colloquy/core/testing`.
+ * The data methods of a {@link Store}. A {@link StoreTransaction} has the same methods, bound to
+ * one open transaction.
  *
- * The interface is synchronous by design: both implementations are embedded, and a synchronous
- * `transaction` is atomic without locks (nothing else can interleave with it in this process).
- *
- * Every method throws `ColloquyError` (`STORE_ERROR`, `SESSION_NOT_FOUND`, ...) on failure.
+ * Every method returns a Promise and rejects with `ColloquyError` (`STORE_ERROR`,
+ * `SESSION_NOT_FOUND`, `CONFLICT`, ...) on failure. Each call on its own is atomic: a
+ * multi-row write (`appendMessages`, `deleteSession`, `consumeInbox`) is all or nothing, and no
+ * caller ever sees half of it. Calls made one after another (each awaited) take effect in that
+ * order; calls left in flight together may take effect in any order.
  */
-export interface Store {
-  /**
-   * Runs `fn` atomically: every write inside commits together or, if `fn` throws, none does
-   * (the error is rethrown). Nested calls join the outer transaction.
-   */
-  transaction<T>(fn: () => T): T;
-
+export interface StoreOperations {
   // --- sessions ---
-  getSession(key: string): SessionRecord | undefined;
-  getSessionById(sessionId: string): SessionRecord | undefined;
-  /** Finds sessions by exact label, optionally within one agent. */
-  findSessionsByLabel(label: string, agentId?: string): SessionRecord[];
-  /** Inserts or replaces the whole record. */
-  putSession(record: SessionRecord): void;
-  /** Merges `patch` into the record and returns it; `null` clears a field. @throws `SESSION_NOT_FOUND` */
-  patchSession(key: string, patch: SessionPatch): SessionRecord;
-  /** Deletes the session, its transcript, inbox, and thread bindings. Runs and outbox rows are kept. */
-  deleteSession(key: string): boolean;
-  /** Sessions matching `query`, newest `updatedAt` first (ties: key ascending). */
-  listSessions(query?: SessionListQuery): SessionRecord[];
+  /** The session stored under `key`, archived or not. */
+  getSession(key: string): Promise<SessionRecord | undefined>;
+  /**
+   * Inserts or replaces the whole record.
+   * @throws `CONFLICT` when `record.sessionId` belongs to another key
+   */
+  putSession(record: SessionRecord): Promise<void>;
+  /**
+   * Merges `patch` into the record and returns the result; `null` clears a field. The read and
+   * the write are one atomic step, so two concurrent patches of one session never lose a field.
+   * @throws `SESSION_NOT_FOUND`; `CONFLICT` when a new `sessionId` belongs to another key
+   */
+  patchSession(key: string, patch: SessionPatch): Promise<SessionRecord>;
+  /**
+   * Deletes the session with its transcript, inbox and thread bindings, atomically. Runs and
+   * outbox rows are kept (they are history). Resolves false when there was no such session.
+   */
+  deleteSession(key: string): Promise<boolean>;
+  /**
+   * Sessions matching `query`, newest `updatedAt` first (ties: key ascending). Costs O(result)
+   * with the filters pushed into the query, so a `limit` keeps it cheap however many sessions
+   * exist. Also serves lookups by `sessionId` and by `label`.
+   */
+  listSessions(query?: SessionListQuery): Promise<SessionRecord[]>;
   /** How many sessions match `query`, ignoring `limit`. */
-  countSessions(query?: SessionListQuery): number;
+  countSessions(query?: SessionListQuery): Promise<number>;
 
   // --- transcripts ---
-  /** Appends in order and returns the stored messages with their `seq`. @throws `SESSION_NOT_FOUND` */
-  appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): StoredMessage[];
-  /** The last `limit` messages (ascending `seq`), optionally only those with `seq < beforeSeq`. O(limit). */
-  readTail(sessionKey: string, limit: number, options?: { beforeSeq?: number }): StoredMessage[];
-  countMessages(sessionKey: string): number;
   /**
-   * Optional: records the platform message id on a delivered transcript message (by `seq`). The
-   * runtime calls it right after a platform send when the store offers it (it records the id on
-   * the run's `meta.delivery` either way).
+   * Appends in order, atomically, and returns the stored messages with their `seq` (strictly
+   * increasing per session, gap-free within one call).
+   * @throws `SESSION_NOT_FOUND`
    */
-  setMessagePlatformId?(sessionKey: string, seq: number, platformMessageId: string): void;
+  appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): Promise<StoredMessage[]>;
+  /**
+   * The last `limit` messages in ascending `seq`, optionally only those with `seq < beforeSeq`.
+   * O(limit), whatever the transcript's length.
+   */
+  readTail(sessionKey: string, limit: number, options?: { beforeSeq?: number }): Promise<StoredMessage[]>;
+  /** How many messages the session's transcript holds. */
+  countMessages(sessionKey: string): Promise<number>;
+  /**
+   * Records the platform message id on a delivered transcript message (by `seq`). A missing
+   * message is ignored: the run's `meta.delivery` keeps the id either way.
+   */
+  setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): Promise<void>;
 
   // --- runs ---
-  createRun(run: RunRecord): void;
-  getRun(runId: string): RunRecord | undefined;
-  /** @throws `RUN_NOT_FOUND` */
-  updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): RunRecord;
-  listRuns(query?: RunListQuery): RunRecord[];
+  /** @throws `CONFLICT` when `run.runId` exists */
+  createRun(run: RunRecord): Promise<void>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /**
+   * Merges `patch` (undefined fields are ignored) and returns the result, as one atomic step.
+   * @throws `RUN_NOT_FOUND`
+   */
+  updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): Promise<RunRecord>;
+  listRuns(query?: RunListQuery): Promise<RunRecord[]>;
 
   // --- announce outbox ---
-  /** Inserts unless `(childSessionKey, runId)` exists. Returns true when inserted. */
-  putOutbox(entry: OutboxEntry): boolean;
-  getOutbox(childSessionKey: string, runId: string): OutboxEntry | undefined;
-  /** @throws `STORE_ERROR` when the row does not exist */
+  /** Inserts unless `(childSessionKey, runId)` exists. Resolves true when inserted. */
+  putOutbox(entry: OutboxEntry): Promise<boolean>;
+  getOutbox(childSessionKey: string, runId: string): Promise<OutboxEntry | undefined>;
+  /**
+   * Merges `patch` and returns the result, as one atomic step.
+   * @throws `STORE_ERROR` when the row does not exist
+   */
   updateOutbox(
     childSessionKey: string,
     runId: string,
     patch: Partial<Omit<OutboxEntry, 'childSessionKey' | 'runId'>>,
-  ): OutboxEntry;
-  /** Entries in these statuses (default `pending`) due at `dueBefore` (default: any), oldest first. */
-  listOutbox(query?: {
-    statuses?: readonly OutboxStatus[];
-    requesterSessionKey?: string;
-    dueBefore?: number;
-    limit?: number;
-  }): OutboxEntry[];
+  ): Promise<OutboxEntry>;
+  listOutbox(query?: OutboxListQuery): Promise<OutboxEntry[]>;
 
   // --- session inbox ---
-  /** Insert-or-ignore on `(sessionKey, id)`. Returns true when inserted. */
-  putInbox(entry: InboxEntry): boolean;
+  /** Insert-or-ignore on `(sessionKey, id)`. Resolves true when inserted. */
+  putInbox(entry: InboxEntry): Promise<boolean>;
   /** Unconsumed entries of a session, oldest first. */
-  listInbox(sessionKey: string): InboxEntry[];
-  /** Marks entries consumed. */
-  consumeInbox(sessionKey: string, ids: readonly string[], at: number): void;
+  listInbox(sessionKey: string): Promise<InboxEntry[]>;
+  /** Marks entries consumed, atomically; unknown or already consumed ids are ignored. */
+  consumeInbox(sessionKey: string, ids: readonly string[], at: number): Promise<void>;
 
   // --- thread bindings ---
   /** Inserts or replaces the binding for `(channel, accountId, threadId)`. */
-  putThreadBinding(binding: ThreadBinding): void;
-  getThreadBinding(channel: string, accountId: string, threadId: string): ThreadBinding | undefined;
-  listThreadBindings(query?: { sessionKey?: string; channel?: string }): ThreadBinding[];
-  deleteThreadBinding(channel: string, accountId: string, threadId: string): boolean;
+  putThreadBinding(binding: ThreadBinding): Promise<void>;
+  getThreadBinding(channel: string, accountId: string, threadId: string): Promise<ThreadBinding | undefined>;
+  listThreadBindings(query?: { sessionKey?: string; channel?: string }): Promise<ThreadBinding[]>;
+  /** Resolves true when a binding was deleted. */
+  deleteThreadBinding(channel: string, accountId: string, threadId: string): Promise<boolean>;
 
-  /** A best-effort locator for a session's transcript (e.g. `sqlite:/path/db#<sessionId>`). */
+  // --- pairing (who may DM a bot) ---
+  /** Inserts or replaces the pairing of `(channel, accountId, peerId)`. */
+  putPairing(record: PairingRecord): Promise<void>;
+  getPairing(channel: string, accountId: string, peerId: string): Promise<PairingRecord | undefined>;
+  listPairings(query: PairingListQuery): Promise<PairingRecord[]>;
+  /** Resolves true when a pairing was deleted. */
+  deletePairing(channel: string, accountId: string, peerId: string): Promise<boolean>;
+}
+
+/**
+ * One open transaction: the {@link StoreOperations} bound to it. Valid only until the
+ * function given to {@link Store.transaction} settles.
+ */
+export interface StoreTransaction extends StoreOperations {
+  /** Joins this transaction: runs `fn` with the same handle (no savepoint, no new transaction). */
+  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Durable state for Colloquy: sessions, transcripts, runs, the announce outbox and inboxes,
+ * thread bindings and pairing. Implementations: `MemoryStore` (core), `SqliteStore`
+ * (`@colloquy/store-sqlite`) and `PostgresStore` (`@colloquy/store-postgres`); every one passes
+ * the conformance suite in `@colloquy/core/testing`.
+ *
+ * The contract is asynchronous, so a store may live in another process or on another machine.
+ * Group writes that must land together with {@link Store.transaction}; a function that takes a
+ * {@link StoreTransaction} works with a Store too (its `transaction` opens one) and with a
+ * transaction handle (its `transaction` joins).
+ *
+ * @example
+ * ```ts
+ * await store.transaction(async (tx) => {
+ *   await tx.createRun(run);
+ *   await tx.appendMessages(run.sessionKey, [input]);
+ * });
+ * ```
+ */
+export interface Store extends StoreTransaction {
+  /**
+   * Runs `fn` in a transaction and resolves with its result. Every write made through `tx`
+   * commits together, or, if `fn` rejects, none does (the error is rethrown). Reads through
+   * `tx` see the transaction's own writes; nothing outside sees them before the commit, and
+   * two overlapping transactions never see each other's partial writes. Concurrent patches of
+   * one row are serialised (a row lock or a single writer), never lost.
+   *
+   * Inside `fn`, call only `tx`: a call on the store itself would wait for this transaction
+   * (or run outside it), so stores reject it with `STORE_ERROR`.
+   */
+  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
+
+  /**
+   * A best-effort locator for a session's transcript, without credentials, e.g.
+   * `sqlite:/path/colloquy.db#<sessionId>` or `postgres://host:5432/db#<sessionId>`.
+   */
   transcriptLocator(session: SessionRecord): string | undefined;
 
   /**
-   * Optional, for stores that acknowledge writes before they are durable (`SqliteStore` with group
-   * commit): resolves once every write acknowledged before the call is durable, and rejects
-   * (`STORE_ERROR`) when any of them was lost, so they must not be reported as done. A write is
-   * durable once `flush` resolves. Stores without it (`MemoryStore`) have nothing to wait for;
-   * callers use `await store.flush?.()`.
+   * Optional, for stores that acknowledge writes before they are durable (`SqliteStore` with
+   * group commit): resolves once every write acknowledged before the call is durable, and
+   * rejects (`STORE_ERROR`) when any of them was lost, so they must not be reported as done.
+   * Stores without it have nothing to wait for; callers use `await store.flush?.()`.
    */
   flush?(): Promise<void>;
 
-  /** Releases resources. Further calls throw. */
-  close(): void;
+  /** Waits for work in flight, then releases resources. Later calls reject with `STORE_ERROR`. */
+  close(): Promise<void>;
 }

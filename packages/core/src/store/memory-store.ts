@@ -2,14 +2,25 @@ import { ColloquyError } from '../errors/colloquy-error.js';
 import type {
   InboxEntry,
   OutboxEntry,
-  OutboxStatus,
+  PairingRecord,
   RunRecord,
   SessionRecord,
   StoredMessage,
   ThreadBinding,
   TranscriptMessage,
 } from '../interfaces/records.js';
-import type { RunListQuery, SessionListQuery, SessionPatch, Store } from '../interfaces/store.js';
+import type {
+  OutboxListQuery,
+  PairingListQuery,
+  RunListQuery,
+  SessionListQuery,
+  SessionPatch,
+} from '../interfaces/store.js';
+import {
+  SerializedStore,
+  type SynchronousStoreEngine,
+  type SynchronousStoreOperations,
+} from './serialized-store.js';
 import { compareSessionsNewestFirst, matchesSessionQuery } from './session-query.js';
 
 type Undo = () => void;
@@ -17,6 +28,8 @@ type Undo = () => void;
 const outboxId = (childSessionKey: string, runId: string) => `${childSessionKey}\u0000${runId}`;
 const bindingId = (channel: string, accountId: string, threadId: string) =>
   `${channel}\u0000${accountId}\u0000${threadId}`;
+const pairingId = (channel: string, accountId: string, peerId: string) =>
+  `${channel}\u0000${accountId}\u0000${peerId}`;
 
 /**
  * A Store held in memory: the reference implementation of the Store contract, for tests and
@@ -25,10 +38,23 @@ const bindingId = (channel: string, accountId: string, threadId: string) =>
  * @example
  * ```ts
  * const store = new MemoryStore();
- * store.putSession({ key: 'agent:main:main', sessionId: 'id-1', agentId: 'main', kind: 'main', createdAt: 0, updatedAt: 0 });
+ * await store.putSession({ key: 'agent:main:main', sessionId: 'id-1', agentId: 'main', kind: 'main', createdAt: 0, updatedAt: 0 });
  * ```
  */
-export class MemoryStore implements Store {
+export class MemoryStore extends SerializedStore {
+  constructor() {
+    super(new MemoryTables());
+  }
+
+  transcriptLocator(session: SessionRecord): string {
+    return `memory:${session.sessionId}`;
+  }
+
+  protected closeEngine(): void {}
+}
+
+/** The tables of a MemoryStore, with an undo log for the open transaction. */
+class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations {
   private readonly sessions = new Map<string, SessionRecord>();
   private readonly sessionKeysById = new Map<string, string>();
   private readonly transcripts = new Map<string, StoredMessage[]>();
@@ -36,61 +62,40 @@ export class MemoryStore implements Store {
   private readonly outbox = new Map<string, OutboxEntry>();
   private readonly inboxes = new Map<string, Map<string, InboxEntry>>();
   private readonly bindings = new Map<string, ThreadBinding>();
+  private readonly pairings = new Map<string, PairingRecord>();
   private undoLog: Undo[] | undefined;
-  private closed = false;
 
-  transaction<T>(fn: () => T): T {
-    this.assertOpen();
-    if (this.undoLog) return fn();
-    const log: Undo[] = [];
-    this.undoLog = log;
-    try {
-      const result = fn();
-      if (result instanceof Promise) {
-        throw new ColloquyError(
-          'STORE_ERROR',
-          'Store.transaction takes a synchronous function; do the async work before or after it.',
-        );
-      }
-      return result;
-    } catch (error) {
-      for (let i = log.length - 1; i >= 0; i--) log[i]!();
-      throw error;
-    } finally {
-      this.undoLog = undefined;
-    }
+  get operations(): SynchronousStoreOperations {
+    return this;
+  }
+
+  begin(): void {
+    this.undoLog = [];
+  }
+
+  commit(): void {
+    this.undoLog = undefined;
+  }
+
+  rollback(): void {
+    const log = this.undoLog ?? [];
+    this.undoLog = undefined;
+    for (let i = log.length - 1; i >= 0; i--) log[i]!();
   }
 
   // --- sessions ---
 
   getSession(key: string): SessionRecord | undefined {
-    this.assertOpen();
     return copy(this.sessions.get(key));
   }
 
-  getSessionById(sessionId: string): SessionRecord | undefined {
-    this.assertOpen();
-    const key = this.sessionKeysById.get(sessionId);
-    return key === undefined ? undefined : this.getSession(key);
-  }
-
-  findSessionsByLabel(label: string, agentId?: string): SessionRecord[] {
-    this.assertOpen();
-    return [...this.sessions.values()]
-      .filter((s) => s.label === label && (agentId === undefined || s.agentId === agentId))
-      .sort(compareSessionsNewestFirst)
-      .map((s) => copy(s));
-  }
-
   putSession(record: SessionRecord): void {
-    this.assertOpen();
     this.assertSessionIdFree(record.sessionId, record.key);
     const previous = this.sessions.get(record.key);
     this.setSession(record.key, copy(record), previous);
   }
 
   patchSession(key: string, patch: SessionPatch): SessionRecord {
-    this.assertOpen();
     const previous = this.sessions.get(key);
     if (!previous) throw sessionNotFound(key);
     const next: Record<string, unknown> = { ...copy(previous) };
@@ -106,7 +111,6 @@ export class MemoryStore implements Store {
   }
 
   deleteSession(key: string): boolean {
-    this.assertOpen();
     const previous = this.sessions.get(key);
     if (!previous) return false;
     this.setSession(key, undefined, previous);
@@ -119,21 +123,18 @@ export class MemoryStore implements Store {
   }
 
   listSessions(query: SessionListQuery = {}): SessionRecord[] {
-    this.assertOpen();
     const rows = this.matchingSessions(query);
     const limited = query.limit === undefined ? rows : rows.slice(0, Math.max(0, query.limit));
     return limited.map((s) => copy(s));
   }
 
   countSessions(query: SessionListQuery = {}): number {
-    this.assertOpen();
     return this.matchingSessions(query).length;
   }
 
   // --- transcripts ---
 
   appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): StoredMessage[] {
-    this.assertOpen();
     if (!this.sessions.has(sessionKey)) throw sessionNotFound(sessionKey);
     const previous = this.transcripts.get(sessionKey);
     const transcript = previous ? [...previous] : [];
@@ -145,7 +146,6 @@ export class MemoryStore implements Store {
   }
 
   readTail(sessionKey: string, limit: number, options: { beforeSeq?: number } = {}): StoredMessage[] {
-    this.assertOpen();
     const transcript = this.transcripts.get(sessionKey) ?? [];
     if (limit <= 0) return [];
     let end = transcript.length;
@@ -157,14 +157,22 @@ export class MemoryStore implements Store {
   }
 
   countMessages(sessionKey: string): number {
-    this.assertOpen();
     return this.transcripts.get(sessionKey)?.length ?? 0;
+  }
+
+  setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): void {
+    const transcript = this.transcripts.get(sessionKey);
+    const index = transcript ? lowerBound(transcript, (m) => m.seq >= seq) : -1;
+    const message = transcript?.[index];
+    if (!transcript || message?.seq !== seq) return;
+    const next = [...transcript];
+    next[index] = { ...message, platformMessageId };
+    this.replaceMapEntry(this.transcripts, sessionKey, next);
   }
 
   // --- runs ---
 
   createRun(run: RunRecord): void {
-    this.assertOpen();
     if (this.runs.has(run.runId)) {
       throw new ColloquyError('CONFLICT', `Run "${run.runId}" already exists; run ids must be unique.`, {
         runId: run.runId,
@@ -174,12 +182,10 @@ export class MemoryStore implements Store {
   }
 
   getRun(runId: string): RunRecord | undefined {
-    this.assertOpen();
     return copy(this.runs.get(runId));
   }
 
   updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): RunRecord {
-    this.assertOpen();
     const previous = this.runs.get(runId);
     if (!previous) {
       throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
@@ -190,7 +196,6 @@ export class MemoryStore implements Store {
   }
 
   listRuns(query: RunListQuery = {}): RunRecord[] {
-    this.assertOpen();
     const rows = [...this.runs.values()]
       .filter(
         (r) =>
@@ -206,7 +211,6 @@ export class MemoryStore implements Store {
   // --- announce outbox ---
 
   putOutbox(entry: OutboxEntry): boolean {
-    this.assertOpen();
     const id = outboxId(entry.childSessionKey, entry.runId);
     if (this.outbox.has(id)) return false;
     this.replaceMapEntry(this.outbox, id, copy(entry));
@@ -214,7 +218,6 @@ export class MemoryStore implements Store {
   }
 
   getOutbox(childSessionKey: string, runId: string): OutboxEntry | undefined {
-    this.assertOpen();
     return copy(this.outbox.get(outboxId(childSessionKey, runId)));
   }
 
@@ -223,7 +226,6 @@ export class MemoryStore implements Store {
     runId: string,
     patch: Partial<Omit<OutboxEntry, 'childSessionKey' | 'runId'>>,
   ): OutboxEntry {
-    this.assertOpen();
     const id = outboxId(childSessionKey, runId);
     const previous = this.outbox.get(id);
     if (!previous) {
@@ -237,15 +239,7 @@ export class MemoryStore implements Store {
     return copy(next);
   }
 
-  listOutbox(
-    query: {
-      statuses?: readonly OutboxStatus[];
-      requesterSessionKey?: string;
-      dueBefore?: number;
-      limit?: number;
-    } = {},
-  ): OutboxEntry[] {
-    this.assertOpen();
+  listOutbox(query: OutboxListQuery = {}): OutboxEntry[] {
     const statuses = query.statuses ?? ['pending'];
     const rows = [...this.outbox.values()]
       .filter(
@@ -262,7 +256,6 @@ export class MemoryStore implements Store {
   // --- session inbox ---
 
   putInbox(entry: InboxEntry): boolean {
-    this.assertOpen();
     const inbox = this.inboxes.get(entry.sessionKey);
     if (inbox?.has(entry.id)) return false;
     const next = new Map(inbox);
@@ -272,7 +265,6 @@ export class MemoryStore implements Store {
   }
 
   listInbox(sessionKey: string): InboxEntry[] {
-    this.assertOpen();
     return [...(this.inboxes.get(sessionKey)?.values() ?? [])]
       .filter((e) => e.consumedAt === undefined)
       .sort((a, b) => a.createdAt - b.createdAt)
@@ -280,7 +272,6 @@ export class MemoryStore implements Store {
   }
 
   consumeInbox(sessionKey: string, ids: readonly string[], at: number): void {
-    this.assertOpen();
     const inbox = this.inboxes.get(sessionKey);
     if (!inbox) return;
     const next = new Map(inbox);
@@ -294,7 +285,6 @@ export class MemoryStore implements Store {
   // --- thread bindings ---
 
   putThreadBinding(binding: ThreadBinding): void {
-    this.assertOpen();
     this.replaceMapEntry(
       this.bindings,
       bindingId(binding.channel, binding.accountId, binding.threadId),
@@ -303,12 +293,10 @@ export class MemoryStore implements Store {
   }
 
   getThreadBinding(channel: string, accountId: string, threadId: string): ThreadBinding | undefined {
-    this.assertOpen();
     return copy(this.bindings.get(bindingId(channel, accountId, threadId)));
   }
 
   listThreadBindings(query: { sessionKey?: string; channel?: string } = {}): ThreadBinding[] {
-    this.assertOpen();
     return [...this.bindings.values()]
       .filter(
         (b) =>
@@ -319,29 +307,54 @@ export class MemoryStore implements Store {
   }
 
   deleteThreadBinding(channel: string, accountId: string, threadId: string): boolean {
-    this.assertOpen();
     const id = bindingId(channel, accountId, threadId);
     if (!this.bindings.has(id)) return false;
     this.replaceMapEntry(this.bindings, id, undefined);
     return true;
   }
 
-  transcriptLocator(session: SessionRecord): string {
-    return `memory:${session.sessionId}`;
+  // --- pairing ---
+
+  putPairing(record: PairingRecord): void {
+    this.replaceMapEntry(
+      this.pairings,
+      pairingId(record.channel, record.accountId, record.peerId),
+      copy(record),
+    );
   }
 
-  close(): void {
-    this.closed = true;
+  getPairing(channel: string, accountId: string, peerId: string): PairingRecord | undefined {
+    return copy(this.pairings.get(pairingId(channel, accountId, peerId)));
+  }
+
+  listPairings(query: PairingListQuery): PairingRecord[] {
+    return [...this.pairings.values()]
+      .filter(
+        (p) =>
+          p.channel === query.channel &&
+          (query.accountId === undefined || p.accountId === query.accountId) &&
+          (query.status === undefined || p.status === query.status) &&
+          (query.code === undefined || (p.status === 'pending' && p.code === query.code)),
+      )
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((p) => copy(p));
+  }
+
+  deletePairing(channel: string, accountId: string, peerId: string): boolean {
+    const id = pairingId(channel, accountId, peerId);
+    if (!this.pairings.has(id)) return false;
+    this.replaceMapEntry(this.pairings, id, undefined);
+    return true;
   }
 
   // --- internals ---
 
   private matchingSessions(query: SessionListQuery): SessionRecord[] {
     const now = query.now ?? Date.now();
+    const byId = query.sessionId === undefined ? undefined : this.sessionKeysById.get(query.sessionId);
+    const keys = query.sessionId === undefined ? query.keys : byId === undefined ? [] : [byId];
     const candidates =
-      query.keys === undefined
-        ? this.sessions.values()
-        : query.keys.flatMap((k) => this.sessions.get(k) ?? []).values();
+      keys === undefined ? this.sessions.values() : keys.flatMap((k) => this.sessions.get(k) ?? []).values();
     const seen = new Set<string>();
     const rows: SessionRecord[] = [];
     for (const s of candidates) {
@@ -387,10 +400,6 @@ export class MemoryStore implements Store {
         { sessionId, key, owner },
       );
     }
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw new ColloquyError('STORE_ERROR', 'This store is closed; open a new one.');
   }
 }
 

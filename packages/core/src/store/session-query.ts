@@ -15,6 +15,8 @@ export function matchesSessionQuery(session: SessionRecord, query: SessionListQu
   if (query.spawnedBy !== undefined && session.spawnedBy !== query.spawnedBy) return false;
   if (query.agentIds && !query.agentIds.includes(session.agentId)) return false;
   if (query.keys && !query.keys.includes(session.key)) return false;
+  if (query.sessionId !== undefined && session.sessionId !== query.sessionId) return false;
+  if (query.label !== undefined && session.label !== query.label) return false;
   return true;
 }
 

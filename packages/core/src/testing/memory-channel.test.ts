@@ -2,30 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { isColloquyError } from '../errors/colloquy-error.js';
 import type { ChannelContext, InboundMessage } from '../interfaces/channel-plugin.js';
 import { silentLogger } from '../interfaces/logger.js';
-import type { ThreadBinding } from '../interfaces/records.js';
+import { createPairingAccess } from '../pairing/pairing.js';
+import { MemoryStore } from '../store/memory-store.js';
+import { createThreadBindingAccess } from '../store/thread-binding-access.js';
 import { createMemoryChannel } from './memory-channel.js';
 
 function makeContext() {
   const inbound: InboundMessage[] = [];
-  const bindings = new Map<string, ThreadBinding>();
+  const store = new MemoryStore();
   const controller = new AbortController();
   const ctx: ChannelContext = {
     async receive(message) {
       inbound.push(message);
     },
-    threadBindings: {
-      get: (accountId, threadId) => bindings.get(`${accountId}/${threadId}`),
-      put: (binding) =>
-        bindings.set(`${binding.accountId}/${binding.threadId}`, { channel: 'memory', ...binding }),
-      touch: () => {},
-      remove: (accountId, threadId) => bindings.delete(`${accountId}/${threadId}`),
-      list: () => [...bindings.values()],
-    },
+    threadBindings: createThreadBindingAccess(store, 'memory'),
+    pairing: createPairingAccess(store, 'memory'),
     commands: [],
     log: silentLogger,
     signal: controller.signal,
   };
-  return { ctx, inbound, bindings };
+  return { ctx, inbound, store };
 }
 
 const to = { channel: 'memory', to: 'chat-1', accountId: 'default' };
@@ -86,7 +82,7 @@ describe('createMemoryChannel', () => {
   it('creates threads only when capable, binds them, and routes sends into them', async () => {
     expect(createMemoryChannel().createThread).toBeUndefined();
     const channel = createMemoryChannel({ capabilities: { threads: true, threadKind: 'topic' } });
-    const { ctx, bindings } = makeContext();
+    const { ctx, store } = makeContext();
     await channel.start(ctx);
     const inThread = await channel.createThread?.({
       parent: to,
@@ -94,7 +90,7 @@ describe('createMemoryChannel', () => {
       sessionKey: 'agent:main:subagent:1',
     });
     expect(inThread).toEqual({ ...to, threadId: 'memory-thread-1' });
-    expect([...bindings.values()][0]).toMatchObject({
+    expect((await store.listThreadBindings())[0]).toMatchObject({
       threadId: 'memory-thread-1',
       sessionKey: 'agent:main:subagent:1',
       conversationId: 'chat-1',

@@ -287,7 +287,7 @@ export function createMemoryChannel(options: MemoryChannelOptions = {}): MemoryC
       };
       threads.push({ threadId, parent, title: request.title, sessionKey: request.sessionKey });
       const now = Date.now();
-      ctx.threadBindings.put({
+      await ctx.threadBindings.put({
         accountId: parent.accountId,
         conversationId: parent.to,
         threadId,

@@ -1,0 +1,312 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ColloquyError } from '../errors/colloquy-error.js';
+import type {
+  InboxEntry,
+  OutboxEntry,
+  PairingRecord,
+  RunRecord,
+  SessionRecord,
+  StoredMessage,
+  ThreadBinding,
+  TranscriptMessage,
+} from '../interfaces/records.js';
+import type {
+  OutboxListQuery,
+  PairingListQuery,
+  RunListQuery,
+  SessionListQuery,
+  SessionPatch,
+  Store,
+  StoreOperations,
+  StoreTransaction,
+} from '../interfaces/store.js';
+
+/** {@link StoreOperations} as synchronous calls: what an embedded, single-connection engine offers. */
+export type SynchronousStoreOperations = {
+  [K in keyof StoreOperations]: (
+    ...args: Parameters<StoreOperations[K]>
+  ) => Awaited<ReturnType<StoreOperations[K]>>;
+};
+
+/**
+ * A synchronous storage engine on one connection (an in-memory map, an embedded database).
+ * {@link SerializedStore} turns it into an async {@link Store} by running one thing at a time.
+ */
+export interface SynchronousStoreEngine {
+  readonly operations: SynchronousStoreOperations;
+  /** Opens a transaction; `commit` or `rollback` follows before anything else runs. */
+  begin(): void;
+  /** Commits; when it throws, the engine has rolled the transaction back itself. */
+  commit(): void;
+  rollback(): void;
+}
+
+const OPERATION_NAMES = [
+  'getSession',
+  'putSession',
+  'patchSession',
+  'deleteSession',
+  'listSessions',
+  'countSessions',
+  'appendMessages',
+  'readTail',
+  'countMessages',
+  'setMessagePlatformId',
+  'createRun',
+  'getRun',
+  'updateRun',
+  'listRuns',
+  'putOutbox',
+  'getOutbox',
+  'updateOutbox',
+  'listOutbox',
+  'putInbox',
+  'listInbox',
+  'consumeInbox',
+  'putThreadBinding',
+  'getThreadBinding',
+  'listThreadBindings',
+  'deleteThreadBinding',
+  'putPairing',
+  'getPairing',
+  'listPairings',
+  'deletePairing',
+] as const satisfies readonly (keyof StoreOperations)[];
+
+// Compile-time check that OPERATION_NAMES lists every operation.
+type MissingOperation = Exclude<keyof StoreOperations, (typeof OPERATION_NAMES)[number]>;
+const everyOperationListed: MissingOperation extends never ? true : never = true;
+void everyOperationListed;
+
+interface OpenTransaction {
+  active: boolean;
+}
+
+/**
+ * The base of stores built on a {@link SynchronousStoreEngine} (`MemoryStore`, `SqliteStore`):
+ * one queue serialises every call and every transaction on the engine's one connection, so a
+ * transaction is isolated and nothing outside it sees its partial writes.
+ *
+ * A call that finds the queue empty runs at once; while a transaction is open, other calls wait
+ * for it to settle. A call on the store from inside its own transaction would wait forever, so
+ * it rejects with `STORE_ERROR` instead.
+ */
+export abstract class SerializedStore implements Store {
+  private busy = false;
+  private readonly waiting: Array<() => void> = [];
+  private readonly openTransaction = new AsyncLocalStorage<OpenTransaction>();
+  private closed = false;
+
+  /** @param engine - the engine every call runs on */
+  protected constructor(private readonly engine: SynchronousStoreEngine) {}
+
+  abstract transcriptLocator(session: SessionRecord): string | undefined;
+
+  /** Releases the engine's resources; called once, after work in flight has settled. */
+  protected abstract closeEngine(): void;
+
+  async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    return this.exclusive(async () => {
+      const open: OpenTransaction = { active: true };
+      const tx = this.transactionHandle(open);
+      this.engine.begin();
+      let result: T;
+      try {
+        result = await this.openTransaction.run(open, () => fn(tx));
+      } catch (error) {
+        open.active = false;
+        this.engine.rollback();
+        throw error;
+      }
+      open.active = false;
+      this.engine.commit();
+      return result;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.exclusive(() => {
+      this.closed = true;
+      this.closeEngine();
+    });
+  }
+
+  // --- sessions ---
+  getSession(key: string): Promise<SessionRecord | undefined> {
+    return this.run((ops) => ops.getSession(key));
+  }
+  putSession(record: SessionRecord): Promise<void> {
+    return this.run((ops) => ops.putSession(record));
+  }
+  patchSession(key: string, patch: SessionPatch): Promise<SessionRecord> {
+    return this.run((ops) => ops.patchSession(key, patch));
+  }
+  deleteSession(key: string): Promise<boolean> {
+    return this.run((ops) => ops.deleteSession(key));
+  }
+  listSessions(query?: SessionListQuery): Promise<SessionRecord[]> {
+    return this.run((ops) => ops.listSessions(query));
+  }
+  countSessions(query?: SessionListQuery): Promise<number> {
+    return this.run((ops) => ops.countSessions(query));
+  }
+
+  // --- transcripts ---
+  appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): Promise<StoredMessage[]> {
+    return this.run((ops) => ops.appendMessages(sessionKey, messages));
+  }
+  readTail(sessionKey: string, limit: number, options?: { beforeSeq?: number }): Promise<StoredMessage[]> {
+    return this.run((ops) => ops.readTail(sessionKey, limit, options));
+  }
+  countMessages(sessionKey: string): Promise<number> {
+    return this.run((ops) => ops.countMessages(sessionKey));
+  }
+  setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): Promise<void> {
+    return this.run((ops) => ops.setMessagePlatformId(sessionKey, seq, platformMessageId));
+  }
+
+  // --- runs ---
+  createRun(run: RunRecord): Promise<void> {
+    return this.run((ops) => ops.createRun(run));
+  }
+  getRun(runId: string): Promise<RunRecord | undefined> {
+    return this.run((ops) => ops.getRun(runId));
+  }
+  updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): Promise<RunRecord> {
+    return this.run((ops) => ops.updateRun(runId, patch));
+  }
+  listRuns(query?: RunListQuery): Promise<RunRecord[]> {
+    return this.run((ops) => ops.listRuns(query));
+  }
+
+  // --- announce outbox ---
+  putOutbox(entry: OutboxEntry): Promise<boolean> {
+    return this.run((ops) => ops.putOutbox(entry));
+  }
+  getOutbox(childSessionKey: string, runId: string): Promise<OutboxEntry | undefined> {
+    return this.run((ops) => ops.getOutbox(childSessionKey, runId));
+  }
+  updateOutbox(
+    childSessionKey: string,
+    runId: string,
+    patch: Partial<Omit<OutboxEntry, 'childSessionKey' | 'runId'>>,
+  ): Promise<OutboxEntry> {
+    return this.run((ops) => ops.updateOutbox(childSessionKey, runId, patch));
+  }
+  listOutbox(query?: OutboxListQuery): Promise<OutboxEntry[]> {
+    return this.run((ops) => ops.listOutbox(query));
+  }
+
+  // --- session inbox ---
+  putInbox(entry: InboxEntry): Promise<boolean> {
+    return this.run((ops) => ops.putInbox(entry));
+  }
+  listInbox(sessionKey: string): Promise<InboxEntry[]> {
+    return this.run((ops) => ops.listInbox(sessionKey));
+  }
+  consumeInbox(sessionKey: string, ids: readonly string[], at: number): Promise<void> {
+    return this.run((ops) => ops.consumeInbox(sessionKey, ids, at));
+  }
+
+  // --- thread bindings ---
+  putThreadBinding(binding: ThreadBinding): Promise<void> {
+    return this.run((ops) => ops.putThreadBinding(binding));
+  }
+  getThreadBinding(channel: string, accountId: string, threadId: string): Promise<ThreadBinding | undefined> {
+    return this.run((ops) => ops.getThreadBinding(channel, accountId, threadId));
+  }
+  listThreadBindings(query?: { sessionKey?: string; channel?: string }): Promise<ThreadBinding[]> {
+    return this.run((ops) => ops.listThreadBindings(query));
+  }
+  deleteThreadBinding(channel: string, accountId: string, threadId: string): Promise<boolean> {
+    return this.run((ops) => ops.deleteThreadBinding(channel, accountId, threadId));
+  }
+
+  // --- pairing ---
+  putPairing(record: PairingRecord): Promise<void> {
+    return this.run((ops) => ops.putPairing(record));
+  }
+  getPairing(channel: string, accountId: string, peerId: string): Promise<PairingRecord | undefined> {
+    return this.run((ops) => ops.getPairing(channel, accountId, peerId));
+  }
+  listPairings(query: PairingListQuery): Promise<PairingRecord[]> {
+    return this.run((ops) => ops.listPairings(query));
+  }
+  deletePairing(channel: string, accountId: string, peerId: string): Promise<boolean> {
+    return this.run((ops) => ops.deletePairing(channel, accountId, peerId));
+  }
+
+  // --- internals ---
+
+  /** One call outside any transaction: at once when the queue is empty, else in turn. */
+  private run<T>(call: (ops: SynchronousStoreOperations) => T): Promise<T> {
+    if (!this.busy) {
+      try {
+        this.assertUsable();
+        return Promise.resolve(call(this.engine.operations));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return this.exclusive(() => call(this.engine.operations));
+  }
+
+  /** Runs `work` alone: nothing else starts on the engine until it settles. */
+  private async exclusive<T>(work: () => T | Promise<T>): Promise<T> {
+    this.assertUsable();
+    if (this.busy) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.busy = true;
+    try {
+      if (this.closed) throw closedError();
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.busy = false;
+    }
+  }
+
+  private assertUsable(): void {
+    if (this.closed) throw closedError();
+    if (this.openTransaction.getStore()?.active) {
+      throw new ColloquyError(
+        'STORE_ERROR',
+        'A Store method was called on the store inside its own transaction; call it on the `tx` handle that transaction(fn) passes to fn.',
+      );
+    }
+  }
+
+  private transactionHandle(open: OpenTransaction): StoreTransaction {
+    const operations = this.engine.operations;
+    const handle: Record<string, unknown> = {
+      transaction: <T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> => {
+        if (!open.active) return Promise.reject(transactionOverError());
+        return fn(handle as unknown as StoreTransaction);
+      },
+    };
+    for (const name of OPERATION_NAMES) {
+      const operation = operations[name] as (...args: unknown[]) => unknown;
+      handle[name] = (...args: unknown[]): Promise<unknown> => {
+        if (!open.active) return Promise.reject(transactionOverError());
+        try {
+          return Promise.resolve(operation.apply(operations, args));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      };
+    }
+    return handle as unknown as StoreTransaction;
+  }
+}
+
+function closedError(): ColloquyError {
+  return new ColloquyError('STORE_ERROR', 'This store is closed; open a new one.');
+}
+
+function transactionOverError(): ColloquyError {
+  return new ColloquyError(
+    'STORE_ERROR',
+    'This transaction is over: a `tx` handle is valid only until the function given to transaction(fn) settles.',
+  );
+}
