@@ -157,6 +157,6 @@ describe('colloquy config check and init', () => {
       },
     );
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain('No pending Telegram pairing code "NOPE1234"');
+    expect(wrong.stderr).toContain('No pending telegram pairing code "NOPE1234"');
   });
 });

@@ -13,18 +13,18 @@ export interface BindingKeeperOptions {
 /** Thread bindings with idle expiry on top of the runtime's persistence. */
 export interface BindingKeeper {
   /** The live binding of a thread; an expired one is removed and reported as absent. */
-  active(accountId: string, threadId: string): ThreadBinding | undefined;
+  active(accountId: string, threadId: string): Promise<ThreadBinding | undefined>;
   /** Records activity on a binding (pushes its expiry back). */
-  touch(binding: ThreadBinding): void;
+  touch(binding: ThreadBinding): Promise<void>;
   /** Binds a thread to a session, replacing any earlier binding of that thread. */
   bind(input: {
     accountId: string;
     conversationId: string;
     threadId: string;
     sessionKey: string;
-  }): ThreadBinding;
+  }): Promise<ThreadBinding>;
   /** Removes every expired binding; returns how many were removed. */
-  sweep(): number;
+  sweep(): Promise<number>;
   /** Whether a binding has been idle for longer than the configured time. */
   isExpired(binding: ThreadBinding): boolean;
 }
@@ -43,27 +43,27 @@ export function createBindingKeeper(options: BindingKeeperOptions): BindingKeepe
   const expiresAt = (lastActiveAt: number): number | undefined =>
     idleMs > 0 ? lastActiveAt + idleMs : undefined;
   const isExpired = (binding: ThreadBinding): boolean => idleMs > 0 && now() >= binding.lastActiveAt + idleMs;
-  const save = (binding: ThreadBinding): void => {
+  const save = (binding: ThreadBinding): Promise<void> => {
     const { channel: _channel, ...rest } = binding;
-    access.put(rest);
+    return access.put(rest);
   };
 
   return {
     isExpired,
-    active(accountId, threadId) {
-      const binding = access.get(accountId, threadId);
+    async active(accountId, threadId) {
+      const binding = await access.get(accountId, threadId);
       if (binding === undefined) return undefined;
       if (!isExpired(binding)) return binding;
-      access.remove(accountId, threadId);
+      await access.remove(accountId, threadId);
       return undefined;
     },
-    touch(binding) {
+    async touch(binding) {
       const at = now();
       // One write per second at most: a busy thread should not hammer the Store.
       if (at - binding.lastActiveAt < 1000) return;
-      save({ ...binding, lastActiveAt: at, expiresAt: expiresAt(at) });
+      await save({ ...binding, lastActiveAt: at, expiresAt: expiresAt(at) });
     },
-    bind(input) {
+    async bind(input) {
       const at = now();
       const binding: ThreadBinding = {
         channel: 'discord',
@@ -72,14 +72,14 @@ export function createBindingKeeper(options: BindingKeeperOptions): BindingKeepe
         lastActiveAt: at,
         expiresAt: expiresAt(at),
       };
-      save(binding);
+      await save(binding);
       return binding;
     },
-    sweep() {
+    async sweep() {
       let removed = 0;
-      for (const binding of access.list()) {
+      for (const binding of await access.list()) {
         if (!isExpired(binding)) continue;
-        access.remove(binding.accountId, binding.threadId);
+        await access.remove(binding.accountId, binding.threadId);
         removed += 1;
       }
       return removed;

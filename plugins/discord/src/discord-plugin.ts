@@ -166,7 +166,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
 
   // --- inbound ---
 
-  const onMessage = (runtime: AccountRuntime, message: Message): void => {
+  const onMessage = async (runtime: AccountRuntime, message: Message): Promise<void> => {
     const running = live();
     if (running === undefined || isIgnoredAuthor(message)) return;
     const { ctx, keeper } = running;
@@ -182,9 +182,9 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
       mentionsUser(message, account.botUserId) ||
       !requiresMention(config, origin);
     if (message.channel.isThread()) {
-      const binding = keeper.active(account.accountId, message.channelId);
+      const binding = await keeper.active(account.accountId, message.channelId);
       if (binding !== undefined) {
-        keeper.touch(binding);
+        await keeper.touch(binding);
         // A bound thread is a conversation with its session: no mention needed.
         addressed = true;
       }
@@ -201,7 +201,10 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
     });
   };
 
-  const onInteraction = (runtime: AccountRuntime, interaction: ChatInputCommandInteraction): void => {
+  const onInteraction = async (
+    runtime: AccountRuntime,
+    interaction: ChatInputCommandInteraction,
+  ): Promise<void> => {
     const running = live();
     if (running === undefined || interaction.user.bot) return;
     const { ctx, keeper } = running;
@@ -219,8 +222,8 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
       args: interaction.options.getString(ARGS_OPTION) ?? '',
     });
     if (inbound.threadId !== undefined) {
-      const binding = keeper.active(account.accountId, inbound.threadId);
-      if (binding !== undefined) keeper.touch(binding);
+      const binding = await keeper.active(account.accountId, inbound.threadId);
+      if (binding !== undefined) await keeper.touch(binding);
     }
     const failed = (error: unknown): void =>
       log.warn({ err: error, command: interaction.commandName }, 'could not answer a discord command');
@@ -275,10 +278,10 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
     return channelId;
   };
 
-  const touchThread = (accountId: string, threadId: string | undefined): void => {
+  const touchThread = async (accountId: string, threadId: string | undefined): Promise<void> => {
     if (threadId === undefined || keeper === undefined) return;
-    const binding = keeper.active(accountId, threadId);
-    if (binding !== undefined) keeper.touch(binding);
+    const binding = await keeper.active(accountId, threadId);
+    if (binding !== undefined) await keeper.touch(binding);
   };
 
   const send = async (to: DeliveryContext, message: OutboundMessage): Promise<SendResult> => {
@@ -294,7 +297,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
     if (answered !== undefined) return { messageId: answered[0]!, messageIds: answered };
     const rest = runtime.account.client.rest;
     const channelId = await channelFor(runtime, to);
-    touchThread(to.accountId, to.threadId);
+    await touchThread(to.accountId, to.threadId);
     // The first reply after an addressed message quotes it, unless the caller chose what to quote.
     const trigger = runtime.triggers.get(channelId);
     runtime.triggers.delete(channelId);
@@ -356,7 +359,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
     } catch (error) {
       throw toChannelError(error, `create a thread in channel ${parentId}`, { parent: request.parent });
     }
-    keeper.bind({
+    await keeper.bind({
       accountId: request.parent.accountId,
       conversationId: parentId,
       threadId: thread.id,
@@ -395,7 +398,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
     commandPayload = toCommandPayload(ctx.commands);
     accounts.clear();
     phase = 'started';
-    const removed = keeper.sweep();
+    const removed = await keeper.sweep();
     if (removed > 0) ctx.log.info({ removed }, 'expired discord thread bindings removed');
     config.accounts.forEach((accountConfig, index) => {
       const log = ctx.log.child({ channel: DISCORD_CHANNEL_ID, accountId: accountConfig.accountId });
@@ -410,8 +413,14 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
           rest: restOptions(options.rest),
           gatewayUrl: options.gatewayUrl,
           log,
-          onMessage: (message) => onMessage(runtime, message),
-          onInteraction: (interaction) => onInteraction(runtime, interaction),
+          onMessage: (message) =>
+            void onMessage(runtime, message).catch((error: unknown) =>
+              log.error({ err: error, messageId: message.id }, 'could not handle a discord message'),
+            ),
+          onInteraction: (interaction) =>
+            void onInteraction(runtime, interaction).catch((error: unknown) =>
+              log.error({ err: error, interactionId: interaction.id }, 'could not handle a discord command'),
+            ),
           onGuild: (guild) => onGuild(runtime, guild),
         }),
       };

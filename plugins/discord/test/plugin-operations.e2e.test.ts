@@ -249,13 +249,13 @@ describe('thread bindings', () => {
     const early = fake.say({ channelId: target.threadId, author: alice, content: 'still bound?' });
     const first = await fake.waitFor(() => ctx.received.find((m) => m.messageId === early.id));
     expect(first.mentionsBot).toBe(true);
-    expect(ctx.bindings.get('main', target.threadId)?.lastActiveAt).toBe(now);
+    expect((await ctx.bindings.get('main', target.threadId))?.lastActiveAt).toBe(now);
 
     now += 61 * 60_000;
     const late = fake.say({ channelId: target.threadId, author: alice, content: 'and now?' });
     const second = await fake.waitFor(() => ctx.received.find((m) => m.messageId === late.id));
     expect(second.mentionsBot).toBe(false);
-    expect(ctx.bindings.get('main', target.threadId)).toBeUndefined();
+    expect(await ctx.bindings.get('main', target.threadId)).toBeUndefined();
   });
 
   it('removes bindings that expired while it was stopped, and keeps live ones', async () => {
@@ -268,10 +268,10 @@ describe('thread bindings', () => {
       sessionKey: 'agent:main:subagent:s',
       createdAt: 0,
     };
-    bindings.put({ ...base, threadId: '100', lastActiveAt: now - 2 * 86_400_000 });
-    bindings.put({ ...base, threadId: '200', lastActiveAt: now - 60_000 });
+    await bindings.put({ ...base, threadId: '100', lastActiveAt: now - 2 * 86_400_000 });
+    await bindings.put({ ...base, threadId: '200', lastActiveAt: now - 60_000 });
     await startPlugin(makePlugin(fake), createTestContext({ bindings }));
-    expect(bindings.list().map((b) => b.threadId)).toEqual(['200']);
+    expect((await bindings.list()).map((b) => b.threadId)).toEqual(['200']);
   });
 });
 

@@ -247,7 +247,7 @@ describe('Discord plugin against the fake Discord', () => {
     expect(target).toMatchObject({ channel: 'discord', to: general, accountId: 'main' });
     const [thread] = fake.threadsOf(general);
     expect(thread).toMatchObject({ id: target.threadId, name: 'Research: tides' });
-    expect(ctx.bindings.get('main', target.threadId)).toMatchObject({
+    expect(await ctx.bindings.get('main', target.threadId)).toMatchObject({
       conversationId: general,
       sessionKey: 'agent:main:subagent:abc',
     });

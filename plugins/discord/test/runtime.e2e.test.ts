@@ -166,7 +166,7 @@ describe('Discord plugin through the runtime with the scripted model', () => {
       title: 'Child: research',
       sessionKey: CHILD_KEY,
     });
-    expect(harness.store.getThreadBinding('discord', 'main', target.threadId)).toMatchObject({
+    expect(await harness.store.getThreadBinding('discord', 'main', target.threadId)).toMatchObject({
       sessionKey: CHILD_KEY,
       conversationId: general,
     });
@@ -312,7 +312,7 @@ describe('thread bindings across a restart (SQLite store)', () => {
     const general = fake.channelId('general');
     const alice = fake.addUser('alice');
 
-    const { harness: first, discord } = await boot(fake, openSqliteStore({ file }));
+    const { harness: first, discord } = await boot(fake, await openSqliteStore({ file }));
     const target = await discord.createThread!({
       parent: { channel: 'discord', to: general, accountId: 'main' },
       title: 'Long-running child',
@@ -320,9 +320,11 @@ describe('thread bindings across a restart (SQLite store)', () => {
     });
     await first.close();
 
-    const { harness: second } = await boot(fake, openSqliteStore({ file }));
+    const { harness: second } = await boot(fake, await openSqliteStore({ file }));
     try {
-      expect(second.store.getThreadBinding('discord', 'main', target.threadId)?.sessionKey).toBe(CHILD_KEY);
+      expect((await second.store.getThreadBinding('discord', 'main', target.threadId))?.sessionKey).toBe(
+        CHILD_KEY,
+      );
       fake.say({ channelId: target.threadId, author: alice, content: 'still there after the restart?' });
       const reply = await fake.waitFor(() => fake.botMessages(target.threadId)[0], 8000, 'the reply');
       expect(reply.content).toBe('You said: still there after the restart?');

@@ -14,13 +14,6 @@ export { escapeHtml } from './format/escape-html.js';
 export { markdownToTelegramHtml } from './format/markdown-to-html.js';
 // --- files ---
 export type { TelegramFile } from './outbound/download-file.js';
-// --- pairing (for the app's CLI) ---
-export type { TelegramApprovedUser, TelegramPairingRequest } from './pairing/pairing-store.js';
-export {
-  approveTelegramPairing,
-  listTelegramPairings,
-  revokeTelegramPairing,
-} from './pairing/pairing-store.js';
 // --- the plugin ---
 export type { TelegramChannelPlugin, TelegramPluginOptions } from './telegram-plugin.js';
 export { createTelegramPlugin } from './telegram-plugin.js';

@@ -23,13 +23,18 @@ import { UpdateDedupe } from './inbound/update-dedupe.js';
 import { downloadTelegramFile, type TelegramFile } from './outbound/download-file.js';
 import { sendText, toChatId } from './outbound/send-text.js';
 import { toChannelError } from './outbound/telegram-errors.js';
+import { importLegacyPairingFile } from './pairing/legacy-pairing-file.js';
 
 /** Options of {@link createTelegramPlugin}. */
 export interface TelegramPluginOptions {
   /** The `channels.telegram` config section, raw or resolved; validated by `resolveTelegramConfig`. */
   config: TelegramConfigInput | TelegramConfig;
-  /** A directory the plugin owns for its state (the pairing file). Created when needed. */
-  stateDir: string;
+  /**
+   * Where versions before 1.0 kept `telegram-pairing.json`. Pairing state lives in the Store now
+   * (`ChannelContext.pairing`); when this folder holds the old file, `start()` moves its approvals
+   * and unexpired codes into the Store once and renames it `telegram-pairing.json.imported`.
+   */
+  stateDir?: string;
   /** Long-poll timeout in seconds (`getUpdates` `timeout`). Default 30. */
   pollTimeoutSeconds?: number;
   /** Rate-limit retries: 429s are retried after `retry_after`. Default `{ maxRetryAttempts: 3, maxDelaySeconds: 60 }`. */
@@ -80,7 +85,6 @@ const DEFAULT_PAIRING_MESSAGE = (code: string): string =>
  *
  * const telegram = createTelegramPlugin({
  *   config: { accounts: [{ token: process.env.TELEGRAM_BOT_TOKEN! }], dmPolicy: 'pairing' },
- *   stateDir: '.colloquy/telegram',
  * });
  * // runtime.addChannel(telegram) — the runtime calls start(ctx), send(), sendTyping(), createThread()
  * ```
@@ -140,7 +144,7 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       if (!normalized) return;
       const inbound = normalized.message;
       if (inbound.chat.type === 'direct') {
-        const decision = await decideDmAccess(config, options.stateDir, accountId, inbound.sender);
+        const decision = await decideDmAccess(config, ctx.pairing, accountId, inbound.sender);
         if (decision.action === 'drop') {
           log.info({ accountId, senderId: inbound.sender.id }, `telegram DM dropped: ${decision.reason}`);
           return;
@@ -155,7 +159,9 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       } else {
         if (!isGroupAllowed(config, inbound.chat.id)) return;
         const bound =
-          inbound.threadId !== undefined ? ctx.threadBindings.get(accountId, inbound.threadId) : undefined;
+          inbound.threadId !== undefined
+            ? await ctx.threadBindings.get(accountId, inbound.threadId)
+            : undefined;
         const boundHere = bound !== undefined && bound.conversationId === inbound.chat.id;
         inbound.mentionsBot = normalized.addressed || boundHere || !requiresMention(config, inbound.chat.id);
       }
@@ -178,10 +184,11 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       if (started) {
         throw new ColloquyError('CONFLICT', 'The Telegram plugin is already started; call stop() first.');
       }
+      log = ctx.log.child({ channel: TELEGRAM_CHANNEL });
+      if (options.stateDir !== undefined) await importLegacyPairingFile(options.stateDir, ctx.pairing, log);
       started = true;
       stopped = false;
       context = ctx;
-      log = ctx.log.child({ channel: TELEGRAM_CHANNEL });
       for (const account of config.accounts) {
         dedupe.set(account.accountId, new UpdateDedupe());
         runners.set(
@@ -265,7 +272,7 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       }
       const threadId = String(topic.message_thread_id);
       const now = Date.now();
-      ctx.threadBindings.put({
+      await ctx.threadBindings.put({
         accountId: request.parent.accountId,
         conversationId: request.parent.to,
         threadId,

@@ -3,15 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DeliveryContext } from '@colloquy/core';
+import { approvePairing, type DeliveryContext } from '@colloquy/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  approveTelegramPairing,
-  createTelegramPlugin,
-  listTelegramPairings,
-  type TelegramChannelPlugin,
-  type TelegramConfigInput,
-} from '../src/index.js';
+import { createTelegramPlugin, type TelegramChannelPlugin, type TelegramConfigInput } from '../src/index.js';
 import { FakeTelegram } from './support/fake-telegram.js';
 import { createTestContext, type TestContext } from './support/test-context.js';
 
@@ -236,7 +230,7 @@ describe('telegram plugin against a fake Bot API', () => {
     expect(target).toMatchObject({ channel: 'telegram', to: String(GROUP_ID), accountId: 'main' });
     const threadId = Number(target?.threadId);
     expect(fake.topics(GROUP_ID).get(threadId)).toBe('Research task');
-    expect(t.bindings.get(`main/${threadId}`)).toMatchObject({
+    expect(await t.store.getThreadBinding('telegram', 'main', String(threadId))).toMatchObject({
       conversationId: String(GROUP_ID),
       sessionKey: 'agent:main:subagent:abc',
     });
@@ -350,11 +344,9 @@ describe('dm policy', () => {
     );
     expect(t.received).toHaveLength(0);
     expect(fake.sentTo(42)).toHaveLength(1);
-    expect((await listTelegramPairings(stateDir)).pending).toMatchObject([
-      { code, userId: '42', accountId: 'main' },
-    ]);
+    expect((await t.ctx.pairing.list()).pending).toMatchObject([{ code, peerId: '42', accountId: 'main' }]);
 
-    await approveTelegramPairing(stateDir, code ?? '');
+    await approvePairing(t.store, 'telegram', code ?? '');
     fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'now?' });
     expect(await t.waitForReceived(1)).toMatchObject({ text: 'now?', sender: { id: '42' } });
   });

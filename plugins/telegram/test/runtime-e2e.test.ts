@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryStore, resolveConfig } from '@colloquy/core';
+import { approvePairing, MemoryStore, resolveConfig } from '@colloquy/core';
 import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/core/testing';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { approveTelegramPairing, createTelegramPlugin, type TelegramConfigInput } from '../src/index.js';
+import { createTelegramPlugin, type TelegramConfigInput } from '../src/index.js';
 import { FakeTelegram } from './support/fake-telegram.js';
 import { checkTelegramHtml } from './support/telegram-html.js';
 
@@ -20,6 +20,7 @@ const MENTION = '@e2e_bot';
 let fake: FakeTelegram;
 let stateDir: string;
 let runtime: Runtime | undefined;
+let store: MemoryStore;
 
 beforeEach(async () => {
   fake = await FakeTelegram.start();
@@ -42,6 +43,7 @@ async function boot(
   telegram: Partial<TelegramConfigInput> = {},
 ): Promise<ScriptedModel> {
   const model = createScriptedModel(script);
+  store = new MemoryStore();
   const plugin = createTelegramPlugin({
     config: { accounts: [{ token: TOKEN, apiRoot: fake.apiRoot }], dmPolicy: 'open', ...telegram },
     stateDir,
@@ -50,7 +52,7 @@ async function boot(
   });
   runtime = createRuntime({
     config: resolveConfig({ agents: { defaults: { model: 'scripted/test' } } }),
-    store: new MemoryStore(),
+    store,
     plugins: [plugin],
     models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: ref.slice(9) } : undefined),
     commandList: [{ name: 'new', description: 'Start a fresh session' }],
@@ -160,7 +162,7 @@ describe('telegram through the runtime (scripted model)', () => {
     const notice = await fake.waitFor(() => fake.sentTo(42)[0], 5000, 'the pairing code');
     const code = /code: ([A-Z0-9]{8})/.exec(notice.visibleText)?.[1] ?? '';
     expect(model.callCount).toBe(0);
-    await approveTelegramPairing(stateDir, code);
+    await approvePairing(store, 'telegram', code);
     fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'approved now' });
     const reply = await fake.waitFor(() => fake.sentTo(42)[1], 5000, 'the reply after approval');
     expect(reply.visibleText).toBe('echo: approved now');

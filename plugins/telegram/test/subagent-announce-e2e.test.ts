@@ -158,10 +158,10 @@ describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake 
     const wake = model.requests.find((r) => !isSubagent(r) && isAnnounce(lastUserText(r)));
     expect(lastUserText(wake!)).toContain(`[Announce from session ${spawned.childSessionKey};`);
     expect(lastUserText(wake!)).toContain(CHILD_RESULT);
-    const announced = store.readTail(parentKey, 100).filter((m) => m.provenance?.kind === 'announce');
+    const announced = (await store.readTail(parentKey, 100)).filter((m) => m.provenance?.kind === 'announce');
     expect(announced).toHaveLength(1);
     expect(announced[0]?.provenance?.sourceSessionKey).toBe(spawned.childSessionKey);
-    expect(store.listInbox(parentKey)).toEqual([]);
+    expect(await store.listInbox(parentKey)).toEqual([]);
   });
 
   it('with thread: true, opens a topic for the child, announces once into the topic of origin, and routes the child’s topic to it', async () => {
@@ -208,7 +208,7 @@ describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake 
       'the child’s reply in its topic',
     );
     expect(childReply.visibleText).toBe('child heard: any with a pool?');
-    const childTranscript = store.readTail(spawned.childSessionKey, 100);
+    const childTranscript = await store.readTail(spawned.childSessionKey, 100);
     expect(childTranscript.some((m) => m.role === 'user' && m.content === 'any with a pool?')).toBe(true);
     await sleep(SETTLE_MS);
 
@@ -224,6 +224,8 @@ describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake 
       [childTopic, 'child heard: any with a pool?'],
     ]);
     const parentKey = `agent:main:telegram:group:${GROUP_ID}:topic:${topic}`;
-    expect(store.readTail(parentKey, 100).filter((m) => m.provenance?.kind === 'announce')).toHaveLength(1);
+    expect(
+      (await store.readTail(parentKey, 100)).filter((m) => m.provenance?.kind === 'announce'),
+    ).toHaveLength(1);
   });
 });

@@ -130,7 +130,7 @@ describe('web chat on the real runtime', () => {
 function keptOpen(store: Store): Store {
   return new Proxy(store, {
     get(target, property) {
-      if (property === 'close') return () => {};
+      if (property === 'close') return async () => {};
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },

@@ -2,7 +2,7 @@
 
 export type { FileHandleLike, StateFs } from './atomic-file.js';
 export type { AtomicAuthState, AtomicAuthStateOptions } from './auth-state.js';
-// --- linking and pairing ---
+// --- linking ---
 export { resetWhatsAppAuth, useAtomicAuthState } from './auth-state.js';
 export { chunkText } from './chunk-text.js';
 export type { BackoffOptions } from './close-reason.js';
@@ -11,8 +11,6 @@ export type { WhatsAppConfig, WhatsAppConfigInput, WhatsAppConfigIssue } from '.
 export { resolveWhatsAppConfig, WhatsAppConfigSchema, WhatsAppGroupConfigSchema } from './config.js';
 // --- advanced: formatting, the socket seam, state files ---
 export { markdownToWhatsApp } from './markdown.js';
-export type { WhatsAppApprovedPeer, WhatsAppPairings, WhatsAppPendingPairing } from './pairing.js';
-export { approveWhatsAppPairing, listWhatsAppPairings, PAIRING_CODE_TTL_MS } from './pairing.js';
 export type { WhatsAppPlugin, WhatsAppPluginOptions } from './plugin.js';
 // --- the plugin ---
 export { createWhatsAppPlugin } from './plugin.js';

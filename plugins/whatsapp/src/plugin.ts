@@ -24,10 +24,10 @@ import { chunkText } from './chunk-text.js';
 import { type BackoffOptions, backoffDelay, classifyClose, closeStatusCode } from './close-reason.js';
 import { resolveWhatsAppConfig, type WhatsAppConfig, type WhatsAppConfigInput } from './config.js';
 import { jidKind, jidUser, normalizePeerEntry } from './jid.js';
+import { importLegacyPairingFile } from './legacy-pairing-file.js';
 import { markdownToWhatsApp } from './markdown.js';
 import { readMessageContent } from './message-content.js';
 import { addressesBot, isOwnJid } from './own-account.js';
-import { PairingStore } from './pairing.js';
 import { PeerMap } from './peer-map.js';
 import { printQr, type QrOutput } from './qr.js';
 import type { WhatsAppEventMap, WhatsAppSocketFactory, WhatsAppSocketLike } from './socket.js';
@@ -153,7 +153,6 @@ class WhatsAppChannel implements WhatsAppPlugin {
   private auth: AtomicAuthState | undefined;
   private keys: SignalKeyStore | undefined;
   private peers: PeerMap | undefined;
-  private pairing: PairingStore | undefined;
 
   private sock: WhatsAppSocketLike | undefined;
   private listeners: Listener[] = [];
@@ -224,7 +223,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
       this.auth = await useAtomicAuthState(this.authDir, { fs: this.fs });
       this.peers = await PeerMap.load(this.stateDir, this.log, this.fs);
       this.peers.learnAll(this.options.contacts ?? {});
-      this.pairing = new PairingStore(this.stateDir, this.fs);
+      await importLegacyPairingFile(this.stateDir, this.accountId, ctx.pairing, this.log, this.fs);
     } catch (error) {
       const failure = isColloquyError(error)
         ? error
@@ -631,16 +630,25 @@ class WhatsAppChannel implements WhatsAppPlugin {
       ...(this.peers?.aliasesOf(jid) ?? []).map((j) => normalizePeerEntry(j)),
     ]);
     for (const alias of aliases) if (alias && this.allowFrom.has(alias)) return true;
-    if (policy === 'allowlist' || !this.pairing) {
+    if (policy === 'allowlist' || !this.ctx) {
       this.log.debug({ peerId }, 'direct message from someone not in allowFrom ignored');
       return false;
     }
-    if (await this.pairing.isApproved(peerId)) return true;
-    const request: { peerId: string; jid: string; name?: string } = { peerId, jid };
-    if (name !== undefined) request.name = name;
-    const { code, created } = await this.pairing.request(request);
+    const pairing = this.ctx.pairing;
+    if (await pairing.isApproved(this.accountId, peerId)) return true;
+    const { record, created } = await pairing.request({
+      accountId: this.accountId,
+      peerId,
+      meta: { jid },
+      ...(name !== undefined ? { displayName: name } : {}),
+    });
+    if (record.status === 'approved') return true;
+    const code = record.code ?? '';
     if (created) {
-      this.log.info({ peerId, code }, 'WhatsApp pairing requested; approve it with approveWhatsAppPairing');
+      this.log.info(
+        { peerId, code },
+        'WhatsApp pairing requested; approve it with `colloquy pairing approve whatsapp <code>`',
+      );
       const text = (this.options.pairingMessage ?? defaultPairingMessage)(code);
       const sock = this.sock;
       if (sock) {

@@ -77,8 +77,8 @@ async function startBot(options: Partial<WhatsAppPluginOptions> = {}, model = ec
   return { runtime, plugin, fake, model, store, stateDir };
 }
 
-const whatsappSessions = (store: MemoryStore) =>
-  store.listSessions({}).filter((s) => s.key.includes(':whatsapp:'));
+const whatsappSessions = async (store: MemoryStore) =>
+  (await store.listSessions({})).filter((s) => s.key.includes(':whatsapp:'));
 
 describe('WhatsApp end to end through the runtime', () => {
   it('answers a direct message in its own session', async () => {
@@ -87,7 +87,7 @@ describe('WhatsApp end to end through the runtime', () => {
     const reply = await eventually(() => fake.sent[0]);
     expect(reply).toMatchObject({ jid: ALICE, text: 'echo: hello bot' });
     expect(model.callCount).toBe(1);
-    expect(whatsappSessions(store).map((s) => s.key)).toEqual(['agent:main:whatsapp:dm:15552220000']);
+    expect((await whatsappSessions(store)).map((s) => s.key)).toEqual(['agent:main:whatsapp:dm:15552220000']);
   });
 
   it('keeps one session for the LID and the phone JID of the same person', async () => {
@@ -97,7 +97,7 @@ describe('WhatsApp end to end through the runtime', () => {
     await eventually(() => fake.sent.length === 1);
     fake.current.deliver([dm(ALICE, 'second via phone')]);
     await eventually(() => fake.sent.length === 2);
-    expect(whatsappSessions(store).map((s) => s.key)).toEqual(['agent:main:whatsapp:dm:15552220000']);
+    expect((await whatsappSessions(store)).map((s) => s.key)).toEqual(['agent:main:whatsapp:dm:15552220000']);
     const history = model.lastRequest?.messages.map((m) => (typeof m.content === 'string' ? m.content : ''));
     expect(history?.join('\n')).toContain('first via lid');
     expect(fake.sent.map((s) => s.jid)).toEqual([ALICE_LID, ALICE]);

@@ -1,11 +1,10 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isColloquyError } from '@colloquy/core';
+import { approvePairing, isColloquyError } from '@colloquy/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nodeStateFs, type StateFs } from '../src/atomic-file.js';
 import { useAtomicAuthState } from '../src/auth-state.js';
-import { approveWhatsAppPairing, listWhatsAppPairings } from '../src/pairing.js';
 import { createWhatsAppPlugin, type WhatsAppPlugin, type WhatsAppPluginOptions } from '../src/plugin.js';
 import { boom, dm, FakeWhatsApp, groupMessage, mediaMessage } from './fake-socket.js';
 import { createTestContext, eventually, settle, type TestContext } from './test-context.js';
@@ -438,7 +437,7 @@ describe('direct-message policy', () => {
   });
 
   it('pairing sends a newcomer one code, and lets them in once the owner approves it', async () => {
-    const { fake, t, stateDir } = await boot({ dmPolicy: 'pairing' });
+    const { fake, t } = await boot({ dmPolicy: 'pairing' });
     const stranger = '15553330000@s.whatsapp.net';
     fake.current.deliver([dm(stranger, 'hi bot', { pushName: 'Carol' })]);
     const codeMessage = await eventually(() => fake.sent[0]);
@@ -449,23 +448,16 @@ describe('direct-message policy', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(fake.sent).toHaveLength(1);
     expect(t.received).toEqual([]);
-    expect((await listWhatsAppPairings(stateDir)).pending).toMatchObject([
-      { code, peerId: '15553330000', name: 'Carol' },
+    expect((await t.ctx.pairing.list()).pending).toMatchObject([
+      { code, peerId: '15553330000', displayName: 'Carol', meta: { jid: stranger } },
     ]);
 
-    const approved = await approveWhatsAppPairing(stateDir, (code ?? '').toLowerCase());
-    expect(approved).toMatchObject({ peerId: '15553330000', name: 'Carol' });
+    const approved = await approvePairing(t.store, 'whatsapp', (code ?? '').toLowerCase());
+    expect(approved).toMatchObject({ peerId: '15553330000', displayName: 'Carol' });
     fake.current.deliver([dm(stranger, 'now?')]);
     await eventually(() => t.received.length === 1);
     expect(t.received[0]?.text).toBe('now?');
-    expect((await listWhatsAppPairings(stateDir)).pending).toEqual([]);
-  });
-
-  it('rejects an unknown pairing code with what to do', async () => {
-    const stateDir = await tempDir();
-    const error = await approveWhatsAppPairing(stateDir, 'NOPE2345').catch((e: unknown) => e);
-    expect(isColloquyError(error) && error.code).toBe('INVALID_ARGUMENT');
-    expect((error as Error).message).toContain('message the bot again');
+    expect((await t.ctx.pairing.list()).pending).toEqual([]);
   });
 });
 

@@ -1,6 +1,13 @@
 // A minimal hand-made ChannelContext: it records what the plugin hands to the runtime.
 
-import type { ChannelContext, InboundMessage, Logger, ThreadBinding } from '@colloquy/core';
+import {
+  type ChannelContext,
+  createPairingAccess,
+  createThreadBindingAccess,
+  type InboundMessage,
+  type Logger,
+  MemoryStore,
+} from '@colloquy/core';
 
 export interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -10,6 +17,8 @@ export interface LogLine {
 
 export interface TestContext {
   ctx: ChannelContext;
+  /** The store behind `ctx.threadBindings` and `ctx.pairing`. */
+  store: MemoryStore;
   received: InboundMessage[];
   logs: LogLine[];
   abort(): void;
@@ -35,23 +44,18 @@ export function createTestContext(): TestContext {
   const received: InboundMessage[] = [];
   const logs: LogLine[] = [];
   const controller = new AbortController();
-  const bindings = new Map<string, ThreadBinding>();
+  const store = new MemoryStore();
   const ctx: ChannelContext = {
     async receive(message) {
       received.push(message);
     },
-    threadBindings: {
-      get: (accountId, threadId) => bindings.get(`${accountId}/${threadId}`),
-      put: (b) => void bindings.set(`${b.accountId}/${b.threadId}`, { ...b, channel: 'whatsapp' }),
-      touch: () => {},
-      remove: (accountId, threadId) => void bindings.delete(`${accountId}/${threadId}`),
-      list: () => [...bindings.values()],
-    },
+    threadBindings: createThreadBindingAccess(store, 'whatsapp'),
+    pairing: createPairingAccess(store, 'whatsapp'),
     commands: [],
     log: recordingLogger(logs),
     signal: controller.signal,
   };
-  return { ctx, received, logs, abort: () => controller.abort() };
+  return { ctx, store, received, logs, abort: () => controller.abort() };
 }
 
 /** Polls until `check` returns (or resolves to) a value other than undefined/false (bounded). */

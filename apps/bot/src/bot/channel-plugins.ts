@@ -56,7 +56,7 @@ export async function createChannelPlugins(config: BotConfig, secrets: ChannelSe
       plugins.push(
         createWhatsAppPlugin({
           ...resolved,
-          stateDir: pairingStateDir(config, 'whatsapp'),
+          stateDir: whatsappStateDir(config),
         }),
       );
     }
@@ -65,20 +65,16 @@ export async function createChannelPlugins(config: BotConfig, secrets: ChannelSe
 }
 
 /**
- * Where a channel keeps its state, pairing files included (`colloquy pairing` reads them). WhatsApp's
- * `stateDir` setting is relative to the config file.
+ * Where WhatsApp keeps its link and LID map: its `stateDir` setting (relative to the config file),
+ * else `whatsapp/` in the state directory.
  *
  * @param config - the loaded config
- * @param channel - `telegram` or `whatsapp`
  * @returns the directory
  */
-export function pairingStateDir(config: BotConfig, channel: 'telegram' | 'whatsapp'): string {
-  if (channel === 'whatsapp') {
-    const section = config.platforms.whatsapp as { stateDir?: unknown } | undefined;
-    if (section && typeof section.stateDir === 'string') {
-      return resolve(config.file ? dirname(config.file) : config.baseDir, section.stateDir);
-    }
-    return join(config.stateDir, STATE_FILES.whatsapp);
+export function whatsappStateDir(config: BotConfig): string {
+  const section = config.platforms.whatsapp as { stateDir?: unknown } | undefined;
+  if (section && typeof section.stateDir === 'string') {
+    return resolve(config.file ? dirname(config.file) : config.baseDir, section.stateDir);
   }
-  return join(config.stateDir, STATE_FILES.telegram);
+  return join(config.stateDir, STATE_FILES.whatsapp);
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Gateway, SessionRecord, Store, StoredMessage } from '@colloquy/core';
+import type { Gateway, SessionRecord, Store, StoredMessage, StoreOperations } from '@colloquy/core';
 
 /** What {@link startFreshSession} did. */
 export type FreshSessionOutcome =
@@ -29,14 +29,14 @@ export async function startFreshSession(
 ): Promise<FreshSessionOutcome> {
   const status = await gateway.call('session.status', { key: session.key });
   if (status.activeRunId !== undefined || status.queueDepth > 0) return { status: 'busy' };
-  return store.transaction(() => {
-    const current = store.getSession(session.key);
+  return store.transaction(async (tx) => {
+    const current = await tx.getSession(session.key);
     if (!current) return { status: 'empty' } as const;
-    const count = store.countMessages(current.key);
+    const count = await tx.countMessages(current.key);
     if (count === 0) return { status: 'empty' } as const;
-    const transcript = readAll(store, current.key);
-    const bindings = store.listThreadBindings({ sessionKey: current.key });
-    const inbox = store.listInbox(current.key);
+    const transcript = await readAll(tx, current.key);
+    const bindings = await tx.listThreadBindings({ sessionKey: current.key });
+    const inbox = await tx.listInbox(current.key);
     const archivedKey = `${current.key}:archive:${new Date(now).toISOString().replace(/[-:.]/g, '')}`;
     const archived: SessionRecord = {
       ...current,
@@ -51,9 +51,9 @@ export async function startFreshSession(
     };
     delete archived.label;
     delete archived.deliveryContext;
-    store.deleteSession(current.key);
-    store.putSession(archived);
-    store.appendMessages(
+    await tx.deleteSession(current.key);
+    await tx.putSession(archived);
+    await tx.appendMessages(
       archivedKey,
       transcript.map(({ seq: _seq, ...message }) => message),
     );
@@ -86,18 +86,18 @@ export async function startFreshSession(
     ] as const) {
       if (current[field] !== undefined) (fresh as unknown as Record<string, unknown>)[field] = current[field];
     }
-    store.putSession(fresh);
-    for (const binding of bindings) store.putThreadBinding(binding);
-    for (const entry of inbox) store.putInbox(entry);
+    await tx.putSession(fresh);
+    for (const binding of bindings) await tx.putThreadBinding(binding);
+    for (const entry of inbox) await tx.putInbox(entry);
     return { status: 'archived', archivedKey, messages: count } as const;
   });
 }
 
-function readAll(store: Store, key: string): StoredMessage[] {
+async function readAll(store: StoreOperations, key: string): Promise<StoredMessage[]> {
   const pages: StoredMessage[][] = [];
   let beforeSeq: number | undefined;
   for (;;) {
-    const page = store.readTail(key, PAGE, beforeSeq === undefined ? undefined : { beforeSeq });
+    const page = await store.readTail(key, PAGE, beforeSeq === undefined ? undefined : { beforeSeq });
     if (page.length === 0) break;
     pages.unshift(page);
     if (page.length < PAGE) break;

@@ -8,6 +8,7 @@ import {
   defaultAgentId,
   type Logger,
   type SessionRecord,
+  type Store,
   silentLogger,
 } from '@colloquy/core';
 import {
@@ -18,10 +19,10 @@ import {
   selectModel,
   type ToolsHookContext,
 } from '@colloquy/runtime';
-import { openSqliteStore } from '@colloquy/store-sqlite';
 import { createSlashCommands } from '../commands/slash-commands.js';
 import type { BotConfig } from '../config/load-config.js';
 import { noModelMessage } from '../config/model-help.js';
+import { openBotStore } from '../state/open-store.js';
 import {
   ensureStateDir,
   type RunInfo,
@@ -96,19 +97,26 @@ const TOOL_KINDS = new Set<SessionRecord['kind']>(['main', 'group', 'dm', 'subag
  */
 export async function startBot(options: BotOptions): Promise<Bot> {
   await ensureStateDir(options.config.stateDir);
-  const token: Pick<StateSecret, 'value' | 'created'> & { file?: string } = options.config.core.gateway.token
-    ? { value: options.config.core.gateway.token, created: false }
-    : await readOrCreateSecret(options.config.stateDir, STATE_FILES.adminToken);
+  const store = await openBotStore(options.config, options.logger ?? silentLogger);
+  let token: (Pick<StateSecret, 'value' | 'created'> & { file?: string }) | undefined;
   try {
-    return await launch(options, token);
+    token = options.config.core.gateway.token
+      ? { value: options.config.core.gateway.token, created: false }
+      : await readOrCreateSecret(options.config.stateDir, STATE_FILES.adminToken);
+    return await launch(options, token, store);
   } catch (error) {
     // A token nobody was shown must not count as shown: the next start generates and prints one.
-    if (token.created && token.file) await rm(token.file, { force: true });
+    if (token?.created && token.file) await rm(token.file, { force: true });
+    await store.close().catch(() => {});
     throw error;
   }
 }
 
-async function launch(options: BotOptions, token: Pick<StateSecret, 'value' | 'created'>): Promise<Bot> {
+async function launch(
+  options: BotOptions,
+  token: Pick<StateSecret, 'value' | 'created'>,
+  store: Store,
+): Promise<Bot> {
   const { config } = options;
   const log = options.logger ?? silentLogger;
   const cookieSecret = await readOrCreateSecret(config.stateDir, STATE_FILES.cookieSecret, 32);
@@ -123,7 +131,6 @@ async function launch(options: BotOptions, token: Pick<StateSecret, 'value' | 'c
     adminToken: token.value,
   });
   channels.plugins.push(...(options.plugins ?? []));
-  const store = openSqliteStore({ file: join(config.stateDir, STATE_FILES.database), logger: log });
   const models = options.models ?? createModelRouter(core, { logger: log });
   const tracked = new Set<Promise<void>>();
   const track = (work: Promise<void>) => {

@@ -39,6 +39,23 @@ export const AppSectionSchema = Type.Object(
 /** The resolved `app` section. */
 export type AppSection = Static<typeof AppSectionSchema>;
 
+/** The `storage` section: where sessions, transcripts and runs are kept. */
+export const StorageSectionSchema = Type.Object(
+  {
+    url: Type.Optional(
+      Type.String({
+        pattern: '^postgres(ql)?://',
+        description:
+          'A PostgreSQL connection URL (postgres://user:password@host:5432/db). Unset: SQLite in the state directory.',
+      }),
+    ),
+  },
+  { ...Strict, default: {} },
+);
+
+/** The resolved `storage` section. */
+export type StorageSection = Static<typeof StorageSectionSchema>;
+
 /** The `channels.webchat` section. */
 export const WebChatSectionSchema = Type.Object(
   {

@@ -2,6 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { applyEnvironment, environmentSecrets, OPENAI_DEFAULT_BASE_URL } from './env-overlay.js';
 
 describe('applyEnvironment', () => {
+  it('fills storage.url from COLLOQUY_DATABASE_URL unless the file sets it', () => {
+    const url = 'postgres://bot:s3cret-pw@127.0.0.1:5432/colloquy';
+    const filled = applyEnvironment({}, { COLLOQUY_DATABASE_URL: url });
+    expect(filled.input).toEqual({ storage: { url } });
+    expect(filled.applied).toEqual(['storage.url from COLLOQUY_DATABASE_URL']);
+    const file = { storage: { url: 'postgres://other@db/x' } };
+    expect(applyEnvironment(file, { COLLOQUY_DATABASE_URL: url }).input).toEqual(file);
+  });
+
   it('fills the model and an OpenAI-compatible provider named after it', () => {
     const { input, applied } = applyEnvironment(
       {},

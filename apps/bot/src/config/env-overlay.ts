@@ -18,6 +18,7 @@ export const ENV = {
   logLevel: 'COLLOQUY_LOG_LEVEL',
   logFormat: 'COLLOQUY_LOG_FORMAT',
   gatewayUrl: 'COLLOQUY_GATEWAY_URL',
+  databaseUrl: 'COLLOQUY_DATABASE_URL',
 } as const;
 
 /** The OpenAI API root used when only `OPENAI_API_KEY` is set. */
@@ -38,7 +39,7 @@ export interface EnvOverlay {
  * Fills config gaps from the environment: the default model (`COLLOQUY_MODEL`), its provider
  * (`OPENAI_BASE_URL`/`OPENAI_API_KEY`, or `ANTHROPIC_API_KEY` for `anthropic/...`), channel
  * accounts (`TELEGRAM_BOT_TOKEN`, `DISCORD_BOT_TOKEN`), WhatsApp (`COLLOQUY_WHATSAPP=1`), the gateway
- * token (`COLLOQUY_TOKEN`) and the log level (`COLLOQUY_LOG_LEVEL`). A setting present in the config
+ * token (`COLLOQUY_TOKEN`), the database (`COLLOQUY_DATABASE_URL`) and the log level (`COLLOQUY_LOG_LEVEL`). A setting present in the config
  * always wins.
  *
  * @param input - the parsed config file (an object), or `{}`
@@ -116,6 +117,14 @@ export function applyEnvironment(input: Record<string, unknown>, env: Env = proc
     applied.push(`channels.whatsapp from ${ENV.whatsapp}`);
   }
   pruneEmpty(config, 'channels');
+
+  const storage = objectAt(config, 'storage');
+  const databaseUrl = value(ENV.databaseUrl);
+  if (storage.url === undefined && databaseUrl !== undefined) {
+    storage.url = databaseUrl;
+    applied.push(`storage.url from ${ENV.databaseUrl}`);
+  }
+  pruneEmpty(config, 'storage');
 
   const app = objectAt(config, 'app');
   const logLevel = value(ENV.logLevel);

@@ -19,6 +19,25 @@ function write(name: string, text: string): string {
 }
 
 describe('loadBotConfig', () => {
+  it('selects PostgreSQL with storage.url and masks its password in every output', async () => {
+    const url = 'postgres://bot:s3cret-pw@127.0.0.1:5432/colloquy';
+    const loaded = await loadBotConfig({ env: { COLLOQUY_DATABASE_URL: url }, baseDir: dir });
+    expect(loaded.ok).toBe(true);
+    if (!loaded.ok) return;
+    expect(loaded.config.storage).toEqual({ url });
+    expect(loaded.config.core.redaction.secrets).toContain('s3cret-pw');
+    const sqlite = await loadBotConfig({ env: {}, baseDir: dir });
+    expect(sqlite.ok && sqlite.config.storage).toEqual({});
+  });
+
+  it('refuses a storage.url that is not a PostgreSQL URL, and unknown storage keys', async () => {
+    const file = write('c.json5', '{ storage: { url: "mysql://x/y", path: "db" } }');
+    const loaded = await loadBotConfig({ configFile: file, env: {}, baseDir: dir });
+    expect(loaded.ok).toBe(false);
+    if (loaded.ok) return;
+    expect(loaded.issues.map((i) => i.path).sort()).toEqual(['storage.path', 'storage.url']);
+  });
+
   it('uses the embedded default when there is no file: web chat only, state in ./.colloquy', async () => {
     const loaded = await loadBotConfig({ env: {}, baseDir: dir });
     expect(loaded.ok).toBe(true);

@@ -6,6 +6,8 @@ import JSON5 from 'json5';
 import {
   type AppSection,
   AppSectionSchema,
+  type StorageSection,
+  StorageSectionSchema,
   type WebChatSection,
   WebChatSectionSchema,
 } from './app-schema.js';
@@ -31,6 +33,8 @@ export interface BotConfig {
   core: ColloquyConfig;
   /** The `app` section. */
   app: AppSection;
+  /** The `storage` section (`storage.url` or `COLLOQUY_DATABASE_URL` selects PostgreSQL). */
+  storage: StorageSection;
   /** The `channels.webchat` section. */
   webchat: WebChatSection;
   /** The platform channel sections that are present (each validated by its plugin). */
@@ -87,13 +91,15 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
   const { input, applied } = applyEnvironment(raw, env);
   const issues: ConfigIssue[] = [];
 
-  const { app: appInput, ...coreInput } = input;
+  const { app: appInput, storage: storageInput, ...coreInput } = input;
   const channelsInput = isRecord(coreInput.channels) ? coreInput.channels : {};
   const checked = checkConfig(coreInput);
   if (!checked.ok) issues.push(...checked.issues);
 
   const app = Value.Default(AppSectionSchema, structuredClone(appInput ?? {})) as AppSection;
   issues.push(...schemaIssues(AppSectionSchema, app, 'app'));
+  const storage = Value.Default(StorageSectionSchema, structuredClone(storageInput ?? {})) as StorageSection;
+  issues.push(...schemaIssues(StorageSectionSchema, storage, 'storage'));
   const webchat = Value.Default(
     WebChatSectionSchema,
     structuredClone(channelsInput.webchat ?? {}),
@@ -120,7 +126,11 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
 
   if (issues.length > 0 || !checked.ok) return { ok: false, file, issues, fromEnvironment: applied };
   const core = checked.config;
-  const secrets = new Set([...core.redaction.secrets, ...environmentSecrets(env)]);
+  const secrets = new Set([
+    ...core.redaction.secrets,
+    ...environmentSecrets(env),
+    ...databasePassword(storage.url),
+  ]);
   core.redaction.secrets = [...secrets];
   return {
     ok: true,
@@ -128,6 +138,7 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
       file,
       core,
       app,
+      storage,
       webchat,
       platforms,
       stateDir: resolveStateDir(options.stateDir, app, file, baseDir, env),
@@ -233,4 +244,15 @@ async function platformIssues(
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The password in a database URL, as a redaction secret (none when absent or too short to matter). */
+function databasePassword(url: string | undefined): string[] {
+  if (url === undefined) return [];
+  try {
+    const password = decodeURIComponent(new URL(url).password);
+    return password.length >= 6 ? [password] : [];
+  } catch {
+    return [];
+  }
 }

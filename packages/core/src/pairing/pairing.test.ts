@@ -83,4 +83,28 @@ describe('pairing', () => {
     expect(await access.revoke('default', 'u1')).toBe(true);
     expect((await access.list()).pending).toEqual([]);
   });
+
+  it('adopts records kept elsewhere unless the peer or the code is already known', async () => {
+    const store = new MemoryStore();
+    const access = createPairingAccess(store, 'whatsapp');
+    const approved = {
+      accountId: 'default',
+      peerId: 'p1',
+      status: 'approved' as const,
+      createdAt: T0,
+      approvedAt: T0,
+    };
+    expect(await access.adopt(approved)).toBe(true);
+    expect(await access.adopt({ ...approved, approvedAt: T0 + 1 })).toBe(false);
+    const { record } = await access.request(peer('p2'));
+    const clash = {
+      accountId: 'default',
+      peerId: 'p3',
+      status: 'pending' as const,
+      code: record.code,
+      createdAt: T0,
+    };
+    expect(await access.adopt(clash)).toBe(false);
+    expect((await store.getPairing('whatsapp', 'default', 'p1'))?.approvedAt).toBe(T0);
+  });
 });

@@ -167,16 +167,21 @@ export async function listPairings(
 export interface PairingAccess {
   /** True when the peer was approved. */
   isApproved(accountId: string, peerId: string): Promise<boolean>;
-  /** Issues (or returns the unexpired) code for a peer. */
-  request(peer: PairingPeer): Promise<PairingRequestResult>;
+  /** Issues (or returns the unexpired) code for a peer; `now` defaults to `Date.now()`. */
+  request(peer: PairingPeer, now?: number): Promise<PairingRequestResult>;
   /** Records that the peer was told the code at `at` (for re-notification throttling). */
   markNotified(accountId: string, peerId: string, at: number): Promise<void>;
-  /** Approves by code (for plugins with an in-chat approve command). */
-  approve(code: string): Promise<PairingRecord>;
+  /** Approves by code (for plugins with an in-chat approve command); `now` defaults to `Date.now()`. */
+  approve(code: string, now?: number): Promise<PairingRecord>;
   /** Forgets a peer. */
   revoke(accountId: string, peerId: string): Promise<boolean>;
-  /** Pending codes and approvals of this channel. */
-  list(): Promise<{ pending: PairingRecord[]; approved: PairingRecord[] }>;
+  /** Pending codes and approvals of this channel; `now` (default `Date.now()`) hides expired codes. */
+  list(now?: number): Promise<{ pending: PairingRecord[]; approved: PairingRecord[] }>;
+  /**
+   * Takes over a record kept elsewhere before (a plugin's old pairing file): inserted unless the
+   * peer already has a pairing. Resolves true when inserted.
+   */
+  adopt(record: Omit<PairingRecord, 'channel'>): Promise<boolean>;
 }
 
 /**
@@ -189,14 +194,24 @@ export function createPairingAccess(store: StoreTransaction, channel: string): P
   return {
     isApproved: async (accountId, peerId) =>
       (await store.getPairing(channel, accountId, peerId))?.status === 'approved',
-    request: (peer) => requestPairing(store, channel, peer),
+    request: (peer, now) => requestPairing(store, channel, peer, now),
     markNotified: (accountId, peerId, at) =>
       store.transaction(async (tx) => {
         const record = await tx.getPairing(channel, accountId, peerId);
         if (record?.status === 'pending') await tx.putPairing({ ...record, notifiedAt: at });
       }),
-    approve: (code) => approvePairing(store, channel, code),
+    approve: (code, now) => approvePairing(store, channel, code, now),
     revoke: (accountId, peerId) => revokePairing(store, channel, accountId, peerId),
-    list: () => listPairings(store, channel),
+    list: (now) => listPairings(store, channel, now),
+    adopt: (record) =>
+      store.transaction(async (tx) => {
+        if (await tx.getPairing(channel, record.accountId, record.peerId)) return false;
+        if (record.status === 'pending' && record.code !== undefined) {
+          const [holder] = await tx.listPairings({ channel, code: record.code });
+          if (holder) return false;
+        }
+        await tx.putPairing({ ...record, channel });
+        return true;
+      }),
   };
 }

@@ -2,10 +2,12 @@ import {
   type ChannelCommand,
   type ChannelContext,
   ColloquyError,
+  createPairingAccess,
+  createThreadBindingAccess,
   type InboundMessage,
   type Logger,
+  MemoryStore,
   silentLogger,
-  type ThreadBinding,
 } from '@colloquy/core';
 
 /** Options of {@link createRecordingChannelContext}. */
@@ -21,8 +23,8 @@ export interface RecordingChannelContextOptions {
 export interface RecordingChannelContext extends ChannelContext {
   /** Every message passed to `receive`, oldest first. */
   readonly inbound: readonly InboundMessage[];
-  /** Thread bindings the plugin stored. */
-  readonly bindings: readonly ThreadBinding[];
+  /** The in-memory store behind `threadBindings` and `pairing`: what the plugin stored. */
+  readonly store: MemoryStore;
   /** Resolves with the `index`-th inbound message (0-based) once it arrived; rejects after `timeoutMs`. */
   waitForInbound(index: number, timeoutMs?: number): Promise<InboundMessage>;
   /** Aborts `signal`, as the runtime does at shutdown. */
@@ -36,7 +38,7 @@ const DEFAULT_COMMANDS: readonly ChannelCommand[] = [
 
 /**
  * Creates a `ChannelContext` for driving a plugin without a runtime: `receive` records messages,
- * thread bindings live in memory, the logger is silent.
+ * thread bindings and pairing live in a `MemoryStore`, the logger is silent.
  *
  * @param options - see {@link RecordingChannelContextOptions}
  * @returns the context with its recordings
@@ -51,35 +53,21 @@ export function createRecordingChannelContext(
   options: RecordingChannelContextOptions,
 ): RecordingChannelContext {
   const inbound: InboundMessage[] = [];
-  const bindings = new Map<string, ThreadBinding>();
+  const store = new MemoryStore();
   const waiters = new Set<() => void>();
   const controller = new AbortController();
-  const keyOf = (accountId: string, threadId: string) => `${accountId}\u0000${threadId}`;
 
   return {
     get inbound() {
       return inbound;
     },
-    get bindings() {
-      return [...bindings.values()];
-    },
+    store,
     async receive(message) {
       inbound.push(message);
       for (const wake of waiters) wake();
     },
-    threadBindings: {
-      get: (accountId, threadId) => bindings.get(keyOf(accountId, threadId)),
-      put: (binding) =>
-        bindings.set(keyOf(binding.accountId, binding.threadId), { ...binding, channel: options.channel }),
-      touch: (accountId, threadId, at) => {
-        const found = bindings.get(keyOf(accountId, threadId));
-        if (found) found.lastActiveAt = at;
-      },
-      remove: (accountId, threadId) => {
-        bindings.delete(keyOf(accountId, threadId));
-      },
-      list: () => [...bindings.values()],
-    },
+    threadBindings: createThreadBindingAccess(store, options.channel),
+    pairing: createPairingAccess(store, options.channel),
     commands: options.commands ?? DEFAULT_COMMANDS,
     log: options.log ?? silentLogger,
     signal: controller.signal,

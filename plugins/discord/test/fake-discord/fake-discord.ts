@@ -338,10 +338,14 @@ export class FakeDiscord {
   }
 
   /** Resolves when `check` returns a value other than undefined/false, polling every 20 ms. */
-  async waitFor<T>(check: () => T | undefined | false, timeoutMs = 5000, what = 'condition'): Promise<T> {
+  async waitFor<T>(
+    check: () => T | undefined | false | Promise<T | undefined | false>,
+    timeoutMs = 5000,
+    what = 'condition',
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const value = check();
+      const value = await check();
       if (value !== undefined && value !== false) return value;
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,33 +1,36 @@
 import {
   type ChannelCommand,
   type ChannelContext,
+  createPairingAccess,
+  createThreadBindingAccess,
   type InboundMessage,
+  MemoryStore,
   silentLogger,
   type ThreadBinding,
   type ThreadBindingAccess,
 } from '@colloquy/core';
 
-/** Thread bindings kept in a Map, shaped like the runtime's Store-backed access. */
+/** The Store-backed thread bindings the runtime gives plugins, counting writes. */
 export class MemoryBindings implements ThreadBindingAccess {
-  readonly rows = new Map<string, ThreadBinding>();
+  readonly store = new MemoryStore();
+  private readonly access = createThreadBindingAccess(this.store, 'discord');
   writes = 0;
 
-  get(accountId: string, threadId: string): ThreadBinding | undefined {
-    return this.rows.get(`${accountId}:${threadId}`);
+  get(accountId: string, threadId: string): Promise<ThreadBinding | undefined> {
+    return this.access.get(accountId, threadId);
   }
-  put(binding: Omit<ThreadBinding, 'channel'>): void {
+  put(binding: Omit<ThreadBinding, 'channel'>): Promise<void> {
     this.writes += 1;
-    this.rows.set(`${binding.accountId}:${binding.threadId}`, { channel: 'discord', ...binding });
+    return this.access.put(binding);
   }
-  touch(accountId: string, threadId: string, at: number): void {
-    const row = this.get(accountId, threadId);
-    if (row !== undefined) this.put({ ...row, lastActiveAt: at });
+  touch(accountId: string, threadId: string, at: number): Promise<void> {
+    return this.access.touch(accountId, threadId, at);
   }
-  remove(accountId: string, threadId: string): void {
-    this.rows.delete(`${accountId}:${threadId}`);
+  remove(accountId: string, threadId: string): Promise<void> {
+    return this.access.remove(accountId, threadId);
   }
-  list(): ThreadBinding[] {
-    return [...this.rows.values()];
+  list(): Promise<ThreadBinding[]> {
+    return this.access.list();
   }
 }
 
@@ -56,6 +59,7 @@ export function createTestContext(
     commandsRun,
     bindings,
     threadBindings: bindings,
+    pairing: createPairingAccess(bindings.store, 'discord'),
     commands: options.commands ?? [],
     log: silentLogger,
     signal: controller.signal,

@@ -1,11 +1,5 @@
+import type { PairingAccess } from '@colloquy/core';
 import type { TelegramConfig } from '../config.js';
-import {
-  createPairingCode,
-  PAIRING_CODE_TTL_MS,
-  prunePending,
-  readPairingState,
-  updatePairingState,
-} from '../pairing/pairing-store.js';
 
 /** How often a waiting user is reminded of their code at most. */
 export const PAIRING_REMINDER_MS = 10 * 60 * 1000;
@@ -41,17 +35,17 @@ export function isAllowListed(allowFrom: readonly string[], sender: DmSender): b
 /**
  * Applies `dmPolicy` to a direct message: `open` accepts, `allowlist` accepts only `allowFrom`,
  * `pairing` accepts `allowFrom` and approved users and issues (or recalls) a one-time code for
- * anyone else.
+ * anyone else. Pairing state lives in the Store (`ChannelContext.pairing`), per account.
  *
  * @param config - the resolved Telegram config
- * @param stateDir - where the pairing file lives
+ * @param pairing - the channel's pairing state
  * @param accountId - the receiving account (approvals are per account)
  * @param sender - the sender
  * @param now - the clock (epoch ms)
  */
 export async function decideDmAccess(
   config: Pick<TelegramConfig, 'dmPolicy' | 'allowFrom'>,
-  stateDir: string,
+  pairing: PairingAccess,
   accountId: string,
   sender: DmSender,
   now: number = Date.now(),
@@ -60,33 +54,20 @@ export async function decideDmAccess(
   if (config.dmPolicy === 'allowlist') {
     return { action: 'drop', reason: 'sender not in channels.telegram.allowFrom (dmPolicy "allowlist")' };
   }
-  const isApproved = (approved: { accountId: string; userId: string }[]): boolean =>
-    approved.some((a) => a.accountId === accountId && a.userId === sender.id);
-  if (isApproved((await readPairingState(stateDir)).approved)) return { action: 'accept' };
-  return updatePairingState(stateDir, (state): DmDecision => {
-    if (isApproved(state.approved)) return { action: 'accept' };
-    prunePending(state, now);
-    const pending = state.pending.find((p) => p.accountId === accountId && p.userId === sender.id);
-    if (pending) {
-      const notify = now - pending.notifiedAt >= PAIRING_REMINDER_MS;
-      if (notify) pending.notifiedAt = now;
-      return { action: 'pair', code: pending.code, notify };
-    }
-    const taken = new Set(state.pending.map((p) => p.code));
-    let code = createPairingCode();
-    while (taken.has(code)) code = createPairingCode();
-    state.pending.push({
-      code,
+  if (await pairing.isApproved(accountId, sender.id)) return { action: 'accept' };
+  const { record, created } = await pairing.request(
+    {
       accountId,
-      userId: sender.id,
-      createdAt: now,
-      expiresAt: now + PAIRING_CODE_TTL_MS,
-      notifiedAt: now,
-      ...(sender.username !== undefined ? { username: sender.username } : {}),
-      ...(sender.name !== undefined ? { name: sender.name } : {}),
-    });
-    return { action: 'pair', code, notify: true };
-  });
+      peerId: sender.id,
+      ...(sender.name !== undefined ? { displayName: sender.name } : {}),
+      ...(sender.username !== undefined ? { meta: { username: sender.username } } : {}),
+    },
+    now,
+  );
+  if (record.status === 'approved' || record.code === undefined) return { action: 'accept' };
+  const notify = created || now - (record.notifiedAt ?? record.createdAt) >= PAIRING_REMINDER_MS;
+  if (notify) await pairing.markNotified(accountId, sender.id, now);
+  return { action: 'pair', code: record.code, notify };
 }
 
 /**

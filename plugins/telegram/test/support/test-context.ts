@@ -1,10 +1,19 @@
-import type { ChannelCommand, ChannelContext, InboundMessage, Logger, ThreadBinding } from '@colloquy/core';
+import {
+  type ChannelCommand,
+  type ChannelContext,
+  createPairingAccess,
+  createThreadBindingAccess,
+  type InboundMessage,
+  type Logger,
+  MemoryStore,
+} from '@colloquy/core';
 
 /** A hand-made ChannelContext for plugin-level tests: records what the plugin hands over. */
 export interface TestContext {
   ctx: ChannelContext;
   received: InboundMessage[];
-  bindings: Map<string, ThreadBinding>;
+  /** The store behind `ctx.threadBindings` and `ctx.pairing`. */
+  store: MemoryStore;
   logs: { level: string; msg: string; obj: object | string }[];
   /** Resolves with the n-th received message (1-based), or rejects after `timeoutMs`. */
   waitForReceived(count: number, timeoutMs?: number): Promise<InboundMessage>;
@@ -16,11 +25,10 @@ export function createTestContext(
   options: { commands?: ChannelCommand[]; receive?: (m: InboundMessage) => Promise<void> } = {},
 ): TestContext {
   const received: InboundMessage[] = [];
-  const bindings = new Map<string, ThreadBinding>();
+  const store = new MemoryStore();
   const logs: TestContext['logs'] = [];
   const listeners = new Set<() => void>();
   const controller = new AbortController();
-  const key = (accountId: string, threadId: string): string => `${accountId}/${threadId}`;
   const logger = (bindingsObj: Record<string, unknown>): Logger => {
     const write =
       (level: string) =>
@@ -41,20 +49,8 @@ export function createTestContext(
       received.push(message);
       for (const l of listeners) l();
     },
-    threadBindings: {
-      get: (accountId, threadId) => bindings.get(key(accountId, threadId)),
-      put: (binding) => {
-        bindings.set(key(binding.accountId, binding.threadId), { ...binding, channel: 'telegram' });
-      },
-      touch: (accountId, threadId, at) => {
-        const b = bindings.get(key(accountId, threadId));
-        if (b) b.lastActiveAt = at;
-      },
-      remove: (accountId, threadId) => {
-        bindings.delete(key(accountId, threadId));
-      },
-      list: () => [...bindings.values()],
-    },
+    threadBindings: createThreadBindingAccess(store, 'telegram'),
+    pairing: createPairingAccess(store, 'telegram'),
     commands: options.commands ?? [],
     log: logger({}),
     signal: controller.signal,
@@ -62,7 +58,7 @@ export function createTestContext(
   return {
     ctx,
     received,
-    bindings,
+    store,
     logs,
     abort: () => controller.abort(),
     waitForReceived(count, timeoutMs = 5000) {

@@ -2,12 +2,15 @@ import {
   type ChannelContext,
   type ChannelPlugin,
   ColloquyError,
+  createPairingAccess,
+  createThreadBindingAccess,
   type Gateway,
   type GatewayEvent,
   type GatewayMethod,
   type GatewayParams,
   type GatewayResult,
   type InboundMessage,
+  MemoryStore,
   type SessionRecord,
   type StoredMessage,
   silentLogger,
@@ -41,6 +44,8 @@ export class FakeHost {
   readonly controller = new AbortController();
   private readonly listeners = new Set<(event: GatewayEvent) => void>();
   private plugin: ChannelPlugin | undefined;
+  /** Backs `threadBindings` and `pairing` (the web chat uses neither). */
+  private readonly bindings = new MemoryStore();
   private runCounter = 0;
   private readonly work = new Set<Promise<void>>();
 
@@ -68,13 +73,8 @@ export class FakeHost {
         this.work.add(task);
         void task.finally(() => this.work.delete(task));
       },
-      threadBindings: {
-        get: () => undefined,
-        put: () => {},
-        touch: () => {},
-        remove: () => {},
-        list: () => [],
-      },
+      threadBindings: createThreadBindingAccess(this.bindings, plugin.id),
+      pairing: createPairingAccess(this.bindings, plugin.id),
       commands: [],
       log: silentLogger,
       gateway: this.gateway,

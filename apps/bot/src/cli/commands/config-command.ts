@@ -2,14 +2,16 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ColloquyError, formatIssues } from '@colloquy/core';
 import { CONFIG_TEMPLATE } from '../../config/config-template.js';
-import { loadBotConfig } from '../../config/load-config.js';
+import { type BotConfig, loadBotConfig } from '../../config/load-config.js';
 import { DEFAULT_CONFIG_FILE, invocationDir } from '../../config/paths.js';
 import { type CliIo, writeLines } from '../cli-io.js';
 import { parseFlags } from '../parse-flags.js';
 
 /**
  * `colloquy config check`: loads the config exactly as `start` would (file, environment, every
- * section) and explains each problem as `path: expected X, got Y`.
+ * section) and explains each problem as `path: expected X, got Y`. With a PostgreSQL
+ * `storage.url` it also connects and says what is wrong (host unreachable, authentication
+ * failed, database missing), with the password masked.
  *
  * @param args - arguments after `config check`
  * @param io - streams and environment
@@ -27,12 +29,18 @@ export async function configCheckCommand(args: readonly string[], io: CliIo): Pr
     env: io.env,
   });
   const source = loaded.ok ? loaded.config.file : loaded.file;
+  const storage = loaded.ok ? await checkStorage(loaded.config) : undefined;
   if (values.json) {
     const body = loaded.ok
-      ? { ok: true, file: source ?? null, fromEnvironment: loaded.config.fromEnvironment }
+      ? {
+          ok: storage?.ok !== false,
+          file: source ?? null,
+          fromEnvironment: loaded.config.fromEnvironment,
+          storage,
+        }
       : { ok: false, file: source ?? null, issues: loaded.issues };
     writeLines(io.out, JSON.stringify(body, null, 2));
-    return loaded.ok ? 0 : 1;
+    return loaded.ok && storage?.ok !== false ? 0 : 1;
   }
   if (!loaded.ok) {
     writeLines(io.err, `Config: ${source ?? 'embedded default'}`, formatIssues(loaded.issues));
@@ -42,6 +50,10 @@ export async function configCheckCommand(args: readonly string[], io: CliIo): Pr
     return 1;
   }
   const { config } = loaded;
+  if (storage && !storage.ok) {
+    writeLines(io.err, `Config: ${source ?? 'embedded default'}`, `  Storage: ${storage.message}`);
+    return 1;
+  }
   const channels = [config.webchat.enabled ? 'webchat' : '', ...Object.keys(config.platforms)].filter(
     Boolean,
   );
@@ -51,12 +63,30 @@ export async function configCheckCommand(args: readonly string[], io: CliIo): Pr
     `  Model:    ${config.core.agents.defaults.model ?? 'none (the bot will answer slash commands only)'}`,
     `  Channels: ${channels.join(', ') || 'none'}`,
     `  Gateway:  ws://${config.core.gateway.host}:${config.core.gateway.port}`,
+    `  Storage:  ${storage?.ok ? storage.description : 'SQLite, colloquy.db in the state directory'}`,
     `  State:    ${config.stateDir}`,
     ...(config.fromEnvironment.length > 0
       ? [`  From the environment: ${config.fromEnvironment.join('; ')}`]
       : []),
   );
   return 0;
+}
+
+/** The answer of {@link checkStorage}: a reachable store, or why it is not. */
+type StorageCheck = { ok: true; description: string } | { ok: false; message: string };
+
+/** Connects to a PostgreSQL `storage.url`; SQLite needs no check (`undefined`). */
+async function checkStorage(config: BotConfig): Promise<StorageCheck | undefined> {
+  const url = config.storage.url;
+  if (url === undefined) return undefined;
+  const { checkPostgresConnection, redactDatabaseUrl } = await import('@colloquy/store-postgres');
+  const result = await checkPostgresConnection(url, { timeoutMs: 5000 });
+  const from = config.fromEnvironment.some((line) => line.startsWith('storage.url'))
+    ? 'COLLOQUY_DATABASE_URL'
+    : 'storage.url';
+  return result.ok
+    ? { ok: true, description: `PostgreSQL, ${redactDatabaseUrl(url)} (connected)` }
+    : { ok: false, message: `${result.message} (from ${from})` };
 }
 
 /**

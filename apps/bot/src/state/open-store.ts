@@ -1,0 +1,25 @@
+import { join } from 'node:path';
+import type { Logger, Store } from '@colloquy/core';
+import type { BotConfig } from '../config/load-config.js';
+import { STATE_FILES } from './state-dir.js';
+
+/**
+ * Opens the bot's Store: PostgreSQL when `storage.url` (or `COLLOQUY_DATABASE_URL`) is set, else
+ * SQLite in the state directory (`colloquy.db`), the embedded default. The PostgreSQL driver is
+ * loaded only when it is used.
+ *
+ * @param config - the loaded config
+ * @param log - the app logger
+ * @returns the open store; close it with `await store.close()`
+ * @throws ColloquyError `STORE_ERROR` when the database cannot be reached (the message names host
+ *   and port, never the password), `STORE_VERSION` when it was written by a newer Colloquy
+ */
+export async function openBotStore(config: BotConfig, log: Logger): Promise<Store> {
+  const url = config.storage.url;
+  if (url !== undefined) {
+    const { openPostgresStore } = await import('@colloquy/store-postgres');
+    return openPostgresStore({ url, logger: log });
+  }
+  const { openSqliteStore } = await import('@colloquy/store-sqlite');
+  return openSqliteStore({ file: join(config.stateDir, STATE_FILES.database), logger: log });
+}
