@@ -150,10 +150,10 @@ try {
   process.stdout.write(`seeding ${SESSIONS} sessions...\n`);
   const store = openSqliteStore({ file: join(dir, 'bench.db') });
   const index = {};
-  store.transaction(() => {
+  await store.transaction(async (tx) => {
     for (let i = 0; i < SESSIONS; i++) {
       const session = sessionRecord(i);
-      store.putSession(session);
+      await tx.putSession(session);
       index[session.key] = session;
     }
   });
@@ -167,7 +167,7 @@ try {
   };
   for (const [name, query] of Object.entries(listQueries)) {
     const expected = baselineList(indexFile, query).map((s) => s.key);
-    const actual = store.listSessions({ ...query, now: NOW }).map((s) => s.key);
+    const actual = (await store.listSessions({ ...query, now: NOW })).map((s) => s.key);
     if (JSON.stringify(expected) !== JSON.stringify(actual))
       throw new Error(`${name}: results differ from baseline`);
     process.stdout.write(`measuring ${name} (${actual.length} rows)...\n`);
@@ -185,7 +185,7 @@ try {
   const transcripts = { big: BIG_TRANSCRIPT, small: SMALL_TRANSCRIPT };
   for (const [name, count] of Object.entries(transcripts)) {
     const key = `agent:main:transcript:${name}`;
-    store.putSession({
+    await store.putSession({
       key,
       sessionId: `transcript-${name}`,
       agentId: 'main',
@@ -198,7 +198,7 @@ try {
     for (let start = 0; start < count; start += 1000) {
       const batch = [];
       for (let i = start; i < Math.min(count, start + 1000); i++) batch.push(message(i));
-      const stored = store.transaction(() => store.appendMessages(key, batch));
+      const stored = await store.transaction((tx) => tx.appendMessages(key, batch));
       for (const m of stored) lines.push(JSON.stringify(m));
     }
     writeFileSync(jsonl, `${lines.join('\n')}\n`);
@@ -213,7 +213,7 @@ try {
   record(`readTail ${TAIL} of ${BIG_TRANSCRIPT}`, tail['sqlite big'], tail['baseline big'], { p50: 2 });
   record(`readTail ${TAIL} of ${SMALL_TRANSCRIPT}`, tail['sqlite small'], tail['baseline small'], {});
   const flatness = tail['sqlite big'].p50 / tail['sqlite small'].p50;
-  store.close();
+  await store.close();
 
   // --- append throughput ---
   // `group`: undefined (one commit per call), 'loop' (group commit, one synchronous loop; batches fill
@@ -223,7 +223,7 @@ try {
     const file = join(dir, `append-${synchronous}-${perCall}-${group ?? 'plain'}.db`);
     const s = openSqliteStore({ file, synchronous, groupCommit: group !== undefined });
     for (let i = 0; i < APPEND_SESSIONS; i++) {
-      s.putSession({
+      await s.putSession({
         key: `agent:main:dm:${i}`,
         sessionId: `a-${i}`,
         agentId: 'main',
@@ -240,20 +240,23 @@ try {
       await Promise.all(
         Array.from({ length: APPEND_SESSIONS }, async (_, session) => {
           for (let i = session; i < total; i += APPEND_SESSIONS) {
-            s.appendMessages(`agent:main:dm:${session}`, [messages[i]]);
+            await s.appendMessages(`agent:main:dm:${session}`, [messages[i]]);
             await s.flush();
           }
         }),
       );
     } else {
       for (let i = 0; i < total; i += perCall) {
-        s.appendMessages(`agent:main:dm:${(i / perCall) % APPEND_SESSIONS}`, messages.slice(i, i + perCall));
+        await s.appendMessages(
+          `agent:main:dm:${(i / perCall) % APPEND_SESSIONS}`,
+          messages.slice(i, i + perCall),
+        );
       }
       await s.flush();
     }
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
-    s.close();
+    await s.close();
     return { wall: total / seconds, cpu: total / ((cpu.user + cpu.system) / 1e6) };
   };
   // The machine is shared: run each append workload three times and keep the median of each figure.

@@ -12,10 +12,10 @@ const temp = createTempDir('colloquy-group-');
 afterAll(() => temp.cleanup());
 
 const opened: SqliteStore[] = [];
-afterEach(() => {
+afterEach(async () => {
   for (const store of opened.splice(0)) {
     try {
-      store.close();
+      await store.close();
     } catch {
       // a test may leave a store whose last commit fails on purpose
     }
@@ -29,11 +29,11 @@ function open(file: string, options: Omit<SqliteStoreOptions, 'file'> = {}): Sql
 }
 
 /** A group-commit store plus a second, readonly connection that sees committed data only. */
-function openPair(options: SqliteStoreOptions['groupCommit'] = true) {
+async function openPair(options: SqliteStoreOptions['groupCommit'] = true) {
   const file = temp.file('group.db');
   const store = open(file, { groupCommit: options });
-  store.putSession(makeSessionRecord('k1'));
-  store.close();
+  await store.putSession(makeSessionRecord('k1'));
+  await store.close();
   opened.pop();
   const writer = open(file, { groupCommit: options });
   const reader = open(file, { readonly: true });
@@ -41,7 +41,8 @@ function openPair(options: SqliteStoreOptions['groupCommit'] = true) {
 }
 
 const say = (text: string): TranscriptMessage => ({ role: 'user', content: text, timestamp: 1 });
-const texts = (store: SqliteStore, key = 'k1') => store.readTail(key, 100).map((m) => m.content);
+const texts = async (store: SqliteStore, key = 'k1') =>
+  (await store.readTail(key, 100)).map((m) => m.content);
 
 function thrown(fn: () => unknown): unknown {
   try {
@@ -93,78 +94,93 @@ function recordingLogger(): { logger: Logger; errors: unknown[] } {
 
 describe('group commit', () => {
   it('shares one commit among the writes of an event-loop turn: visible here at once, elsewhere after flush', async () => {
-    const { writer, reader } = openPair();
-    writer.transaction(() => writer.appendMessages('k1', [say('one'), say('two')]));
-    writer.appendMessages('k1', [say('three')]);
-    writer.patchSession('k1', { label: 'batched' });
+    const { writer, reader } = await openPair();
+    await writer.transaction((tx) => tx.appendMessages('k1', [say('one'), say('two')]));
+    await writer.appendMessages('k1', [say('three')]);
+    await writer.patchSession('k1', { label: 'batched' });
 
-    expect(texts(writer)).toEqual(['one', 'two', 'three']);
-    expect(writer.getSession('k1')?.label).toBe('batched');
-    expect(reader.countMessages('k1')).toBe(0);
+    expect(await texts(writer)).toEqual(['one', 'two', 'three']);
+    expect((await writer.getSession('k1'))?.label).toBe('batched');
+    expect(await reader.countMessages('k1')).toBe(0);
 
     await writer.flush();
-    expect(texts(reader)).toEqual(['one', 'two', 'three']);
-    expect(reader.getSession('k1')?.label).toBe('batched');
+    expect(await texts(reader)).toEqual(['one', 'two', 'three']);
+    expect((await reader.getSession('k1'))?.label).toBe('batched');
     await expect(writer.flush()).resolves.toBeUndefined();
   });
 
   it('commits at the end of the turn even when nobody flushes', async () => {
-    const { writer, reader } = openPair();
-    writer.appendMessages('k1', [say('unflushed')]);
+    const { writer, reader } = await openPair();
+    await writer.appendMessages('k1', [say('unflushed')]);
     await nextTurn();
     await nextTurn();
-    expect(texts(reader)).toEqual(['unflushed']);
+    expect(await texts(reader)).toEqual(['unflushed']);
   });
 
   it('rolls back only the failing transaction of a batch', async () => {
-    const { file, writer, reader } = openPair();
-    writer.appendMessages('k1', [say('before')]);
-    expect(() =>
-      writer.transaction(() => {
-        writer.putSession(makeSessionRecord('k2'));
-        writer.appendMessages('k1', [say('lost')]);
+    const { file, writer, reader } = await openPair();
+    await writer.appendMessages('k1', [say('before')]);
+    await expect(
+      writer.transaction(async (tx) => {
+        await tx.putSession(makeSessionRecord('k2'));
+        await tx.appendMessages('k1', [say('lost')]);
         throw new Error('boom');
       }),
-    ).toThrow('boom');
-    const conflict = thrown(() =>
-      writer.transaction(() => {
-        writer.appendMessages('k1', [say('lost too')]);
-        writer.putSession({ ...makeSessionRecord('k3'), sessionId: 'sid-k1' });
+    ).rejects.toThrow('boom');
+    const conflict = await rejection(
+      writer.transaction(async (tx) => {
+        await tx.appendMessages('k1', [say('lost too')]);
+        await tx.putSession({ ...makeSessionRecord('k3'), sessionId: 'sid-k1' });
       }),
     );
     expect(isColloquyError(conflict) && conflict.code).toBe('CONFLICT');
-    expect(
-      isColloquyError(
-        thrown(() => writer.transaction(async () => writer.putSession(makeSessionRecord('k4')))),
-      ),
-    ).toBe(true);
-    writer.transaction(() => writer.appendMessages('k1', [say('after')]));
+    await writer.transaction((tx) => tx.appendMessages('k1', [say('after')]));
 
-    const expectState = (store: SqliteStore) => {
-      expect(texts(store)).toEqual(['before', 'after']);
-      expect(store.readTail('k1', 2).map((m) => m.seq)).toEqual([1, 2]);
-      expect(store.listSessions().map((s) => s.key)).toEqual(['k1']);
+    const expectState = async (store: SqliteStore) => {
+      expect(await texts(store)).toEqual(['before', 'after']);
+      expect((await store.readTail('k1', 2)).map((m) => m.seq)).toEqual([1, 2]);
+      expect((await store.listSessions()).map((s) => s.key)).toEqual(['k1']);
     };
-    expectState(writer);
+    await expectState(writer);
     await writer.flush();
-    expectState(reader);
-    writer.close();
-    expectState(open(file));
+    await expectState(reader);
+    await writer.close();
+    await expectState(open(file));
+  });
+
+  it('never commits a batch in the middle of an open transaction', async () => {
+    const { writer, reader } = await openPair();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const open1 = writer.transaction(async (tx) => {
+      await tx.appendMessages('k1', [say('half')]);
+      await gate;
+      await tx.appendMessages('k1', [say('whole')]);
+    });
+    // Several event-loop turns pass while the transaction waits: the batch is due but must wait.
+    for (let i = 0; i < 5; i++) await nextTurn();
+    expect(await reader.countMessages('k1')).toBe(0);
+    release();
+    await open1;
+    await writer.flush();
+    expect(await texts(reader)).toEqual(['half', 'whole']);
   });
 
   it('rejects flush when the commit fails, rolls the batch back and refuses writes until reopened', async () => {
-    const { file, writer: setup } = openPair();
-    setup.close();
+    const { file, writer: setup } = await openPair();
+    await setup.close();
     addCommitTimeTrap(file);
     const { logger, errors } = recordingLogger();
     const writer = open(file, { groupCommit: true, logger });
     const reader = open(file, { readonly: true });
-    writer.appendMessages('k1', [say('durable')]);
+    await writer.appendMessages('k1', [say('durable')]);
     await writer.flush();
 
     // Both calls return: the broken foreign key is only checked when the batch commits.
-    writer.appendMessages('k1', [say('fine')]);
-    writer.transaction(() => writer.appendMessages('k1', [say('poison')]));
+    await writer.appendMessages('k1', [say('fine')]);
+    await writer.transaction((tx) => tx.appendMessages('k1', [say('poison')]));
     const first = writer.flush();
     const second = writer.flush();
 
@@ -181,62 +197,62 @@ describe('group commit', () => {
     expect(errors).toHaveLength(1);
 
     // Nothing of the batch is left, here or on disk, and nothing later can claim to be durable.
-    expect(texts(writer)).toEqual(['durable']);
-    expect(texts(reader)).toEqual(['durable']);
+    expect(await texts(writer)).toEqual(['durable']);
+    expect(await texts(reader)).toEqual(['durable']);
     expect(await rejection(writer.flush())).toBe(failure);
-    expect(thrown(() => writer.appendMessages('k1', [say('refused')]))).toBe(failure);
-    expect(thrown(() => writer.transaction(() => 1))).toBe(failure);
-    writer.close();
-    expect(texts(open(file, { groupCommit: true }))).toEqual(['durable']);
+    expect(await rejection(writer.appendMessages('k1', [say('refused')]))).toBe(failure);
+    expect(await rejection(writer.transaction(async () => 1))).toBe(failure);
+    await writer.close();
+    expect(await texts(open(file, { groupCommit: true }))).toEqual(['durable']);
   });
 
-  it('fails the same commit without group commit, in the call that wrote it', () => {
-    const { file, writer: setup } = openPair();
-    setup.close();
+  it('fails the same commit without group commit, in the call that wrote it', async () => {
+    const { file, writer: setup } = await openPair();
+    await setup.close();
     addCommitTimeTrap(file);
     const store = open(file);
-    const failure = thrown(() => store.transaction(() => store.appendMessages('k1', [say('poison')])));
+    const failure = await rejection(store.transaction((tx) => tx.appendMessages('k1', [say('poison')])));
     expect(isColloquyError(failure) && failure.details.sqliteCode).toBe('SQLITE_CONSTRAINT_FOREIGNKEY');
-    store.appendMessages('k1', [say('fine')]);
-    expect(texts(store)).toEqual(['fine']);
+    await store.appendMessages('k1', [say('fine')]);
+    expect(await texts(store)).toEqual(['fine']);
   });
 
-  it('commits inside the call that fills the batch to maxTransactions', () => {
-    const { writer, reader } = openPair({ maxTransactions: 3 });
-    writer.appendMessages('k1', [say('1')]);
-    writer.transaction(() => writer.appendMessages('k1', [say('2')]));
-    expect(reader.countMessages('k1')).toBe(0);
-    writer.appendMessages('k1', [say('3')]);
-    expect(reader.countMessages('k1')).toBe(3);
-    writer.appendMessages('k1', [say('4')]);
-    expect(reader.countMessages('k1')).toBe(3);
+  it('commits inside the call that fills the batch to maxTransactions', async () => {
+    const { writer, reader } = await openPair({ maxTransactions: 3 });
+    await writer.appendMessages('k1', [say('1')]);
+    await writer.transaction((tx) => tx.appendMessages('k1', [say('2')]));
+    expect(await reader.countMessages('k1')).toBe(0);
+    await writer.appendMessages('k1', [say('3')]);
+    expect(await reader.countMessages('k1')).toBe(3);
+    await writer.appendMessages('k1', [say('4')]);
+    expect(await reader.countMessages('k1')).toBe(3);
   });
 
   it('keeps a batch open for maxDelayMs', async () => {
-    const { writer, reader } = openPair({ maxDelayMs: 40 });
+    const { writer, reader } = await openPair({ maxDelayMs: 40 });
     const started = performance.now();
-    writer.appendMessages('k1', [say('late')]);
+    await writer.appendMessages('k1', [say('late')]);
     await nextTurn();
-    expect(reader.countMessages('k1')).toBe(0);
+    expect(await reader.countMessages('k1')).toBe(0);
     await writer.flush();
     // Timers may fire up to a millisecond early.
     expect(performance.now() - started).toBeGreaterThanOrEqual(38);
-    expect(texts(reader)).toEqual(['late']);
+    expect(await texts(reader)).toEqual(['late']);
   });
 
   it('commits the open batch on close and checkpoint, settling pending flushes', async () => {
-    const { file, writer, reader } = openPair({ maxDelayMs: 60_000 });
-    writer.appendMessages('k1', [say('checkpointed')]);
+    const { file, writer, reader } = await openPair({ maxDelayMs: 60_000 });
+    await writer.appendMessages('k1', [say('checkpointed')]);
     const beforeCheckpoint = writer.flush();
-    expect(writer.checkpoint().busy).toBe(false);
+    expect((await writer.checkpoint()).busy).toBe(false);
     await beforeCheckpoint;
-    expect(texts(reader)).toEqual(['checkpointed']);
+    expect(await texts(reader)).toEqual(['checkpointed']);
 
-    writer.appendMessages('k1', [say('closed')]);
+    await writer.appendMessages('k1', [say('closed')]);
     const beforeClose = writer.flush();
-    writer.close();
+    await writer.close();
     await beforeClose;
-    expect(texts(open(file))).toEqual(['checkpointed', 'closed']);
+    expect(await texts(open(file))).toEqual(['checkpointed', 'closed']);
     expect(isColloquyError(await rejection(writer.flush()))).toBe(true);
   });
 
@@ -244,13 +260,13 @@ describe('group commit', () => {
     const file = temp.file('plain.db');
     const store = open(file);
     const reader = open(file, { readonly: true });
-    store.putSession(makeSessionRecord('k1'));
-    expect(reader.getSession('k1')).toBeDefined();
+    await store.putSession(makeSessionRecord('k1'));
+    expect(await reader.getSession('k1')).toBeDefined();
     await expect(store.flush()).resolves.toBeUndefined();
     expect(store.groupCommit).toBeUndefined();
   });
 
-  it('validates its options', () => {
+  it('validates its options', async () => {
     expect(resolveGroupCommit(undefined)).toBeUndefined();
     expect(resolveGroupCommit(false)).toBeUndefined();
     expect(resolveGroupCommit(true)).toEqual({ maxDelayMs: 0, maxTransactions: 1000 });
@@ -259,7 +275,7 @@ describe('group commit', () => {
       const error = thrown(() => resolveGroupCommit(bad));
       expect(isColloquyError(error) && error.code, JSON.stringify(bad)).toBe('INVALID_ARGUMENT');
     }
-    const { file } = openPair();
+    const { file } = await openPair();
     const readonly = thrown(() => openSqliteStore({ file, readonly: true, groupCommit: true }));
     expect(isColloquyError(readonly) && readonly.code).toBe('INVALID_ARGUMENT');
   });

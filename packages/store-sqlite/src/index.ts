@@ -5,6 +5,7 @@ export type { GroupCommitOptions, GroupCommitSettings } from './group-commit.js'
 // --- schema ---
 export { SQLITE_SCHEMA_VERSION } from './migrations.js';
 export { openSqliteStore, type SqliteStoreOptions } from './open-sqlite-store.js';
-export type { CheckpointResult, IntegrityReport, SqliteStore, SqliteSynchronous } from './sqlite-store.js';
+export type { CheckpointResult, IntegrityReport, SqliteSynchronous } from './sqlite-engine.js';
+export type { SqliteStore } from './sqlite-store.js';
 // --- transcript locators ---
 export { formatTranscriptLocator, parseTranscriptLocator } from './transcript-locator.js';

@@ -19,6 +19,7 @@ export const COLLOQUY_APPLICATION_ID = 0x436f6c71;
  * - v1: the tables (sessions, messages, runs, outbox, inbox, thread bindings) with their keys.
  * - v2: the indexes that make session lists O(result): `ORDER BY updated_at DESC, key LIMIT n`
  *   walks an index for the live set, per kind, per spawner, and with archived sessions included.
+ * - v3: pairings (who may DM a bot), moved here from the channel plugins' files.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -115,6 +116,26 @@ export const MIGRATIONS: readonly Migration[] = [
         CREATE INDEX sessions_by_kind ON sessions (kind, updated_at DESC, key);
         CREATE INDEX sessions_by_spawner ON sessions (spawned_by, updated_at DESC, key)
           WHERE spawned_by IS NOT NULL;
+      `);
+    },
+  },
+  {
+    version: 3,
+    description: 'pairings',
+    up(db) {
+      db.exec(`
+        CREATE TABLE pairings (
+          channel TEXT NOT NULL,
+          account_id TEXT NOT NULL,
+          peer_id TEXT NOT NULL,
+          status TEXT NOT NULL,
+          code TEXT,
+          created_at INTEGER NOT NULL,
+          record TEXT NOT NULL,
+          PRIMARY KEY (channel, account_id, peer_id)
+        );
+        CREATE UNIQUE INDEX pairings_pending_code ON pairings (channel, code) WHERE status = 'pending';
+        CREATE INDEX pairings_by_channel ON pairings (channel, created_at);
       `);
     },
   },

@@ -55,12 +55,12 @@ function writeOldStore(file: string, version: number): void {
 }
 
 describe('openSqliteStore', () => {
-  it('creates a fresh file (and its directory) at the current schema in WAL mode', () => {
+  it('creates a fresh file (and its directory) at the current schema in WAL mode', async () => {
     const file = join(temp.dir, 'nested', 'dir', 'fresh.db');
     const store = openSqliteStore({ file });
     expect(store.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
     expect(store.synchronous).toBe('NORMAL');
-    store.close();
+    await store.close();
     const db = new Database(file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
@@ -68,36 +68,38 @@ describe('openSqliteStore', () => {
     db.close();
   });
 
-  it('has at least two schema versions, numbered 1..n in order', () => {
+  it('has at least two schema versions, numbered 1..n in order', async () => {
     expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
     expect(SQLITE_SCHEMA_VERSION).toBeGreaterThanOrEqual(2);
   });
 
   it.each(MIGRATIONS.slice(0, -1).map((m) => m.version))(
     'migrates a version %i file forward, keeping its data',
-    (version) => {
+    async (version) => {
       const file = temp.file(`v${version}.db`);
       writeOldStore(file, version);
       const store = openSqliteStore({ file });
       expect(store.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
-      expect(store.listSessions({ kinds: ['main'], limit: 5 }).map((s) => s.sessionId)).toEqual(['sid-1']);
-      expect(store.readTail('agent:main:main', 5).map((m) => m.content)).toEqual(['from v1']);
-      expect(store.integrityCheck().ok).toBe(true);
-      store.close();
+      expect((await store.listSessions({ kinds: ['main'], limit: 5 })).map((s) => s.sessionId)).toEqual([
+        'sid-1',
+      ]);
+      expect((await store.readTail('agent:main:main', 5)).map((m) => m.content)).toEqual(['from v1']);
+      expect((await store.integrityCheck()).ok).toBe(true);
+      await store.close();
     },
   );
 
-  it('lets a second connection open a file another connection already migrated', () => {
+  it('lets a second connection open a file another connection already migrated', async () => {
     const file = temp.file('twice.db');
     const first = openSqliteStore({ file });
     const second = openSqliteStore({ file });
-    first.putSession(makeSessionRecord('k1'));
-    expect(second.getSession('k1')?.key).toBe('k1');
-    first.close();
-    second.close();
+    await first.putSession(makeSessionRecord('k1'));
+    expect((await second.getSession('k1'))?.key).toBe('k1');
+    await first.close();
+    await second.close();
   });
 
-  it('refuses a file from a newer schema version with STORE_VERSION, leaving it untouched', () => {
+  it('refuses a file from a newer schema version with STORE_VERSION, leaving it untouched', async () => {
     const file = temp.file('future.db');
     const db = new Database(file);
     migrate(db);
@@ -116,7 +118,7 @@ describe('openSqliteStore', () => {
     expect(fingerprint(file)).toEqual(before);
   });
 
-  it('sees a newer version that is still only in the write-ahead log, not yet in the file header', () => {
+  it('sees a newer version that is still only in the write-ahead log, not yet in the file header', async () => {
     const file = temp.file('future-in-wal.db');
     openSqliteStore({ file }).close();
     const newer = new Database(file);
@@ -132,7 +134,7 @@ describe('openSqliteStore', () => {
     }
   });
 
-  it('refuses a file that is not an SQLite database with STORE_CORRUPT naming it, without writing to it', () => {
+  it('refuses a file that is not an SQLite database with STORE_CORRUPT naming it, without writing to it', async () => {
     const file = temp.file('notes.txt');
     writeFileSync(file, 'these are my notes, not a database\n'.repeat(200));
     const before = fingerprint(file);
@@ -142,7 +144,7 @@ describe('openSqliteStore', () => {
     expect(fingerprint(file)).toEqual(before);
   });
 
-  it('refuses a file with the SQLite header but garbage after it', () => {
+  it('refuses a file with the SQLite header but garbage after it', async () => {
     const file = temp.file('garbage.db');
     writeFileSync(
       file,
@@ -155,11 +157,11 @@ describe('openSqliteStore', () => {
     expect(fingerprint(file)).toEqual(before);
   });
 
-  it('refuses a store whose schema page is damaged', () => {
+  it('refuses a store whose schema page is damaged', async () => {
     const file = temp.file('damaged.db');
     const store = openSqliteStore({ file });
-    store.putSession(makeSessionRecord('k1'));
-    store.close();
+    await store.putSession(makeSessionRecord('k1'));
+    await store.close();
     const bytes = readFileSync(file);
     bytes.fill(0xff, 100, 4096); // the rest of page 1: the b-tree of sqlite_schema
     writeFileSync(file, bytes);
@@ -182,15 +184,15 @@ describe('openSqliteStore', () => {
     expect(fingerprint(file)).toEqual(before);
   });
 
-  it('adopts an empty file as a new store', () => {
+  it('adopts an empty file as a new store', async () => {
     const file = temp.file('empty.db');
     writeFileSync(file, '');
     const store = openSqliteStore({ file });
     expect(store.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
-    store.close();
+    await store.close();
   });
 
-  it('opens readonly only an existing store at the current version', () => {
+  it('opens readonly only an existing store at the current version', async () => {
     expect(thrown(() => openSqliteStore({ file: temp.file('missing.db'), readonly: true })).code).toBe(
       'STORE_ERROR',
     );
@@ -201,7 +203,7 @@ describe('openSqliteStore', () => {
     expect(fingerprint(old)).toEqual(before);
   });
 
-  it('validates its options', () => {
+  it('validates its options', async () => {
     const file = temp.file('options.db');
     expect(thrown(() => openSqliteStore({ file: '' })).code).toBe('INVALID_ARGUMENT');
     expect(thrown(() => openSqliteStore({ file, busyTimeoutMs: -1 })).code).toBe('INVALID_ARGUMENT');
@@ -211,9 +213,9 @@ describe('openSqliteStore', () => {
     expect(existsSync(file)).toBe(false);
   });
 
-  it('applies synchronous FULL when asked', () => {
+  it('applies synchronous FULL when asked', async () => {
     const store = openSqliteStore({ file: temp.file('full.db'), synchronous: 'FULL' });
     expect(store.synchronous).toBe('FULL');
-    store.close();
+    await store.close();
   });
 });

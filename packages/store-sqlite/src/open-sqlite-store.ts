@@ -5,8 +5,9 @@ import Database from 'better-sqlite3';
 import { inspectStoreFile, type StoreFileHeader, walSize } from './file-header.js';
 import { type GroupCommitOptions, resolveGroupCommit } from './group-commit.js';
 import { COLLOQUY_APPLICATION_ID, migrate, readUserVersion, SQLITE_SCHEMA_VERSION } from './migrations.js';
+import type { SqliteSynchronous } from './sqlite-engine.js';
 import { toStoreError } from './sqlite-errors.js';
-import { SqliteStore, type SqliteSynchronous } from './sqlite-store.js';
+import { SqliteStore } from './sqlite-store.js';
 
 /** Options of {@link openSqliteStore}. */
 export interface SqliteStoreOptions {

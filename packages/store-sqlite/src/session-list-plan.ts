@@ -21,6 +21,7 @@ const EMPTY: SessionListPlan = { parts: [] };
  * stops after `limit` rows, so a list costs O(result), not O(store):
  *
  * - `keys`: primary-key lookups, sorted afterwards (at most `keys.length` rows);
+ * - `sessionId`, `label`: the unique `session_id` index or the label index, sorted afterwards;
  * - `spawnedBy`: the `sessions_by_spawner` index;
  * - `kinds`: one walk of the per-kind index for each kind; a list merges the walks in SQL
  *   (`UNION ALL ... ORDER BY`, which SQLite runs as a merge of ordered streams), so it reads about
@@ -49,9 +50,20 @@ export function planSessionList(
   let index: string | undefined;
   let perKind = false;
 
+  const pointLookup = query.sessionId !== undefined || query.label !== undefined;
+  if (query.sessionId !== undefined) {
+    filters.push('session_id = ?');
+    params.push(query.sessionId);
+  }
+  if (query.label !== undefined) {
+    filters.push('label = ?');
+    params.push(query.label);
+  }
   if (query.keys !== undefined) {
     filters.push('key IN (SELECT value FROM json_each(?))');
     params.push(JSON.stringify([...new Set(query.keys)]));
+  } else if (pointLookup) {
+    // The unique session_id index or the label index finds the few rows; no walk needed.
   } else if (query.spawnedBy !== undefined) {
     index = 'sessions_by_spawner';
   } else if (kinds.length > 0) {

@@ -18,8 +18,8 @@ const temp = createTempDir();
 afterAll(() => temp.cleanup());
 
 const opened: SqliteStore[] = [];
-afterEach(() => {
-  for (const store of opened.splice(0)) store.close();
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
 });
 
 function open(file = temp.file('store.db'), options: { readonly?: boolean } = {}): SqliteStore {
@@ -28,9 +28,9 @@ function open(file = temp.file('store.db'), options: { readonly?: boolean } = {}
   return store;
 }
 
-function codeOf(fn: () => unknown): string | undefined {
+async function codeOf(pending: unknown): Promise<string | undefined> {
   try {
-    fn();
+    await pending;
   } catch (error) {
     return isColloquyError(error) ? error.code : `not a ColloquyError: ${String(error)}`;
   }
@@ -52,36 +52,38 @@ function random(seed: number): () => number {
 }
 
 describe('SqliteStore', () => {
-  it('keeps everything after close and reopen', () => {
+  it('keeps everything after close and reopen', async () => {
     const file = temp.file('reopen.db');
     const first = openSqliteStore({ file });
-    first.putSession(makeSessionRecord('agent:main:main', { label: 'home', meta: { a: [1, { b: 'c' }] } }));
-    first.appendMessages('agent:main:main', [say('one'), say('two')]);
-    first.createRun(makeRunRecord('r1', 'agent:main:main'));
-    first.close();
+    await first.putSession(
+      makeSessionRecord('agent:main:main', { label: 'home', meta: { a: [1, { b: 'c' }] } }),
+    );
+    await first.appendMessages('agent:main:main', [say('one'), say('two')]);
+    await first.createRun(makeRunRecord('r1', 'agent:main:main'));
+    await first.close();
 
     const second = open(file);
-    expect(second.getSession('agent:main:main')?.meta).toEqual({ a: [1, { b: 'c' }] });
-    expect(second.readTail('agent:main:main', 10).map((m) => [m.seq, m.content])).toEqual([
+    expect((await second.getSession('agent:main:main'))?.meta).toEqual({ a: [1, { b: 'c' }] });
+    expect((await second.readTail('agent:main:main', 10)).map((m) => [m.seq, m.content])).toEqual([
       [1, 'one'],
       [2, 'two'],
     ]);
-    expect(second.getRun('r1')?.status).toBe('queued');
+    expect((await second.getRun('r1'))?.status).toBe('queued');
   });
 
-  it('omits undefined fields instead of storing them', () => {
+  it('omits undefined fields instead of storing them', async () => {
     const store = open();
-    store.putSession({ ...makeSessionRecord('k1'), label: undefined, model: 'p/m' });
-    const read = store.getSession('k1')!;
+    await store.putSession({ ...makeSessionRecord('k1'), label: undefined, model: 'p/m' });
+    const read = (await store.getSession('k1'))!;
     expect('label' in read).toBe(false);
     expect(read.model).toBe('p/m');
-    const [stored] = store.appendMessages('k1', [{ ...say('x'), runId: undefined }]);
+    const [stored] = await store.appendMessages('k1', [{ ...say('x'), runId: undefined }]);
     expect(stored && 'runId' in stored).toBe(false);
   });
 
-  it('stores a message the same way whether appended alone, in a batch, or inside a transaction', () => {
+  it('stores a message the same way whether appended alone, in a batch, or inside a transaction', async () => {
     const store = open();
-    store.putSession(makeSessionRecord('k1'));
+    await store.putSession(makeSessionRecord('k1'));
     const rich: TranscriptMessage = {
       role: 'assistant',
       content: [
@@ -97,136 +99,160 @@ describe('SqliteStore', () => {
       usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 },
       details: { seq: 'not the store seq', big: 2 ** 53 - 1, tiny: 1e-7 },
     };
-    const alone = store.appendMessages('k1', [rich]);
-    const batch = store.appendMessages('k1', [rich, rich]);
-    const inTransaction = store.transaction(() => store.appendMessages('k1', [rich]));
+    const alone = await store.appendMessages('k1', [rich]);
+    const batch = await store.appendMessages('k1', [rich, rich]);
+    const inTransaction = await store.transaction((tx) => tx.appendMessages('k1', [rich]));
     expect([...alone, ...batch, ...inTransaction]).toEqual([1, 2, 3, 4].map((seq) => ({ ...rich, seq })));
-    expect(store.readTail('k1', 10)).toEqual([...alone, ...batch, ...inTransaction]);
+    expect(await store.readTail('k1', 10)).toEqual([...alone, ...batch, ...inTransaction]);
   });
 
-  it('refuses a sessionId that already belongs to another session, and keeps both rows intact', () => {
+  it('refuses a sessionId that already belongs to another session, and keeps both rows intact', async () => {
     const store = open();
-    store.putSession(makeSessionRecord('k1', { sessionId: 'same' }));
-    expect(codeOf(() => store.putSession(makeSessionRecord('k2', { sessionId: 'same' })))).toBe('CONFLICT');
-    expect(store.getSession('k2')).toBeUndefined();
-    expect(store.getSessionById('same')?.key).toBe('k1');
+    await store.putSession(makeSessionRecord('k1', { sessionId: 'same' }));
+    expect(await codeOf(store.putSession(makeSessionRecord('k2', { sessionId: 'same' })))).toBe('CONFLICT');
+    expect(await store.getSession('k2')).toBeUndefined();
+    expect((await store.listSessions({ sessionId: 'same' }))[0]?.key).toBe('k1');
   });
 
-  it('refuses values that are not JSON-serialisable', () => {
+  it('refuses values that are not JSON-serialisable', async () => {
     const store = open();
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(codeOf(() => store.putSession(makeSessionRecord('k1', { meta: cyclic })))).toBe(
+    expect(await codeOf(store.putSession(makeSessionRecord('k1', { meta: cyclic })))).toBe(
       'INVALID_ARGUMENT',
     );
-    expect(store.getSession('k1')).toBeUndefined();
+    expect(await store.getSession('k1')).toBeUndefined();
   });
 
-  it('counts messages without reading the transcript, also after a delete and a recreate', () => {
+  it('counts messages without reading the transcript, also after a delete and a recreate', async () => {
     const store = open();
-    store.putSession(makeSessionRecord('k1'));
-    store.transaction(() => {
-      for (let i = 0; i < 1200; i++) store.appendMessages('k1', [say(`m${i}`)]);
+    await store.putSession(makeSessionRecord('k1'));
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < 1200; i++) await tx.appendMessages('k1', [say(`m${i}`)]);
     });
-    expect(store.countMessages('k1')).toBe(1200);
-    store.deleteSession('k1');
-    store.putSession(makeSessionRecord('k1'));
-    store.appendMessages('k1', [say('a'), say('b')]);
-    expect(store.countMessages('k1')).toBe(2);
+    expect(await store.countMessages('k1')).toBe(1200);
+    await store.deleteSession('k1');
+    await store.putSession(makeSessionRecord('k1'));
+    await store.appendMessages('k1', [say('a'), say('b')]);
+    expect(await store.countMessages('k1')).toBe(2);
   });
 
-  it('reads limits the way MemoryStore does: infinite means all, negatives mean none', () => {
+  it('reads limits the way MemoryStore does: infinite means all, negatives mean none', async () => {
     const sqlite = open();
     const memory = new MemoryStore();
     for (const store of [sqlite, memory] as Store[]) {
-      store.putSession(makeSessionRecord('k1'));
-      store.putSession(makeSessionRecord('k2', { updatedAt: T0 + 1 }));
-      store.appendMessages('k1', [say('a'), say('b'), say('c')]);
-      store.createRun(makeRunRecord('r1', 'k1'));
+      await store.putSession(makeSessionRecord('k1'));
+      await store.putSession(makeSessionRecord('k2', { updatedAt: T0 + 1 }));
+      await store.appendMessages('k1', [say('a'), say('b'), say('c')]);
+      await store.createRun(makeRunRecord('r1', 'k1'));
     }
     for (const limit of [Number.POSITIVE_INFINITY, Number.NaN, -3, 1.7, 0]) {
-      const both = (read: (store: Store) => unknown) =>
-        expect(read(sqlite), String(limit)).toEqual(read(memory));
-      both((s) => s.listSessions({ limit }).map((x) => x.key));
-      both((s) => s.listSessions({ kinds: ['other', 'main'], limit }).map((x) => x.key));
+      const both = async (read: (store: Store) => Promise<unknown>) =>
+        expect(await read(sqlite), String(limit)).toEqual(await read(memory));
+      await both(async (s) => (await s.listSessions({ limit })).map((x) => x.key));
+      await both(async (s) => (await s.listSessions({ kinds: ['other', 'main'], limit })).map((x) => x.key));
       if (Number.isInteger(limit) || limit === Number.POSITIVE_INFINITY) {
-        both((s) => s.readTail('k1', limit).map((m) => m.seq));
+        await both(async (s) => (await s.readTail('k1', limit)).map((m) => m.seq));
       }
-      both((s) => s.listRuns({ limit }).map((r) => r.runId));
-      both((s) => s.listOutbox({ limit }));
+      await both(async (s) => (await s.listRuns({ limit })).map((r) => r.runId));
+      await both((s) => s.listOutbox({ limit }));
     }
   });
 
-  it('throws STORE_ERROR after close, and closing twice is harmless', () => {
+  it('throws STORE_ERROR after close, and closing twice is harmless', async () => {
     const store = openSqliteStore({ file: temp.file('closed.db') });
-    store.close();
-    store.close();
-    expect(codeOf(() => store.getSession('k'))).toBe('STORE_ERROR');
-    expect(codeOf(() => store.transaction(() => 1))).toBe('STORE_ERROR');
+    await store.close();
+    await store.close();
+    expect(await codeOf(store.getSession('k'))).toBe('STORE_ERROR');
+    expect(await codeOf(store.transaction(async () => 1))).toBe('STORE_ERROR');
   });
 
   describe('transactions', () => {
-    it('rolls back and refuses a function that returns a promise', () => {
+    it('rolls back when the async function rejects, and the store keeps working', async () => {
       const store = open();
-      expect(codeOf(() => store.transaction(async () => store.putSession(makeSessionRecord('k1'))))).toBe(
-        'STORE_ERROR',
-      );
-      expect(store.getSession('k1')).toBeUndefined();
-      store.putSession(makeSessionRecord('k2'));
-      expect(store.getSession('k2')).toBeDefined();
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.putSession(makeSessionRecord('k1'));
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          throw new Error('later');
+        }),
+      ).rejects.toThrow('later');
+      expect(await store.getSession('k1')).toBeUndefined();
+      await store.putSession(makeSessionRecord('k2'));
+      expect(await store.getSession('k2')).toBeDefined();
     });
 
-    it('treats an error caught inside the outer function exactly like MemoryStore does', () => {
-      const scenario = (store: Store) => {
-        store.transaction(() => {
-          store.putSession(makeSessionRecord('outer'));
+    it('treats an error caught inside the transaction exactly like MemoryStore does', async () => {
+      const scenario = async (store: Store) => {
+        await store.transaction(async (tx) => {
+          await tx.putSession(makeSessionRecord('outer'));
           try {
-            store.transaction(() => {
-              store.putSession(makeSessionRecord('inner'));
+            await tx.transaction(async (inner) => {
+              await inner.putSession(makeSessionRecord('inner'));
               throw new Error('inner fails');
             });
           } catch {
             // the outer function carries on
           }
           try {
-            store.createRun(makeRunRecord('r1', 'outer'));
-            store.createRun(makeRunRecord('r1', 'outer'));
+            await tx.createRun(makeRunRecord('r1', 'outer'));
+            await tx.createRun(makeRunRecord('r1', 'outer'));
           } catch {
             // a refused write inside a transaction does not end it
           }
-          store.appendMessages('outer', [say('after')]);
+          await tx.appendMessages('outer', [say('after')]);
         });
         return {
-          outer: store.getSession('outer')?.key,
-          inner: store.getSession('inner')?.key,
-          run: store.getRun('r1')?.runId,
-          messages: store.countMessages('outer'),
+          outer: (await store.getSession('outer'))?.key,
+          inner: (await store.getSession('inner'))?.key,
+          run: (await store.getRun('r1'))?.runId,
+          messages: await store.countMessages('outer'),
         };
       };
-      const memory = new MemoryStore();
-      const expected = scenario(memory);
-      expect(scenario(open())).toEqual(expected);
+      const expected = await scenario(new MemoryStore());
+      expect(await scenario(open())).toEqual(expected);
       expect(expected).toEqual({ outer: 'outer', inner: 'inner', run: 'r1', messages: 1 });
     });
 
-    it('does not roll back an earlier committed transaction when a later one fails', () => {
+    it('does not roll back an earlier committed transaction when a later one fails', async () => {
       const store = open();
-      store.transaction(() => store.putSession(makeSessionRecord('k1')));
-      expect(() =>
-        store.transaction(() => {
-          store.appendMessages('k1', [say('lost')]);
-          store.appendMessages('missing', [say('x')]);
+      await store.transaction((tx) => tx.putSession(makeSessionRecord('k1')));
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.appendMessages('k1', [say('lost')]);
+          await tx.appendMessages('missing', [say('x')]);
         }),
-      ).toThrow(/No session "missing"/);
-      expect(store.getSession('k1')).toBeDefined();
-      expect(store.countMessages('k1')).toBe(0);
+      ).rejects.toThrow(/No session "missing"/);
+      expect(await store.getSession('k1')).toBeDefined();
+      expect(await store.countMessages('k1')).toBe(0);
+    });
+
+    it('keeps another process out while a transaction is open, and lets it in after', async () => {
+      const file = temp.file('two-process.db');
+      const store = open(file);
+      await store.putSession(makeSessionRecord('k1'));
+      const other = openSqliteStore({ file, busyTimeoutMs: 50 });
+      opened.push(other);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const open1 = store.transaction(async (tx) => {
+        await tx.appendMessages('k1', [say('inside')]);
+        await gate;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await codeOf(other.appendMessages('k1', [say('other')]))).toBe('STORE_LOCKED');
+      release();
+      await open1;
+      expect((await other.appendMessages('k1', [say('other')]))[0]?.seq).toBe(2);
     });
   });
 
   describe('listing sessions', () => {
     const kinds: SessionKind[] = ['main', 'dm', 'group', 'cron', 'subagent', 'other'];
 
-    it('returns exactly what MemoryStore returns for random data and random queries', () => {
+    it('returns exactly what MemoryStore returns for random data and random queries', async () => {
       const next = random(7);
       const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
       const sqlite = open();
@@ -242,8 +268,8 @@ describe('SqliteStore', () => {
           ...(next() < 0.2 ? { archivedAt: T0 } : {}),
           ...(next() < 0.2 ? { label: pick(['ops', 'dev']) } : {}),
         });
-        sqlite.putSession(record);
-        memory.putSession(record);
+        await sqlite.putSession(record);
+        await memory.putSession(record);
       }
       const now = T0 + 50 * 60_000;
       for (let round = 0; round < 300; round++) {
@@ -253,95 +279,104 @@ describe('SqliteStore', () => {
         if (next() < 0.2) query.spawnedBy = pick(keys);
         if (next() < 0.3) query.agentIds = ['a', 'b', 'c'].filter(() => next() < 0.5);
         if (next() < 0.1) query.keys = keys.filter(() => next() < 0.05);
+        if (next() < 0.1) query.label = pick(['ops', 'dev']);
+        if (next() < 0.05) query.sessionId = `sid-${pick(keys)}`;
         if (next() < 0.3) query.includeArchived = true;
         if (next() < 0.7) query.limit = Math.floor(next() * 60);
         const label = JSON.stringify(query);
         expect(
-          sqlite.listSessions(query).map((s) => s.key),
+          (await sqlite.listSessions(query)).map((s) => s.key),
           label,
-        ).toEqual(memory.listSessions(query).map((s) => s.key));
-        expect(sqlite.countSessions(query), label).toBe(memory.countSessions(query));
+        ).toEqual((await memory.listSessions(query)).map((s) => s.key));
+        expect(await sqlite.countSessions(query), label).toBe(await memory.countSessions(query));
       }
       for (const label of ['ops', 'dev', 'none']) {
-        expect(sqlite.findSessionsByLabel(label)).toEqual(memory.findSessionsByLabel(label));
-        expect(sqlite.findSessionsByLabel(label, 'b')).toEqual(memory.findSessionsByLabel(label, 'b'));
+        for (const query of [{ label }, { label, agentIds: ['b'] }, { label, includeArchived: true }]) {
+          expect(await sqlite.listSessions(query)).toEqual(await memory.listSessions(query));
+        }
       }
     });
   });
 
   describe('readonly', () => {
-    it('reads a store and refuses writes with STORE_ERROR', () => {
+    it('reads a store and refuses writes with STORE_ERROR', async () => {
       const file = temp.file('ro.db');
       const writer = open(file);
-      writer.putSession(makeSessionRecord('k1'));
+      await writer.putSession(makeSessionRecord('k1'));
       const reader = open(file, { readonly: true });
       expect(reader.readonly).toBe(true);
-      expect(reader.getSession('k1')?.key).toBe('k1');
-      expect(codeOf(() => reader.putSession(makeSessionRecord('k2')))).toBe('STORE_ERROR');
-      writer.putSession(makeSessionRecord('k3'));
-      expect(reader.getSession('k3')?.key).toBe('k3');
+      expect((await reader.getSession('k1'))?.key).toBe('k1');
+      expect(await codeOf(reader.putSession(makeSessionRecord('k2')))).toBe('STORE_ERROR');
+      await writer.putSession(makeSessionRecord('k3'));
+      expect((await reader.getSession('k3'))?.key).toBe('k3');
     });
   });
 
   describe('transcript locator and JSONL export', () => {
-    const seed = (store: SqliteStore, count: number) => {
-      store.putSession(makeSessionRecord('agent:main:main', { sessionId: 'sid-1' }));
-      store.transaction(() => {
-        for (let i = 1; i <= count; i++) store.appendMessages('agent:main:main', [say(`line ${i}`, T0 + i)]);
+    const seed = async (store: SqliteStore, count: number) => {
+      await store.putSession(makeSessionRecord('agent:main:main', { sessionId: 'sid-1' }));
+      await store.transaction(async (tx) => {
+        for (let i = 1; i <= count; i++)
+          await tx.appendMessages('agent:main:main', [say(`line ${i}`, T0 + i)]);
       });
     };
+    const collect = async (lines: AsyncIterable<string>): Promise<string> => {
+      let text = '';
+      for await (const line of lines) text += line;
+      return text;
+    };
 
-    it('names the file and the sessionId', () => {
+    it('names the file and the sessionId', async () => {
       const file = temp.file('loc.db');
       const store = open(file);
-      seed(store, 1);
-      expect(store.transcriptLocator(store.getSession('agent:main:main')!)).toBe(
+      await seed(store, 1);
+      expect(await store.transcriptLocator((await store.getSession('agent:main:main'))!)).toBe(
         `sqlite:${store.file}#sid-1`,
       );
       expect(store.file).toBe(file);
     });
 
-    it('exports one message per line, oldest first, by key, by sessionId and by locator', () => {
+    it('exports one message per line, oldest first, by key, by sessionId and by locator', async () => {
       const store = open();
-      seed(store, 1234);
-      const byKey = [...store.exportTranscriptJsonl('agent:main:main')].join('');
+      await seed(store, 1234);
+      const byKey = await collect(store.exportTranscriptJsonl('agent:main:main'));
       const lines = byKey.trimEnd().split('\n');
       expect(lines).toHaveLength(1234);
       expect(JSON.parse(lines[0]!)).toEqual({ ...say('line 1', T0 + 1), seq: 1 });
       expect(JSON.parse(lines[1233]!)).toMatchObject({ seq: 1234, content: 'line 1234' });
-      expect([...store.exportTranscriptJsonl('sid-1')].join('')).toBe(byKey);
-      const locator = store.transcriptLocator(store.getSession('agent:main:main')!);
-      expect([...store.exportTranscriptJsonl(locator)].join('')).toBe(byKey);
+      expect(await collect(store.exportTranscriptJsonl('sid-1'))).toBe(byKey);
+      const locator = await store.transcriptLocator((await store.getSession('agent:main:main'))!);
+      expect(await collect(store.exportTranscriptJsonl(locator))).toBe(byKey);
     });
 
     it('streams into a file and writes a file directly', async () => {
       const store = open();
-      seed(store, 30);
+      await seed(store, 30);
       const chunks: string[] = [];
       for await (const chunk of Readable.from(store.exportTranscriptJsonl('agent:main:main')))
         chunks.push(chunk);
       const target = temp.file('export.jsonl');
-      expect(store.exportTranscriptJsonlToFile('agent:main:main', target)).toBe(30);
+      expect(await store.exportTranscriptJsonlToFile('agent:main:main', target)).toBe(30);
       expect(readFileSync(target, 'utf8')).toBe(chunks.join(''));
     });
 
-    it('refuses unknown sessions at once, and locators of another file', () => {
+    it('refuses unknown sessions and locators of another file', async () => {
       const store = open();
-      seed(store, 1);
-      expect(codeOf(() => store.exportTranscriptJsonl('nope'))).toBe('SESSION_NOT_FOUND');
-      expect(codeOf(() => store.exportTranscriptJsonl('sqlite:/elsewhere.db#sid-1'))).toBe(
+      await seed(store, 1);
+      expect(await codeOf(collect(store.exportTranscriptJsonl('nope')))).toBe('SESSION_NOT_FOUND');
+      expect(await codeOf(collect(store.exportTranscriptJsonl('sqlite:/elsewhere.db#sid-1')))).toBe(
         'INVALID_ARGUMENT',
       );
     });
   });
 
   describe('maintenance', () => {
-    it('passes an integrity check and checkpoints the write-ahead log', () => {
+    it('passes an integrity check and checkpoints the write-ahead log', async () => {
       const store = open();
-      store.putSession(makeSessionRecord('k1'));
-      store.appendMessages('k1', [say('x')]);
-      expect(store.integrityCheck()).toEqual({ ok: true, problems: [] });
-      const result = store.checkpoint();
+      await store.putSession(makeSessionRecord('k1'));
+      await store.appendMessages('k1', [say('x')]);
+      expect(await store.integrityCheck()).toEqual({ ok: true, problems: [] });
+      const result = await store.checkpoint();
       expect(result.busy).toBe(false);
       expect(result.checkpointedFrames).toBe(result.walFrames);
     });

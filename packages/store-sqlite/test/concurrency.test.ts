@@ -19,7 +19,7 @@ describe('two processes on one file', () => {
   it('readers see only committed data, a second writer fails clearly or waits, and nothing is corrupted', async () => {
     const file = temp.file('shared.db');
     const impatient = openSqliteStore({ file, busyTimeoutMs: 100 });
-    impatient.putSession(makeSessionRecord('agent:main:main', { label: 'from parent' }));
+    await impatient.putSession(makeSessionRecord('agent:main:main', { label: 'from parent' }));
 
     const child = startChild(fixture('hold-write-lock.mjs'), [file, '1500']);
     children.push(child);
@@ -27,14 +27,14 @@ describe('two processes on one file', () => {
     await child.waitForLine(/^locked$/, 10_000);
 
     // The child's transaction is open: readers are not blocked and do not see it.
-    expect(impatient.getSession('agent:main:main')?.label).toBe('from parent');
-    expect(impatient.getSession('agent:child:held')).toBeUndefined();
+    expect((await impatient.getSession('agent:main:main'))?.label).toBe('from parent');
+    expect(await impatient.getSession('agent:child:held')).toBeUndefined();
 
     // A writer with a short busy timeout fails with STORE_LOCKED and says what to do.
     const started = Date.now();
     let failure: unknown;
     try {
-      impatient.putSession(makeSessionRecord('agent:main:impatient'));
+      await impatient.putSession(makeSessionRecord('agent:main:impatient'));
     } catch (error) {
       failure = error;
     }
@@ -42,26 +42,26 @@ describe('two processes on one file', () => {
     expect(isColloquyError(failure) && failure.code).toBe('STORE_LOCKED');
     expect((failure as Error).message).toContain(file);
     expect((failure as Error).message).toContain('busyTimeoutMs');
-    expect(impatient.getSession('agent:main:impatient')).toBeUndefined();
+    expect(await impatient.getSession('agent:main:impatient')).toBeUndefined();
 
     // A writer with the default busy timeout waits for the lock, then commits.
     const patient = openSqliteStore({ file });
-    patient.putSession(makeSessionRecord('agent:main:patient'));
+    await patient.putSession(makeSessionRecord('agent:main:patient'));
     expect(child.lines).not.toContain('committed');
     await child.waitForLine(/^committed$/, 10_000);
     expect((await child.exited).code).toBe(0);
 
     for (const store of [impatient, patient]) {
-      expect(store.getSession('agent:child:held')?.sessionId).toBe('held');
-      expect(store.getSession('agent:main:patient')).toBeDefined();
-      expect(store.listSessions().map((s) => s.key)).toEqual([
+      expect((await store.getSession('agent:child:held'))?.sessionId).toBe('held');
+      expect(await store.getSession('agent:main:patient')).toBeDefined();
+      expect((await store.listSessions()).map((s) => s.key)).toEqual([
         'agent:main:main',
         'agent:main:patient',
         'agent:child:held',
       ]);
     }
-    expect(patient.integrityCheck()).toEqual({ ok: true, problems: [] });
-    impatient.close();
-    patient.close();
+    expect(await patient.integrityCheck()).toEqual({ ok: true, problems: [] });
+    await impatient.close();
+    await patient.close();
   }, 30_000);
 });

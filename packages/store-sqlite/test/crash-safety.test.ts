@@ -37,34 +37,31 @@ async function killRepeatedly(file: string, rounds: number, mode: 'plain' | 'gro
 
     const store = openSqliteStore({ file });
     try {
-      expect(store.integrityCheck()).toEqual({ ok: true, problems: [] });
-      const count = store.countMessages(KEY);
-      if (count > 0) expect(store.readTail(KEY, 1)[0]?.seq).toBe(count);
+      expect(await store.integrityCheck()).toEqual({ ok: true, problems: [] });
+      const count = await store.countMessages(KEY);
+      if (count > 0) expect((await store.readTail(KEY, 1))[0]?.seq).toBe(count);
       for (const line of child.lines) {
         const [kind, id, seq] = line.split(' ');
         if (kind === 'msg') {
-          const [stored] = store.readTail(KEY, 1, { beforeSeq: Number(seq) + 1 });
+          const [stored] = await store.readTail(KEY, 1, { beforeSeq: Number(seq) + 1 });
           expect(stored?.content, `round ${round}: ${line}`).toBe(id!.replace('_', ' '));
           acknowledged.messages += 1;
         } else if (kind === 'run') {
-          expect(store.getRun(id!)?.status, `round ${round}: ${line}`).toBe('running');
-          const [stored] = store.readTail(KEY, 1, { beforeSeq: Number(seq) + 1 });
+          expect((await store.getRun(id!))?.status, `round ${round}: ${line}`).toBe('running');
+          const [stored] = await store.readTail(KEY, 1, { beforeSeq: Number(seq) + 1 });
           expect(stored?.runId, `round ${round}: ${line}`).toBe(id);
           acknowledged.runs += 1;
         }
       }
       // A transaction is all or nothing: every run record has its transcript entry.
-      const runs = store.listRuns({ sessionKey: KEY });
+      const runs = await store.listRuns({ sessionKey: KEY });
       const runIdsInTranscript = new Set(
-        store
-          .readTail(KEY, count)
-          .map((m) => m.runId)
-          .filter((id) => id !== undefined),
+        (await store.readTail(KEY, count)).map((m) => m.runId).filter((id) => id !== undefined),
       );
       expect(runs.filter((r) => !runIdsInTranscript.has(r.runId))).toEqual([]);
       expect(runIdsInTranscript.size).toBe(runs.length);
     } finally {
-      store.close();
+      await store.close();
     }
   }
   expect(acknowledged.messages).toBeGreaterThan(0);

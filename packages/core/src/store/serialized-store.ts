@@ -239,8 +239,11 @@ export abstract class SerializedStore implements Store {
 
   // --- internals ---
 
-  /** One call outside any transaction: at once when the queue is empty, else in turn. */
-  private run<T>(call: (ops: SynchronousStoreOperations) => T): Promise<T> {
+  /**
+   * Runs one synchronous call on the engine outside any transaction: at once when the queue is
+   * empty, else in turn. Subclasses use it for their own engine calls (maintenance, export).
+   */
+  protected run<T>(call: (ops: SynchronousStoreOperations) => T): Promise<T> {
     if (!this.busy) {
       try {
         this.assertUsable();
