@@ -91,7 +91,7 @@ async function main() {
   const parents = Array.from({ length: PARENTS }, (_, i) => `agent:main:bench:group:p${i}`);
   const now = Date.now();
   for (const [i, key] of parents.entries()) {
-    store.putSession({
+    await store.putSession({
       key,
       sessionId: `parent-${i}`,
       agentId: 'main',
@@ -122,7 +122,7 @@ async function main() {
   const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), TIMEOUT_MS).unref());
   const result = await Promise.race([sentAll, timeout]);
   // Every parent must also have read its announces (inbox consumed by a turn).
-  while (result !== 'timeout' && parents.some((key) => store.listInbox(key).length > 0)) {
+  while (result !== 'timeout' && (await pendingInboxes(store, parents))) {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   const elapsed = performance.now() - started;
@@ -131,11 +131,11 @@ async function main() {
 
   // Exactly once: per child run, one outbox row delivered, one announce in the parent's transcript,
   // one chat message.
-  const rows = store.listOutbox({ statuses: ['pending', 'delivered', 'skipped', 'parked'] });
+  const rows = await store.listOutbox({ statuses: ['pending', 'delivered', 'skipped', 'parked'] });
   const delivered = rows.filter((row) => row.status === 'delivered');
   const inTranscripts = new Map();
   for (const key of parents) {
-    for (const message of store.readTail(key, 1000)) {
+    for (const message of await store.readTail(key, 1000)) {
       if (message.provenance?.kind !== 'announce') continue;
       const id = message.provenance.sourceRunId;
       inTranscripts.set(id, (inTranscripts.get(id) ?? 0) + 1);
@@ -149,7 +149,7 @@ async function main() {
   const duplicates =
     [...inTranscripts.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0) +
     [...chatCounts.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0);
-  const children = store.listSessions({ kinds: ['subagent'] }).length;
+  const children = (await store.listSessions({ kinds: ['subagent'] })).length;
   const lost = Math.max(0, TOTAL - inTranscripts.size) + Math.max(0, TOTAL - chatCounts.size);
 
   await runtime.shutdown({ drainMs: 1000 });
@@ -176,3 +176,9 @@ async function main() {
 }
 
 await main();
+
+/** True while any parent still has unread inbox entries. */
+async function pendingInboxes(store, parents) {
+  for (const key of parents) if ((await store.listInbox(key)).length > 0) return true;
+  return false;
+}

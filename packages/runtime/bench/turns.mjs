@@ -42,28 +42,25 @@ function makeStore(kind) {
   return openSqliteStore({ file: join(dir, 'colloquy.db'), groupCommit: kind === 'sqlite+gc' });
 }
 
-/** Wraps every store method with a timer; `totals` maps method name -> [calls, ms]. */
+/** Wraps every store method with a timer (call to settle); `totals` maps method name -> [calls, ms]. */
 function timedStore(store) {
   const totals = new Map();
-  let depth = 0;
   const proxy = new Proxy(store, {
     get(target, name) {
       const value = Reflect.get(target, name, target);
       if (typeof value !== 'function') return value;
       return (...args) => {
-        // Time only outermost calls, so a transaction's inner calls are not counted twice.
-        if (depth > 0) return value.apply(target, args);
-        depth++;
         const start = performance.now();
-        try {
-          return value.apply(target, args);
-        } finally {
-          depth--;
+        const record = () => {
           const entry = totals.get(name) ?? [0, 0];
           entry[0]++;
           entry[1] += performance.now() - start;
           totals.set(name, entry);
-        }
+        };
+        const result = value.apply(target, args);
+        if (result instanceof Promise) return result.finally(record);
+        record();
+        return result;
       };
     },
   });

@@ -33,7 +33,7 @@ describe('agent loop', () => {
     });
     const result = await ask(harness, 'hi');
     expect(result).toMatchObject({ status: 'done', waitTimedOut: false, reply: 'Hello there' });
-    const history = harness.store.readTail(MAIN, 10);
+    const history = await harness.store.readTail(MAIN, 10);
     expect(history.map((m) => [m.role, m.content])).toEqual([
       ['user', 'hi'],
       ['assistant', 'Hello there'],
@@ -42,7 +42,7 @@ describe('agent loop', () => {
       runId: result.runId,
       usage: { inputTokens: 1000, outputTokens: 500 },
     });
-    const session = harness.store.getSession(MAIN)!;
+    const session = (await harness.store.getSession(MAIN))!;
     expect(session.usage).toMatchObject({
       inputTokens: 1000,
       outputTokens: 500,
@@ -51,7 +51,7 @@ describe('agent loop', () => {
     });
     expect(session.estimatedCostUsd).toBeCloseTo((1000 * 2 + 500 * 10) / 1e6, 12);
     expect(session.status).toBe('done');
-    expect(harness.store.getRun(result.runId)).toMatchObject({
+    expect(await harness.store.getRun(result.runId)).toMatchObject({
       status: 'done',
       attempts: 1,
       costUsd: expect.any(Number),
@@ -61,13 +61,13 @@ describe('agent loop', () => {
   it('commits the run, the session row and the user message before the model is called', async () => {
     let seen: unknown;
     harness = await startHarness({
-      script: (request) => {
+      script: async (request) => {
         const h = harness!;
-        const [run] = h.store.listRuns({ sessionKey: MAIN });
+        const [run] = await h.store.listRuns({ sessionKey: MAIN });
         seen = {
           run: { status: run?.status, attempts: run?.attempts },
-          session: h.store.getSession(MAIN)?.status,
-          last: h.store.readTail(MAIN, 1)[0]?.content,
+          session: (await h.store.getSession(MAIN))?.status,
+          last: (await h.store.readTail(MAIN, 1))[0]?.content,
           prompt: lastUserText(request),
         };
         return 'ok';
@@ -101,7 +101,7 @@ describe('agent loop', () => {
     const [first, second] = harness.model.requests;
     expect(first!.tools.map((t) => t.name)).toEqual(['echo']);
     expect(second!.messages.at(-1)).toMatchObject({ role: 'toolResult', toolCallId: 'c1', toolName: 'echo' });
-    const history = harness.store.readTail(MAIN, 10);
+    const history = await harness.store.readTail(MAIN, 10);
     expect(history.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
     expect(history[1]!.content).toEqual([
       { type: 'text', text: 'Let me echo.' },
@@ -157,7 +157,7 @@ describe('agent loop', () => {
     });
     const result = await ask(harness, 'go');
     expect(result).toMatchObject({ status: 'done', reply: 'Done anyway.' });
-    const results = harness.store.readTail(MAIN, 10).filter((m) => m.role === 'toolResult');
+    const results = (await harness.store.readTail(MAIN, 10)).filter((m) => m.role === 'toolResult');
     expect(results.map((m) => m.isError)).toEqual([true, true]);
     expect(results[0]!.content).toContain('disk on fire');
     expect(JSON.parse(results[1]!.content as string).error).toContain('Unknown tool "nope"');
@@ -173,7 +173,7 @@ describe('agent loop', () => {
     expect(harness.model.callCount).toBe(2);
     expect(result.status).toBe('error');
     expect(result.error).toContain('runtime.maxSteps');
-    const results = harness.store.readTail(MAIN, 20).filter((m) => m.role === 'toolResult');
+    const results = (await harness.store.readTail(MAIN, 20)).filter((m) => m.role === 'toolResult');
     expect(results).toHaveLength(2);
     expect(results[1]!.content).toContain('step limit');
   });
@@ -184,7 +184,7 @@ describe('agent loop', () => {
     const key = 'agent:main:memory:dm:user-1';
     const [notice] = await harness.channel.waitForSent(1);
     expect(notice!.text).toContain('agents.defaults.model');
-    const [run] = harness.store.listRuns({ sessionKey: key });
+    const [run] = await harness.store.listRuns({ sessionKey: key });
     expect(run).toMatchObject({ status: 'error', error: expect.stringContaining('models.providers') });
     expect(harness.model.callCount).toBe(0);
   });
@@ -212,7 +212,7 @@ describe('agent loop', () => {
     expect(harness.model.callCount).toBe(2);
     const users = harness.model.requests[1]!.messages.filter((m) => m.role === 'user').map(messageText);
     expect(users).toEqual(['one', 'two', 'three']);
-    const runs = harness.store.listRuns({ sessionKey: 'agent:main:memory:dm:user-1' });
+    const runs = await harness.store.listRuns({ sessionKey: 'agent:main:memory:dm:user-1' });
     expect(runs.map((r) => r.status)).toEqual(['done', 'done', 'done']);
     const folded = runs.filter((r) => r.message !== 'one');
     expect(folded.every((r) => r.reply === 'second answer')).toBe(true);
@@ -230,15 +230,15 @@ describe('agent loop', () => {
     });
     expect(aborted).toEqual([runId]);
     expect(Date.now() - started).toBeLessThan(2000);
-    expect(harness.store.getRun(runId)).toMatchObject({ status: 'killed', error: 'changed my mind' });
-    expect(harness.store.getSession(MAIN)).toMatchObject({ status: 'killed', abortedLastRun: true });
+    expect(await harness.store.getRun(runId)).toMatchObject({ status: 'killed', error: 'changed my mind' });
+    expect(await harness.store.getSession(MAIN)).toMatchObject({ status: 'killed', abortedLastRun: true });
   });
 
   it('times a run out, marks it timeout and tells the user', async () => {
     harness = await startHarness({ script: [{ text: 'never', delayMs: 20_000 }] });
     await harness.channel.inject('slow');
     const key = 'agent:main:memory:dm:user-1';
-    const [run] = harness.store.listRuns({ sessionKey: key });
+    const [run] = await harness.store.listRuns({ sessionKey: key });
     // The inbound run has no timeout; give one through the gateway instead.
     await harness.runtime.gateway.call('agent.abort', { runId: run!.runId });
     harness.model.push({ text: 'never', delayMs: 20_000 });
@@ -259,8 +259,8 @@ describe('agent loop', () => {
       .call('agent', { sessionKey: 'main', message: 'seed' })
       .catch(() => undefined);
     harness.model.push('seeded');
-    await waitFor(() => harness!.store.getSession(MAIN)?.status === 'done');
-    harness.store.putInbox({
+    await waitFor(async () => (await harness!.store.getSession(MAIN))?.status === 'done');
+    await harness.store.putInbox({
       sessionKey: MAIN,
       id: 'announce:child:r1',
       createdAt: Date.now(),
@@ -271,16 +271,16 @@ describe('agent loop', () => {
         provenance: { kind: 'announce', sourceSessionKey: 'agent:main:subagent:child' },
       },
     });
-    const runId = harness.runtime.wake(MAIN);
+    const runId = await harness.runtime.wake(MAIN);
     expect(runId).toBeDefined();
-    expect(harness.runtime.wake(MAIN)).toBeUndefined();
+    expect(await harness.runtime.wake(MAIN)).toBeUndefined();
     const result = await harness.runtime.gateway.call('agent.wait', { runId: runId!, timeoutMs: 5000 });
     expect(result.status).toBe('done');
     const prompt = harness.model.lastRequest!;
     expect(messageText(prompt.messages.at(-1)!)).toContain('Sub-agent result: 42');
     expect(messageText(prompt.messages.at(-1)!)).toContain('not from the human user');
-    expect(harness.store.listInbox(MAIN)).toEqual([]);
-    expect(harness.runtime.wake(MAIN)).toBeUndefined();
+    expect(await harness.store.listInbox(MAIN)).toEqual([]);
+    expect(await harness.runtime.wake(MAIN)).toBeUndefined();
   });
 
   it('builds the system prompt from the agent and the run, and keeps the history within the context budget', async () => {

@@ -12,8 +12,8 @@ afterEach(async () => {
   h = undefined;
 });
 
-function seedGroup(harness: Harness, overrides: Parameters<typeof makeSessionRecord>[1] = {}) {
-  harness.store.putSession(
+async function seedGroup(harness: Harness, overrides: Parameters<typeof makeSessionRecord>[1] = {}) {
+  await harness.store.putSession(
     makeSessionRecord(GROUP, {
       kind: 'group',
       chatType: 'group',
@@ -27,11 +27,11 @@ function seedGroup(harness: Harness, overrides: Parameters<typeof makeSessionRec
 describe('delivery pipeline', () => {
   it('chat.send delivers through the plugin and records the platform message id in the transcript', async () => {
     h = await startHarness();
-    seedGroup(h);
+    await seedGroup(h);
     const outcome = await h.runtime.gateway.call('chat.send', { key: GROUP, text: 'hello group' });
     expect(outcome).toEqual({ status: 'delivered', messageId: 'memory-out-1', messageIds: ['memory-out-1'] });
     expect(h.channel.textsTo('g1')).toEqual(['hello group']);
-    const [stored] = h.store.readTail(GROUP, 1);
+    const [stored] = await h.store.readTail(GROUP, 1);
     expect(stored).toMatchObject({
       role: 'assistant',
       content: 'hello group',
@@ -45,23 +45,24 @@ describe('delivery pipeline', () => {
       script: ['a reply nobody sees'],
       typingIntervalMs: 10,
     });
-    seedGroup(h);
+    await seedGroup(h);
     const events: GatewayEvent[] = [];
     h.runtime.gateway.subscribe((e) => events.push(e));
     const outcome = await h.runtime.gateway.call('chat.send', { key: GROUP, text: 'hi' });
     expect(outcome).toMatchObject({ status: 'denied', reason: expect.any(String) });
     await h.channel.inject({ text: '@colloquy_bot hi', chat: { type: 'group', id: 'g1' } });
-    await waitFor(() => h!.store.listRuns({ sessionKey: GROUP })[0]?.meta?.delivery !== undefined);
+    await waitFor(
+      async () => (await h!.store.listRuns({ sessionKey: GROUP }))[0]?.meta?.delivery !== undefined,
+    );
     expect(h.channel.sent).toEqual([]);
     expect(h.channel.typing).toEqual([]);
-    const [run] = h.store.listRuns({ sessionKey: GROUP });
+    const [run] = await h.store.listRuns({ sessionKey: GROUP });
     expect(run?.meta?.delivery).toMatchObject({ kind: 'reply', status: 'denied' });
     expect(
       events.filter((e) => e.type === 'delivery').map((e) => e.type === 'delivery' && e.outcome.status),
     ).toEqual(['denied', 'denied']);
     expect(
-      h.store
-        .readTail(GROUP, 10)
+      (await h.store.readTail(GROUP, 10))
         .filter((m) => m.role === 'assistant')
         .map((m) => m.platformMessageId),
     ).toEqual([undefined]);
@@ -71,7 +72,7 @@ describe('delivery pipeline', () => {
     h = await startHarness({
       config: { session: { sendPolicy: { rules: [{ match: { channel: 'memory' }, action: 'deny' }] } } },
     });
-    seedGroup(h, { sendPolicy: 'allow' });
+    await seedGroup(h, { sendPolicy: 'allow' });
     expect((await h.runtime.gateway.call('chat.send', { key: GROUP, text: 'allowed' })).status).toBe(
       'delivered',
     );
@@ -84,13 +85,13 @@ describe('delivery pipeline', () => {
 
   it('reports a failing plugin send as failed, and a session without a chat as skipped', async () => {
     h = await startHarness();
-    seedGroup(h);
+    await seedGroup(h);
     h.channel.failNextSend();
     expect(await h.runtime.gateway.call('chat.send', { key: GROUP, text: 'x' })).toMatchObject({
       status: 'failed',
       code: 'CHANNEL_ERROR',
     });
-    h.store.putSession(makeSessionRecord('agent:main:main', { kind: 'main' }));
+    await h.store.putSession(makeSessionRecord('agent:main:main', { kind: 'main' }));
     expect(await h.runtime.gateway.call('chat.send', { key: 'main', text: 'x' })).toMatchObject({
       status: 'skipped',
     });
@@ -100,8 +101,8 @@ describe('delivery pipeline', () => {
     h = await startHarness({ script: ['the answer'] });
     await h.channel.inject('question');
     await h.channel.waitForSent(1);
-    await waitFor(() => h!.store.listRuns({ sessionKey: DM })[0]?.meta?.delivery !== undefined);
-    const [run] = h.store.listRuns({ sessionKey: DM });
+    await waitFor(async () => (await h!.store.listRuns({ sessionKey: DM }))[0]?.meta?.delivery !== undefined);
+    const [run] = await h.store.listRuns({ sessionKey: DM });
     expect(run?.meta?.delivery).toMatchObject({
       kind: 'reply',
       status: 'delivered',
@@ -110,17 +111,16 @@ describe('delivery pipeline', () => {
     expect(h.channel.sent[0]).toMatchObject({ text: 'the answer', to: { channel: 'memory', to: 'user-1' } });
   });
 
-  it('records the platform message id on the transcript message when the store supports it', async () => {
-    const store: Store = new MemoryStore();
-    const ids: [string, number, string][] = [];
-    store.setMessagePlatformId = (key: string, seq: number, id: string) => {
-      ids.push([key, seq, id]);
-    };
-    h = await startHarness({ store, script: ['the answer'] });
+  it('records the platform message id on the stored reply', async () => {
+    h = await startHarness({ script: ['the answer'] });
     await h.channel.inject('question');
-    await waitFor(() => ids.length === 1);
-    const final = h.store.readTail(DM, 1)[0]!;
-    expect(ids).toEqual([[DM, final.seq, 'memory-out-1']]);
+    await waitFor(async () => (await h!.store.readTail(DM, 1))[0]?.platformMessageId !== undefined);
+    const final = (await h.store.readTail(DM, 1))[0]!;
+    expect(final).toMatchObject({
+      role: 'assistant',
+      content: 'the answer',
+      platformMessageId: 'memory-out-1',
+    });
   });
 
   it('shows a typing indicator while a run is active and refreshes it', async () => {

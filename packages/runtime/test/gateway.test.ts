@@ -25,10 +25,10 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
   async function boot(script: Parameters<typeof startHarness>[0] = {}) {
     h = await startHarness({ storeKind, ...script });
     const now = Date.now();
-    h.store.putSession(
+    await h.store.putSession(
       makeSessionRecord(MAIN, { kind: 'main', updatedAt: now - 3000, createdAt: now - 3000 }),
     );
-    h.store.putSession(
+    await h.store.putSession(
       makeSessionRecord(GROUP, {
         kind: 'group',
         label: 'team',
@@ -39,7 +39,7 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
         createdAt: now - 1000,
       }),
     );
-    h.store.putSession(
+    await h.store.putSession(
       makeSessionRecord('agent:ops:main', {
         agentId: 'ops',
         kind: 'main',
@@ -100,7 +100,7 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
     });
     expect(events).toContainEqual({ type: 'session.updated', sessionKey: MAIN });
     expect((await patch({ sendPolicy: 'inherit', label: null })).session).not.toHaveProperty('sendPolicy');
-    expect(h.store.getSession(MAIN)?.label).toBeUndefined();
+    expect((await h.store.getSession(MAIN))?.label).toBeUndefined();
     expect((await rejection(patch({ thinkingLevel: 'extreme' }))).message).toContain('thinkingLevel');
     expect((await rejection(patch({ model: 'nowhere/model' }))).code).toBe('INVALID_ARGUMENT');
     expect((await rejection(patch({ label: 'team' }))).code).toBe('CONFLICT');
@@ -110,7 +110,7 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
 
   it('chat.history returns the tail with the total, and pages with beforeSeq', async () => {
     await boot();
-    h.store.appendMessages(
+    await h.store.appendMessages(
       GROUP,
       Array.from({ length: 7 }, (_, i) => ({ role: 'user' as const, content: `m${i}`, timestamp: i })),
     );
@@ -132,7 +132,7 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
     await boot({ script: ['first', 'second'] });
     const { runId, status } = await h.runtime.gateway.call('agent', { sessionKey: 'main', message: 'hi' });
     expect(status).toBe('queued');
-    await waitFor(() => h.store.getRun(runId)?.status === 'done');
+    await waitFor(async () => (await h.store.getRun(runId))?.status === 'done');
     const waited = await h.runtime.gateway.call('agent.wait', { runId, timeoutMs: 1000 });
     expect(waited).toMatchObject({ runId, status: 'done', waitTimedOut: false, reply: 'first' });
     expect(
@@ -171,7 +171,7 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
       idempotencyKey: 'spawn-1',
     });
     expect(again.runId).toBe(spawned.runId);
-    expect(h.store.getSession(child)).toMatchObject({
+    expect(await h.store.getSession(child)).toMatchObject({
       kind: 'subagent',
       spawnedBy: GROUP,
       spawnDepth: 1,
@@ -179,7 +179,7 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
       model: 'scripted/child',
       requesterOrigin: { sessionKey: GROUP, channel: 'memory', to: 'g1', accountId: 'default' },
     });
-    expect(h.store.getRun(spawned.runId)).toMatchObject({
+    expect(await h.store.getRun(spawned.runId)).toMatchObject({
       lane: 'subagent',
       deliver: false,
       spawnedBy: GROUP,
@@ -220,11 +220,11 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
     expect(status).toMatchObject({ status: 'running', queueDepth: 1, activeRunId: first.runId });
     const aborted = await h.runtime.gateway.call('agent.abort', { runId: second.runId });
     expect(aborted.aborted).toEqual([second.runId]);
-    expect(h.store.getRun(second.runId)?.status).toBe('killed');
+    expect((await h.store.getRun(second.runId))?.status).toBe('killed');
     const deleted = await h.runtime.gateway.call('sessions.delete', { key: 'main' });
     expect(deleted).toEqual({ deleted: true });
-    expect(h.store.getRun(first.runId)?.status).toBe('killed');
-    expect(h.store.getSession(MAIN)).toBeUndefined();
+    expect((await h.store.getRun(first.runId))?.status).toBe('killed');
+    expect(await h.store.getSession(MAIN)).toBeUndefined();
     expect(h.model.callCount).toBe(1);
     expect(await h.runtime.gateway.call('sessions.delete', { key: 'main' })).toEqual({ deleted: false });
   });
@@ -253,7 +253,7 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
       runId,
       outcome: { outcome: 'denied', reason: 'policy', at: 5 },
     });
-    expect(h.store.getRun(runId)?.announce).toEqual({ outcome: 'denied', reason: 'policy', at: 5 });
+    expect((await h.store.getRun(runId))?.announce).toEqual({ outcome: 'denied', reason: 'policy', at: 5 });
   });
 
   it('publishes run events in order to subscribers', async () => {

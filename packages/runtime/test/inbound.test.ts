@@ -15,7 +15,7 @@ describe('inbound messages', () => {
     h = await startHarness({ script: ['hi back'] });
     await h.channel.inject({ text: 'hello', sender: { id: 'user-1', name: 'Ada' } });
     await h.channel.waitForSent(1);
-    expect(h.store.getSession(DM)).toMatchObject({
+    expect(await h.store.getSession(DM)).toMatchObject({
       kind: 'dm',
       agentId: 'main',
       chatType: 'direct',
@@ -26,10 +26,13 @@ describe('inbound messages', () => {
       lastTo: 'user-1',
       lastAccountId: 'default',
     });
-    const [run] = h.store.listRuns({ sessionKey: DM });
+    const [run] = await h.store.listRuns({ sessionKey: DM });
     expect(run).toMatchObject({ deliver: true, lane: 'main', message: 'hello' });
-    expect(h.store.readTail(DM, 1)[0]?.role).toBe('assistant');
-    expect(h.store.readTail(DM, 2)[0]).toMatchObject({ role: 'user', sender: { id: 'user-1', name: 'Ada' } });
+    expect((await h.store.readTail(DM, 1))[0]?.role).toBe('assistant');
+    expect((await h.store.readTail(DM, 2))[0]).toMatchObject({
+      role: 'user',
+      sender: { id: 'user-1', name: 'Ada' },
+    });
   });
 
   it('ignores group messages that do not address the bot, recording nothing', async () => {
@@ -38,14 +41,14 @@ describe('inbound messages', () => {
       h.channel.toInbound({ text: 'chatter', chat: { type: 'group', id: 'g1' } }),
     );
     expect(outcome).toMatchObject({ action: 'ignored' });
-    expect(h.store.listSessions()).toEqual([]);
+    expect(await h.store.listSessions()).toEqual([]);
     const asked = await h.channel.inject({
       text: '@colloquy_bot help',
       chat: { type: 'group', id: 'g1', title: 'Team' },
     });
     await h.channel.waitForSent(1);
     expect(h.channel.sent[0]?.message.replyToMessageId).toBe(asked.messageId);
-    expect(h.store.getSession('agent:main:memory:group:g1')).toMatchObject({
+    expect(await h.store.getSession('agent:main:memory:group:g1')).toMatchObject({
       kind: 'group',
       displayName: 'Team',
     });
@@ -54,7 +57,7 @@ describe('inbound messages', () => {
   it('sends messages in a bound thread to the bound session', async () => {
     h = await startHarness({ script: ['from the worker'] });
     const bound = 'agent:main:subagent:worker';
-    h.store.putSession(makeSessionRecord(bound, { kind: 'subagent' }));
+    await h.store.putSession(makeSessionRecord(bound, { kind: 'subagent' }));
     h.channel.context!.threadBindings.put({
       accountId: 'default',
       conversationId: 'g1',
@@ -69,15 +72,15 @@ describe('inbound messages', () => {
       threadId: 't9',
     });
     await h.channel.waitForSent(1);
-    expect(h.store.listRuns({ sessionKey: bound })).toHaveLength(1);
-    expect(h.store.getSession(bound)?.deliveryContext).toEqual({
+    expect(await h.store.listRuns({ sessionKey: bound })).toHaveLength(1);
+    expect((await h.store.getSession(bound))?.deliveryContext).toEqual({
       channel: 'memory',
       to: 'g1',
       accountId: 'default',
       threadId: 't9',
     });
     expect(h.channel.sent[0]?.to.threadId).toBe('t9');
-    expect(h.store.getThreadBinding('memory', 'default', 't9')!.lastActiveAt).toBeGreaterThan(1);
+    expect((await h.store.getThreadBinding('memory', 'default', 't9'))!.lastActiveAt).toBeGreaterThan(1);
   });
 
   it('derives thread keys with the plugin thread kind and the configured dmScope', async () => {
@@ -107,7 +110,7 @@ describe('inbound messages', () => {
 
   it('ignores a thread binding made in another chat with the same thread id', async () => {
     h = await startHarness({ script: () => 'ok', channel: { capabilities: { threadKind: 'topic' } } });
-    h.store.putThreadBinding({
+    await h.store.putThreadBinding({
       channel: 'memory',
       accountId: 'default',
       conversationId: 'forum-a',
@@ -134,14 +137,14 @@ describe('inbound messages', () => {
       action: 'send-policy',
       sendPolicy: 'deny',
     });
-    expect(h.store.getSession(key)?.sendPolicy).toBe('deny');
+    expect((await h.store.getSession(key))?.sendPolicy).toBe('deny');
     expect(h.channel.sent).toEqual([]);
     await h.runtime.receive(h.channel.toInbound({ text: '/send inherit', sender: owner }));
-    expect(h.store.getSession(key)?.sendPolicy).toBeUndefined();
+    expect((await h.store.getSession(key))?.sendPolicy).toBeUndefined();
     expect(h.channel.textsTo('owner')).toEqual(['This session follows the configured send policy again.']);
-    expect(h.store.listRuns({ sessionKey: key })).toEqual([]);
+    expect(await h.store.listRuns({ sessionKey: key })).toEqual([]);
     expect(await h.runtime.receive(h.channel.toInbound('/send off'))).toMatchObject({ action: 'queued' });
-    expect(h.store.getSession(DM)?.sendPolicy).toBeUndefined();
+    expect((await h.store.getSession(DM))?.sendPolicy).toBeUndefined();
   });
 
   it('answers slash commands from the commands hook without running the model', async () => {
@@ -155,7 +158,7 @@ describe('inbound messages', () => {
     await h.channel.waitForSent(2);
     expect(h.channel.sent.map((m) => m.text)).toEqual([`You are in ${DM}`, 'model reply']);
     expect(h.model.callCount).toBe(1);
-    await waitFor(() => h!.store.listRuns({ sessionKey: DM })[0]?.status === 'done');
+    await waitFor(async () => (await h!.store.listRuns({ sessionKey: DM }))[0]?.status === 'done');
   });
 
   it('runs native slash commands for plugins through ChannelContext.runCommand', async () => {
@@ -171,7 +174,7 @@ describe('inbound messages', () => {
       'Sending is on for this session.',
     );
     expect(await run(h.channel.toInbound({ text: '/send off', sender: owner }))).toBe('');
-    expect(h.store.getSession('agent:main:memory:dm:owner')?.sendPolicy).toBe('deny');
+    expect((await h.store.getSession('agent:main:memory:dm:owner'))?.sendPolicy).toBe('deny');
     expect(h.channel.sent).toEqual([]);
     expect(h.model.callCount).toBe(0);
   });

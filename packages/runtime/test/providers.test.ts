@@ -378,7 +378,7 @@ describe('openai-compatible provider', () => {
 });
 
 describe('createModelProvider config errors', () => {
-  it('requires a baseURL for openai-compatible', () => {
+  it('requires a baseURL for openai-compatible', async () => {
     expect(() => createModelProvider('local', { kind: 'openai-compatible' })).toThrow(
       expect.objectContaining({
         code: 'CONFIG_INVALID',
@@ -387,7 +387,7 @@ describe('createModelProvider config errors', () => {
     );
   });
 
-  it('rejects an apiKeyEnv that is not set', () => {
+  it('rejects an apiKeyEnv that is not set', async () => {
     expect(() =>
       createModelProvider(
         'local',
@@ -397,7 +397,7 @@ describe('createModelProvider config errors', () => {
     ).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('NOPE') }));
   });
 
-  it('requires a key for anthropic', () => {
+  it('requires a key for anthropic', async () => {
     expect(() => createModelProvider('claude', { kind: 'anthropic' }, { env: {} })).toThrow(
       expect.objectContaining({
         code: 'CONFIG_INVALID',
@@ -406,7 +406,7 @@ describe('createModelProvider config errors', () => {
     );
   });
 
-  it('rejects an unknown kind', () => {
+  it('rejects an unknown kind', async () => {
     const bad = { kind: 'gemini' } as unknown as Parameters<typeof createModelProvider>[1];
     expect(() => createModelProvider('g', bad)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
   });

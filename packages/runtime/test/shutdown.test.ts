@@ -33,7 +33,7 @@ describe('graceful shutdown and restart', () => {
     await h.runtime.shutdown({ drainMs: 3000 });
     expect(h.runtime.state).toBe('stopped');
     expect(h.channel.running).toBe(false);
-    expect(() => store.getRun(runId)).toThrow();
+    await expect(store.getRun(runId)).rejects.toThrow();
   });
 
   it('refuses new work once shutdown began', async () => {
@@ -71,18 +71,19 @@ describe('graceful shutdown and restart', () => {
     expect(Date.now() - started).toBeLessThan(3000);
 
     const store = openSqliteStore({ file });
-    expect(store.getRun(cut.runId)).toMatchObject({ status: 'queued', attempts: 1 });
-    expect(store.getRun(waiting.runId)).toMatchObject({ status: 'queued', attempts: 0 });
+    expect(await store.getRun(cut.runId)).toMatchObject({ status: 'queued', attempts: 1 });
+    expect(await store.getRun(waiting.runId)).toMatchObject({ status: 'queued', attempts: 0 });
     h = await startHarness({ store, script: ['resumed first', 'resumed second'], start: false });
     const report = await h.runtime.start();
     expect(report.requeued).toEqual(expect.arrayContaining([cut.runId, waiting.runId]));
     const done = await h.runtime.gateway.call('agent.wait', { runId: waiting.runId, timeoutMs: 5000 });
     expect(done.status).toBe('done');
-    expect(h.store.getRun(cut.runId)).toMatchObject({ status: 'done', reply: 'resumed first', attempts: 2 });
-    const users = h.store
-      .readTail(MAIN, 20)
-      .filter((m) => m.role === 'user')
-      .map((m) => m.content);
+    expect(await h.store.getRun(cut.runId)).toMatchObject({
+      status: 'done',
+      reply: 'resumed first',
+      attempts: 2,
+    });
+    const users = (await h.store.readTail(MAIN, 20)).filter((m) => m.role === 'user').map((m) => m.content);
     expect(users).toEqual(['first', 'second']);
   });
 
@@ -90,9 +91,9 @@ describe('graceful shutdown and restart', () => {
     const file = dbFile();
     const store = openSqliteStore({ file });
     const now = Date.now();
-    store.putSession(makeSessionRecord(MAIN, { kind: 'main', status: 'running' }));
-    store.putSession(makeSessionRecord('agent:main:other', { kind: 'other', status: 'running' }));
-    store.createRun(
+    await store.putSession(makeSessionRecord(MAIN, { kind: 'main', status: 'running' }));
+    await store.putSession(makeSessionRecord('agent:main:other', { kind: 'other', status: 'running' }));
+    await store.createRun(
       makeRunRecord('fresh', MAIN, {
         status: 'running',
         attempts: 1,
@@ -101,14 +102,14 @@ describe('graceful shutdown and restart', () => {
         message: 'resume me',
       }),
     );
-    store.createRun(
+    await store.createRun(
       makeRunRecord('stale', 'agent:main:other', {
         status: 'running',
         attempts: 1,
         updatedAt: now - 3_600_000,
       }),
     );
-    store.createRun(
+    await store.createRun(
       makeRunRecord('looping', MAIN, {
         status: 'running',
         attempts: 3,
@@ -123,16 +124,16 @@ describe('graceful shutdown and restart', () => {
       interrupted: expect.arrayContaining(['stale', 'looping']),
       requeued: [],
     });
-    await waitFor(() => h!.store.getRun('fresh')?.status === 'done');
-    expect(h.store.getRun('stale')).toMatchObject({
+    await waitFor(async () => (await h!.store.getRun('fresh'))?.status === 'done');
+    expect(await h.store.getRun('stale')).toMatchObject({
       status: 'interrupted',
       error: expect.stringContaining('staleRunMinutes'),
     });
-    expect(h.store.getRun('looping')).toMatchObject({
+    expect(await h.store.getRun('looping')).toMatchObject({
       status: 'interrupted',
       error: expect.stringContaining('maxRunAttempts'),
     });
-    expect(h.store.getSession('agent:main:other')?.status).toBe('error');
+    expect((await h.store.getSession('agent:main:other'))?.status).toBe('error');
   });
 });
 

@@ -29,13 +29,13 @@ export interface AgentLoopInput {
   /** The cost of a usage record (from `models.prices`), or undefined. */
   cost(usage: TokenUsage): number | undefined;
   /** Stores messages of intermediate steps (assistant tool calls and tool results) as they happen. */
-  record(messages: TranscriptMessage[]): void;
+  record(messages: TranscriptMessage[]): Promise<void>;
   onDelta?(text: string): void;
   /**
    * Messages injected while the run goes on (a steering message), taken before every model step
    * after the first; they are already stored.
    */
-  takeInjected?(): ModelMessage[];
+  takeInjected?(): Promise<ModelMessage[]>;
   onToolCall?(toolName: string, toolCallId: string): void;
 }
 
@@ -74,7 +74,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<AgentLoopResu
   let reply = '';
   for (let step = 1; ; step++) {
     throwIfAborted(input.signal);
-    if (step > 1 && input.takeInjected) input.messages.push(...input.takeInjected());
+    if (step > 1 && input.takeInjected) input.messages.push(...(await input.takeInjected()));
     const out = await streamStep(input, specs);
     const stepUsage: TokenUsage = { ...out.usage, contextTokens: out.usage.inputTokens };
     usage = addUsage(usage, stepUsage);
@@ -104,16 +104,16 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<AgentLoopResu
           isError: true,
         }),
       );
-      input.record([assistant, ...skipped]);
+      await input.record([assistant, ...skipped]);
       return { status: 'max-steps', reply, usage, ...cost(costUsd), steps: step };
     }
-    input.record([assistant]);
+    await input.record([assistant]);
     for (const call of out.calls) {
       throwIfAborted(input.signal);
       input.onToolCall?.(call.name, call.id);
       const outcome = await raceAbort(runToolCall(input.tools, call, input.signal), input.signal);
       const message = toolResultMessage(input, call, outcome);
-      input.record([message]);
+      await input.record([message]);
       input.messages.push({
         role: 'toolResult',
         toolCallId: call.id,

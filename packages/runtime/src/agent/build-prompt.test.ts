@@ -10,32 +10,41 @@ import {
 
 const KEY = 'agent:main:main';
 
-function storeWith(messages: TranscriptMessage[]): MemoryStore {
+async function storeWith(messages: TranscriptMessage[]): Promise<MemoryStore> {
   const store = new MemoryStore();
-  store.putSession({ key: KEY, sessionId: 's', agentId: 'main', kind: 'main', createdAt: 0, updatedAt: 0 });
-  store.appendMessages(KEY, messages);
+  await store.putSession({
+    key: KEY,
+    sessionId: 's',
+    agentId: 'main',
+    kind: 'main',
+    createdAt: 0,
+    updatedAt: 0,
+  });
+  await store.appendMessages(KEY, messages);
   return store;
 }
 
 const user = (content: string): TranscriptMessage => ({ role: 'user', content, timestamp: 0 });
 
 describe('loadHistory', () => {
-  it('keeps the newest messages that fit the budget, in order, reading page by page', () => {
-    const store = storeWith(Array.from({ length: 300 }, (_, i) => user(`message ${i} ${'x'.repeat(36)}`)));
-    const picked = loadHistory(store, KEY, 16 * 16, { pageSize: 8 }); // each message: 48 chars = 12 + 4 tokens
+  it('keeps the newest messages that fit the budget, in order, reading page by page', async () => {
+    const store = await storeWith(
+      Array.from({ length: 300 }, (_, i) => user(`message ${i} ${'x'.repeat(36)}`)),
+    );
+    const picked = await loadHistory(store, KEY, 16 * 16, { pageSize: 8 }); // each message: 48 chars = 12 + 4 tokens
     expect(picked.length).toBe(16);
     expect(picked.at(-1)?.content).toContain('message 299');
     expect(picked[0]?.content).toContain('message 284');
   });
 
-  it('always includes the newest message, even over budget', () => {
-    const store = storeWith([user('old'), user('y'.repeat(4000))]);
-    expect(loadHistory(store, KEY, 10).map((m) => m.content)).toEqual(['y'.repeat(4000)]);
+  it('always includes the newest message, even over budget', async () => {
+    const store = await storeWith([user('old'), user('y'.repeat(4000))]);
+    expect((await loadHistory(store, KEY, 10)).map((m) => m.content)).toEqual(['y'.repeat(4000)]);
   });
 });
 
 describe('toModelMessages', () => {
-  it('drops orphan tool results and answers dangling tool calls with an error result', () => {
+  it('drops orphan tool results and answers dangling tool calls with an error result', async () => {
     const messages = toModelMessages([
       { role: 'toolResult', content: 'orphan', toolCallId: 'x', toolName: 't', timestamp: 0 },
       user('go'),
@@ -50,7 +59,7 @@ describe('toModelMessages', () => {
     expect(messages[2]).toMatchObject({ toolCallId: 'c1', toolName: 'search', isError: true });
   });
 
-  it('marks messages that did not come from the human', () => {
+  it('marks messages that did not come from the human', async () => {
     const [message] = toModelMessages([
       {
         role: 'user',
@@ -70,7 +79,7 @@ describe('toModelMessages', () => {
 });
 
 describe('buildSystemPrompt and estimateTokens', () => {
-  it('joins the base prompt with distinct extras, with a default base', () => {
+  it('joins the base prompt with distinct extras, with a default base', async () => {
     expect(buildSystemPrompt(undefined, ['A', 'A', undefined, ' B '])).toBe(
       `${DEFAULT_SYSTEM_PROMPT}\n\nA\n\nB`,
     );

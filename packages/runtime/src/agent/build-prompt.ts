@@ -1,4 +1,10 @@
-import type { ContentBlock, ModelMessage, Store, StoredMessage, TranscriptMessage } from '@colloquy/core';
+import type {
+  ContentBlock,
+  ModelMessage,
+  StoredMessage,
+  StoreOperations,
+  TranscriptMessage,
+} from '@colloquy/core';
 import { describeMedia } from './describe-media.js';
 
 /** The system prompt used when neither the agent nor `agents.defaults` sets one. */
@@ -87,19 +93,23 @@ export interface LoadHistoryOptions {
  * @param options - page size and hard cap
  * @returns messages in transcript order
  */
-export function loadHistory(
-  store: Store,
+export async function loadHistory(
+  store: StoreOperations,
   sessionKey: string,
   budgetTokens: number,
   options: LoadHistoryOptions = {},
-): StoredMessage[] {
+): Promise<StoredMessage[]> {
   const pageSize = options.pageSize ?? 64;
   const maxMessages = options.maxMessages ?? 2000;
   const picked: StoredMessage[] = [];
   let used = 0;
   let beforeSeq: number | undefined;
   while (picked.length < maxMessages) {
-    const page = store.readTail(sessionKey, pageSize, beforeSeq === undefined ? undefined : { beforeSeq });
+    const page = await store.readTail(
+      sessionKey,
+      pageSize,
+      beforeSeq === undefined ? undefined : { beforeSeq },
+    );
     for (let i = page.length - 1; i >= 0; i--) {
       const message = page[i]!;
       const cost = estimateMessageTokens(message);

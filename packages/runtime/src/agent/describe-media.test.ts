@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { describeMedia } from './describe-media.js';
 
 describe('describeMedia', () => {
-  it('writes one line per attachment with its metadata', () => {
+  it('writes one line per attachment with its metadata', async () => {
     expect(
       describeMedia([
         {
@@ -25,7 +25,7 @@ describe('describeMedia', () => {
     );
   });
 
-  it('is empty without attachments', () => {
+  it('is empty without attachments', async () => {
     expect(describeMedia(undefined)).toBe('');
     expect(describeMedia([])).toBe('');
   });

@@ -14,6 +14,7 @@ import {
 } from '@colloquy/core';
 import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { inputMessage } from './run-lifecycle.js';
 
 /** A run to create and queue. */
 export interface NewRun {
@@ -29,17 +30,28 @@ export interface NewRun {
 }
 
 /**
- * Creates a run record (`queued`) and touches its session in one transaction (or writes the whole
- * session record, when `sessionRecord` is given: a new session, or one updated by an inbound
- * message), then hands the run to the command queue and publishes `run.queued`.
+ * Creates a run record (`queued`) and touches its session in one transaction (or writes the session
+ * record that `sessionUpdate` makes of the stored one, read in the same transaction: a new session,
+ * or one updated by an inbound message), then hands the run to the command queue and publishes
+ * `run.queued`.
+ *
+ * When the session is idle (nothing running or queued, no other enqueue in flight, an empty
+ * inbox), the run's input message is appended to the transcript in the same transaction (marked
+ * `meta.inputCommittedAt`, so the turn does not append it again): the run record, the session row
+ * and the first transcript entry commit together. A run that has to wait gets its input appended
+ * when its turn begins, after the turns before it.
  *
  * @param ctx - the runtime internals
  * @param input - the run
- * @param sessionRecord - a session record to write in the same transaction
+ * @param sessionUpdate - makes the session record to write from the stored one (undefined when new)
  * @returns the stored run
  * @throws `ABORTED` when the runtime is shutting down
  */
-export function enqueueRun(ctx: RuntimeContext, input: NewRun, sessionRecord?: SessionRecord): RunRecord {
+export async function enqueueRun(
+  ctx: RuntimeContext,
+  input: NewRun,
+  sessionUpdate?: (current: SessionRecord | undefined) => SessionRecord,
+): Promise<RunRecord> {
   if (!ctx.accepting) {
     throw new ColloquyError(
       'ABORTED',
@@ -63,14 +75,24 @@ export function enqueueRun(ctx: RuntimeContext, input: NewRun, sessionRecord?: S
     ...(input.provenance ? { provenance: input.provenance } : {}),
     ...(input.meta ? { meta: input.meta } : {}),
   };
-  ctx.store.transaction(() => {
-    if (sessionRecord) ctx.store.putSession({ ...sessionRecord, updatedAt: now });
-    else ctx.store.patchSession(input.sessionKey, { updatedAt: now });
-    ctx.store.createRun(run);
-    // Last, inside the transaction: when the session is idle and its lane has room, the queue
-    // begins the turn right here, so the run, the session row and the user message commit together.
+  const key = input.sessionKey;
+  const idle =
+    ctx.queue.runningBatch(key) === undefined && ctx.queue.pendingCount(key) === 0 && !ctx.enqueuing.has(key);
+  ctx.enqueuing.add(key);
+  try {
+    await ctx.store.transaction(async (tx) => {
+      if (sessionUpdate) await tx.putSession({ ...sessionUpdate(await tx.getSession(key)), updatedAt: now });
+      else await tx.patchSession(key, { updatedAt: now });
+      if (idle && run.message !== '' && (await tx.listInbox(key)).length === 0) {
+        run.meta = { ...run.meta, inputCommittedAt: now };
+        await tx.appendMessages(key, [inputMessage(run)]);
+      }
+      await tx.createRun(run);
+    });
     ctx.queue.enqueue(toQueuedRun(run));
-  });
+  } finally {
+    ctx.enqueuing.delete(key);
+  }
   ctx.events.emit({ type: 'run.queued', runId: run.runId, sessionKey: run.sessionKey, lane: run.lane });
   return run;
 }
@@ -86,12 +108,12 @@ export function enqueueRun(ctx: RuntimeContext, input: NewRun, sessionRecord?: S
  * @returns the record (not stored)
  * @throws `INVALID_ARGUMENT` for an unknown agent id; `SESSION_NOT_FOUND` when `spawnedBy` does not exist
  */
-export function newSessionRecord(
+export async function newSessionRecord(
   ctx: RuntimeContext,
   key: string,
   init: AgentSessionInit,
   spawnedBy?: string,
-): SessionRecord {
+): Promise<SessionRecord> {
   const { config, store } = ctx;
   const agentId = agentIdFromSessionKey(key) ?? defaultAgentId(config);
   const agent = agentConfigFor(config, agentId);
@@ -102,7 +124,7 @@ export function newSessionRecord(
       { agentId },
     );
   }
-  const parent = spawnedBy ? store.getSession(spawnedBy) : undefined;
+  const parent = spawnedBy ? await store.getSession(spawnedBy) : undefined;
   if (spawnedBy && !parent) {
     throw new ColloquyError(
       'SESSION_NOT_FOUND',

@@ -7,16 +7,16 @@ const KEY = 'agent:main:main';
 const user = (content: string): TranscriptMessage => ({ role: 'user', content, timestamp: 0 });
 
 /** A MemoryStore that counts the messages its readTail returned. */
-function countingStore(): { store: Store; read: () => number } {
+async function countingStore(): Promise<{ store: Store; read: () => number }> {
   const store = new MemoryStore();
   let read = 0;
   const readTail = store.readTail.bind(store);
-  store.readTail = (key, limit, options) => {
-    const out = readTail(key, limit, options);
+  store.readTail = async (key, limit, options) => {
+    const out = await readTail(key, limit, options);
     read += out.length;
     return out;
   };
-  store.putSession({
+  await store.putSession({
     key: KEY,
     sessionId: 'sid-1',
     agentId: 'main',
@@ -30,44 +30,48 @@ function countingStore(): { store: Store; read: () => number } {
 const texts = (messages: { content: unknown }[]) => messages.map((m) => m.content);
 
 describe('createHistoryCache', () => {
-  it('returns what loadHistory returns, while reading only new messages on later turns', () => {
-    const { store, read } = countingStore();
-    store.appendMessages(
+  it('returns what loadHistory returns, while reading only new messages on later turns', async () => {
+    const { store, read } = await countingStore();
+    await store.appendMessages(
       KEY,
       Array.from({ length: 500 }, (_, i) => user(`m${i}`)),
     );
     const cache = createHistoryCache({ probe: 8, pageSize: 64 });
-    expect(texts(cache.load(store, KEY, 'sid-1', 100_000))).toEqual(texts(loadHistory(store, KEY, 100_000)));
+    expect(texts(await cache.load(store, KEY, 'sid-1', 100_000))).toEqual(
+      texts(await loadHistory(store, KEY, 100_000)),
+    );
     for (let turn = 0; turn < 10; turn++) {
-      store.appendMessages(KEY, [user(`new${turn}`), user(`reply${turn}`)]);
+      await store.appendMessages(KEY, [user(`new${turn}`), user(`reply${turn}`)]);
       const before = read();
-      const loaded = cache.load(store, KEY, 'sid-1', 100_000);
+      const loaded = await cache.load(store, KEY, 'sid-1', 100_000);
       expect(read() - before).toBe(8);
-      expect(texts(loaded)).toEqual(texts(loadHistory(store, KEY, 100_000)));
+      expect(texts(loaded)).toEqual(texts(await loadHistory(store, KEY, 100_000)));
     }
   });
 
-  it('follows a shrinking and a growing budget', () => {
-    const { store } = countingStore();
-    store.appendMessages(
+  it('follows a shrinking and a growing budget', async () => {
+    const { store } = await countingStore();
+    await store.appendMessages(
       KEY,
       Array.from({ length: 100 }, (_, i) => user(`message ${String(i).padStart(3, '0')}`)),
     );
     const cache = createHistoryCache({ probe: 4, pageSize: 16 });
     for (const budget of [1000, 50, 400, 5, 10_000]) {
-      expect(texts(cache.load(store, KEY, 'sid-1', budget))).toEqual(texts(loadHistory(store, KEY, budget)));
+      expect(texts(await cache.load(store, KEY, 'sid-1', budget))).toEqual(
+        texts(await loadHistory(store, KEY, budget)),
+      );
     }
   });
 
-  it('reads the tail again after a gap wider than the probe, or a new sessionId', () => {
-    const { store } = countingStore();
-    store.appendMessages(KEY, [user('a'), user('b')]);
+  it('reads the tail again after a gap wider than the probe, or a new sessionId', async () => {
+    const { store } = await countingStore();
+    await store.appendMessages(KEY, [user('a'), user('b')]);
     const cache = createHistoryCache({ probe: 2 });
-    cache.load(store, KEY, 'sid-1', 10_000);
-    store.appendMessages(KEY, [user('c'), user('d'), user('e')]);
-    expect(texts(cache.load(store, KEY, 'sid-1', 10_000))).toEqual(['a', 'b', 'c', 'd', 'e']);
-    store.deleteSession(KEY);
-    store.putSession({
+    await cache.load(store, KEY, 'sid-1', 10_000);
+    await store.appendMessages(KEY, [user('c'), user('d'), user('e')]);
+    expect(texts(await cache.load(store, KEY, 'sid-1', 10_000))).toEqual(['a', 'b', 'c', 'd', 'e']);
+    await store.deleteSession(KEY);
+    await store.putSession({
       key: KEY,
       sessionId: 'sid-2',
       agentId: 'main',
@@ -75,20 +79,20 @@ describe('createHistoryCache', () => {
       createdAt: 0,
       updatedAt: 0,
     });
-    store.appendMessages(KEY, [user('fresh')]);
-    expect(texts(cache.load(store, KEY, 'sid-2', 10_000))).toEqual(['fresh']);
+    await store.appendMessages(KEY, [user('fresh')]);
+    expect(texts(await cache.load(store, KEY, 'sid-2', 10_000))).toEqual(['fresh']);
   });
 
-  it('keeps at most maxSessions sessions and maxMessages messages', () => {
-    const { store } = countingStore();
-    store.appendMessages(
+  it('keeps at most maxSessions sessions and maxMessages messages', async () => {
+    const { store } = await countingStore();
+    await store.appendMessages(
       KEY,
       Array.from({ length: 50 }, (_, i) => user(`m${i}`)),
     );
     const cache = createHistoryCache({ maxSessions: 1, maxMessages: 10, pageSize: 8 });
-    const loaded = cache.load(store, KEY, 'sid-1', 1e9);
+    const loaded = await cache.load(store, KEY, 'sid-1', 1e9);
     expect(texts(loaded)).toEqual(Array.from({ length: 10 }, (_, i) => `m${40 + i}`));
-    store.putSession({
+    await store.putSession({
       key: 'other',
       sessionId: 'o',
       agentId: 'main',
@@ -96,7 +100,7 @@ describe('createHistoryCache', () => {
       createdAt: 0,
       updatedAt: 0,
     });
-    cache.load(store, 'other', 'o', 100);
+    await cache.load(store, 'other', 'o', 100);
     expect(cache.size()).toBe(1);
   });
 });

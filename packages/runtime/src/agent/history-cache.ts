@@ -1,4 +1,4 @@
-import type { Store, StoredMessage } from '@colloquy/core';
+import type { StoredMessage, StoreOperations } from '@colloquy/core';
 import { estimateMessageTokens } from './build-prompt.js';
 
 /** Options of {@link createHistoryCache}. */
@@ -19,7 +19,12 @@ export interface HistoryCache {
    * The newest transcript messages of a session that fit `budgetTokens` (chars/4 estimate), oldest
    * first; the newest message is always included. Returned objects are shared: do not mutate them.
    */
-  load(store: Store, sessionKey: string, sessionId: string, budgetTokens: number): StoredMessage[];
+  load(
+    store: StoreOperations,
+    sessionKey: string,
+    sessionId: string,
+    budgetTokens: number,
+  ): Promise<StoredMessage[]>;
   /** Forgets a session (e.g. after it was deleted). */
   forget(sessionKey: string): void;
   /** Sessions held. */
@@ -53,8 +58,8 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
   const pageSize = options.pageSize ?? 64;
   const entries = new Map<string, Entry>();
 
-  function catchUp(store: Store, sessionKey: string, entry: Entry): boolean {
-    const page = store.readTail(sessionKey, probe);
+  async function catchUp(store: StoreOperations, sessionKey: string, entry: Entry): Promise<boolean> {
+    const page = await store.readTail(sessionKey, probe);
     const last = entry.messages[entry.messages.length - 1];
     if (!last) return false;
     const newest = page[page.length - 1];
@@ -68,9 +73,9 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
     return true;
   }
 
-  function extendBackwards(store: Store, sessionKey: string, entry: Entry): void {
+  async function extendBackwards(store: StoreOperations, sessionKey: string, entry: Entry): Promise<void> {
     const oldest = entry.messages[0];
-    const page = store.readTail(sessionKey, pageSize, oldest ? { beforeSeq: oldest.seq } : undefined);
+    const page = await store.readTail(sessionKey, pageSize, oldest ? { beforeSeq: oldest.seq } : undefined);
     if (page.length < pageSize) entry.atStart = true;
     if (page.length === 0) return;
     entry.messages.unshift(...page);
@@ -78,10 +83,12 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
   }
 
   return {
-    load(store, sessionKey, sessionId, budgetTokens) {
+    async load(store, sessionKey, sessionId, budgetTokens) {
       let entry = entries.get(sessionKey);
       entries.delete(sessionKey);
-      if (entry && (entry.sessionId !== sessionId || !catchUp(store, sessionKey, entry))) entry = undefined;
+      if (entry && (entry.sessionId !== sessionId || !(await catchUp(store, sessionKey, entry)))) {
+        entry = undefined;
+      }
       entry ??= { sessionId, messages: [], tokens: [], atStart: false };
       entries.set(sessionKey, entry);
       if (entries.size > maxSessions) entries.delete(entries.keys().next().value!);
@@ -100,7 +107,7 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
         const full = first > 0 || entry.messages.length - first >= maxMessages;
         if (full || entry.atStart) break;
         const before = entry.messages.length;
-        extendBackwards(store, sessionKey, entry);
+        await extendBackwards(store, sessionKey, entry);
         first += entry.messages.length - before;
       }
       // Keep only what the prompt uses; older messages are read again if a later budget needs them.

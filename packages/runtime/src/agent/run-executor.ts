@@ -26,16 +26,18 @@ import { costOf } from './usage.js';
  * @param ctx - the runtime internals
  * @param batch - the turn's queued runs, leader first
  * @param signal - aborted on kill, timeout or shutdown
- * @param prepared - the turn as begun by {@link prepareTurn}; begun here when absent
  */
 export async function executeTurn(
   ctx: RuntimeContext,
   batch: readonly QueuedRun[],
   signal: AbortSignal,
-  prepared?: PreparedTurn,
 ): Promise<void> {
   const sessionKey = batch[0]!.sessionKey;
-  const begun = prepared ? prepared.begun : prepareTurn(ctx, batch).begun;
+  const begun = await beginTurn(
+    ctx,
+    sessionKey,
+    batch.map((item) => item.id),
+  );
   if (!begun) return;
   for (const run of begun.runs) ctx.events.emit({ type: 'run.started', runId: run.runId, sessionKey });
   ctx.events.emit({ type: 'session.updated', sessionKey });
@@ -66,11 +68,11 @@ export async function executeTurn(
 
   let ended: EndedTurn;
   try {
-    ended = endTurn(ctx, sessionKey, begun.runs, outcome);
+    ended = await endTurn(ctx, sessionKey, begun.runs, outcome);
     await ctx.store.flush?.();
   } catch (error) {
     ctx.log.error({ err: error, sessionKey }, 'could not store the end of a turn');
-    ended = failRuns(ctx, sessionKey, begun.runs, toColloquyError(error).message);
+    ended = await failRuns(ctx, sessionKey, begun.runs, toColloquyError(error).message);
   }
   for (const run of ended.runs) {
     if (run.status === 'queued') continue;
@@ -88,31 +90,9 @@ export async function executeTurn(
   const leader = ended.runs[0];
   if (leader?.deliver && ended.session)
     await deliverOutcome(ctx, ended.session, leader, outcome, ended.finalSeq);
-  if (ctx.autoWake && ctx.accepting && ctx.queue.pendingCount(sessionKey) === 0) ctx.wake(sessionKey, true);
-}
-
-/** A turn begun when the queue took its batch (see {@link prepareTurn}). */
-export interface PreparedTurn {
-  begun: BegunTurn | undefined;
-}
-
-/**
- * Begins a turn the moment the queue takes its batch (the queue's `prepare`). When the batch is
- * taken inside `enqueueRun`'s transaction (an idle session), the run record, the session row and
- * the user message are committed together in that one transaction.
- *
- * @param ctx - the runtime internals
- * @param batch - the turn's queued runs, leader first
- * @returns the begun turn (`begun` is undefined when none of the runs is still queued)
- */
-export function prepareTurn(ctx: RuntimeContext, batch: readonly QueuedRun[]): PreparedTurn {
-  return {
-    begun: beginTurn(
-      ctx,
-      batch[0]!.sessionKey,
-      batch.map((item) => item.id),
-    ),
-  };
+  if (ctx.autoWake && ctx.accepting && ctx.queue.pendingCount(sessionKey) === 0) {
+    await ctx.wake(sessionKey, true);
+  }
 }
 
 async function runModel(
@@ -144,7 +124,7 @@ async function runModel(
   ]);
   const window = config.models.contextWindowTokens;
   const budget = window - estimateTokens(system) - toolTokens(tools) - Math.min(4096, Math.floor(window / 4));
-  const messages = toModelMessages(ctx.history.load(store, session.key, session.sessionId, budget));
+  const messages = toModelMessages(await ctx.history.load(store, session.key, session.sessionId, budget));
 
   const result = await runAgentLoop({
     provider: selection.provider,
@@ -158,9 +138,11 @@ async function runModel(
     now: () => ctx.clock.now(),
     cost: (usage) => costOf(config, selection.modelRef, usage),
     ...(session.thinkingLevel ? { thinking: session.thinkingLevel } : {}),
-    record: (stored) => {
+    record: async (stored) => {
       // sessions_spawn attachment content never reaches the stored transcript.
-      if (store.getSession(session.key)) store.appendMessages(session.key, redactSpawnAttachments(stored));
+      if (await store.getSession(session.key)) {
+        await store.appendMessages(session.key, redactSpawnAttachments(stored));
+      }
     },
     takeInjected: () => ctx.subagents.takeSteering(session.key),
     onDelta: (text) => {
@@ -220,23 +202,25 @@ function outcomeOfError(error: unknown, signal: AbortSignal): TurnOutcome {
   return { status: 'error', error: e.message, notice: `The agent could not answer: ${e.message}` };
 }
 
-function failRuns(
+async function failRuns(
   ctx: RuntimeContext,
   sessionKey: string,
   runs: readonly RunRecord[],
   error: string,
-): EndedTurn {
+): Promise<EndedTurn> {
   const now = ctx.clock.now();
   const updated: RunRecord[] = [];
   for (const run of runs) {
     try {
-      updated.push(ctx.store.updateRun(run.runId, { status: 'error', error, endedAt: now, updatedAt: now }));
+      updated.push(
+        await ctx.store.updateRun(run.runId, { status: 'error', error, endedAt: now, updatedAt: now }),
+      );
     } catch (e) {
       ctx.log.error({ err: e, runId: run.runId }, 'could not mark a run as failed');
       updated.push({ ...run, status: 'error', error });
     }
   }
-  return { session: ctx.store.getSession(sessionKey), runs: updated };
+  return { session: await ctx.store.getSession(sessionKey).catch(() => undefined), runs: updated };
 }
 
 async function deliverOutcome(
@@ -263,10 +247,10 @@ async function deliverOutcome(
   });
   try {
     const at = ctx.clock.now();
-    ctx.store.transaction(() => {
-      ctx.store.updateRun(leader.runId, { meta: { ...leader.meta, delivery: { kind, ...delivered, at } } });
+    await ctx.store.transaction(async (tx) => {
+      await tx.updateRun(leader.runId, { meta: { ...leader.meta, delivery: { kind, ...delivered, at } } });
       if (delivered.status === 'delivered' && finalSeq !== undefined && kind === 'reply') {
-        ctx.store.setMessagePlatformId?.(session.key, finalSeq, delivered.messageId);
+        await tx.setMessagePlatformId(session.key, finalSeq, delivered.messageId);
       }
     });
   } catch (error) {

@@ -33,34 +33,34 @@ export function beginTurn(
   ctx: RuntimeContext,
   sessionKey: string,
   runIds: readonly string[],
-): BegunTurn | undefined {
-  const { store } = ctx;
-  return store.transaction(() => {
+): Promise<BegunTurn | undefined> {
+  return ctx.store.transaction(async (tx) => {
     const queued: RunRecord[] = [];
     for (const id of runIds) {
-      const run = store.getRun(id);
+      const run = await tx.getRun(id);
       if (run?.status === 'queued') queued.push(run);
     }
     if (queued.length === 0) return undefined;
-    const session = store.getSession(sessionKey);
+    const session = await tx.getSession(sessionKey);
     if (!session) return { session: undefined, runs: queued };
     const now = ctx.clock.now();
-    const inbox = store.listInbox(sessionKey);
+    const inbox = await tx.listInbox(sessionKey);
     const messages: TranscriptMessage[] = inbox.map((entry) => entry.message);
     for (const run of queued) {
       if (run.meta?.inputCommittedAt === undefined && run.message !== '') messages.push(inputMessage(run));
     }
-    if (messages.length > 0) store.appendMessages(sessionKey, messages);
+    if (messages.length > 0) await tx.appendMessages(sessionKey, messages);
     if (inbox.length > 0) {
-      store.consumeInbox(
+      await tx.consumeInbox(
         sessionKey,
         inbox.map((entry) => entry.id),
         now,
       );
     }
     const leader = queued[0]!.runId;
-    const runs = queued.map((run) =>
-      store.updateRun(run.runId, {
+    const runs: RunRecord[] = [];
+    for (const run of queued) {
+      const updated = await tx.updateRun(run.runId, {
         status: 'running',
         startedAt: now,
         updatedAt: now,
@@ -70,9 +70,10 @@ export function beginTurn(
           inputCommittedAt: run.meta?.inputCommittedAt ?? now,
           ...(run.runId === leader ? {} : { foldedInto: leader }),
         },
-      }),
-    );
-    const updated = store.patchSession(sessionKey, {
+      });
+      runs.push(updated);
+    }
+    const updated = await tx.patchSession(sessionKey, {
       status: 'running',
       startedAt: now,
       endedAt: null,
@@ -83,7 +84,7 @@ export function beginTurn(
 }
 
 /** The input of a run as the user message it becomes. Inbound details travel in `run.meta.input`. */
-function inputMessage(run: RunRecord): TranscriptMessage {
+export function inputMessage(run: RunRecord): TranscriptMessage {
   const message: TranscriptMessage = {
     role: 'user',
     content: run.message,
@@ -152,26 +153,29 @@ export function endTurn(
   sessionKey: string,
   runs: readonly RunRecord[],
   outcome: TurnOutcome,
-): EndedTurn {
-  const { store } = ctx;
-  return store.transaction(() => {
+): Promise<EndedTurn> {
+  return ctx.store.transaction(async (tx) => {
     const now = ctx.clock.now();
-    const session = store.getSession(sessionKey);
+    const session = await tx.getSession(sessionKey);
     let finalSeq: number | undefined;
     if (session && outcome.finalMessage) {
-      const [stored]: StoredMessage[] = store.appendMessages(sessionKey, [outcome.finalMessage]);
+      const [stored]: StoredMessage[] = await tx.appendMessages(sessionKey, [outcome.finalMessage]);
       finalSeq = stored?.seq;
     }
     const leader = runs[0]?.runId;
-    const updatedRuns = runs.map((run) => {
+    const updatedRuns: RunRecord[] = [];
+    for (const run of runs) {
       if (outcome.requeue) {
-        return store.updateRun(run.runId, {
-          status: 'queued',
-          updatedAt: now,
-          meta: { ...run.meta, requeuedAt: now },
-        });
+        updatedRuns.push(
+          await tx.updateRun(run.runId, {
+            status: 'queued',
+            updatedAt: now,
+            meta: { ...run.meta, requeuedAt: now },
+          }),
+        );
+        continue;
       }
-      return store.updateRun(run.runId, {
+      const ended = await tx.updateRun(run.runId, {
         status: outcome.status,
         endedAt: now,
         updatedAt: now,
@@ -180,15 +184,16 @@ export function endTurn(
         ...(run.runId === leader && outcome.usage ? { usage: outcome.usage } : {}),
         ...(run.runId === leader && outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}),
       });
-    });
+      updatedRuns.push(ended);
+    }
     let updatedSession: SessionRecord | undefined;
     if (session) {
       if (outcome.requeue) {
-        updatedSession = store.patchSession(sessionKey, { status: 'idle', updatedAt: now });
+        updatedSession = await tx.patchSession(sessionKey, { status: 'idle', updatedAt: now });
       } else {
         const cost =
           outcome.costUsd === undefined ? undefined : (session.estimatedCostUsd ?? 0) + outcome.costUsd;
-        updatedSession = store.patchSession(sessionKey, {
+        updatedSession = await tx.patchSession(sessionKey, {
           status: SESSION_STATUS[outcome.status],
           endedAt: now,
           updatedAt: now,
@@ -199,7 +204,7 @@ export function endTurn(
         });
       }
     }
-    for (const hook of ctx.turnEndHooks) hook(updatedRuns, updatedSession);
+    for (const hook of ctx.turnEndHooks) await hook(updatedRuns, updatedSession, tx);
     return { session: updatedSession, runs: updatedRuns, ...(finalSeq !== undefined ? { finalSeq } : {}) };
   });
 }

@@ -23,7 +23,7 @@ export async function abortRuns(
   const settling: Promise<boolean>[] = [];
   for (const runId of runIds) {
     if (aborted.has(runId)) continue;
-    const run = ctx.store.getRun(runId);
+    const run = await ctx.store.getRun(runId);
     if (!run || TERMINAL_RUN_STATUSES.includes(run.status)) continue;
     const found = ctx.queue.abort(runId, 'killed', reason);
     if (found.state === 'running') {
@@ -34,7 +34,7 @@ export async function abortRuns(
       }
       continue;
     }
-    markKilled(ctx, runId, reason);
+    await markKilled(ctx, runId, reason);
     aborted.add(runId);
   }
   await Promise.all(settling);
@@ -49,26 +49,31 @@ export async function abortRuns(
  * @param reason - recorded as the runs' `error`
  * @returns the ids of the stopped runs
  */
-export function abortSessionRuns(ctx: RuntimeContext, sessionKey: string, reason: string): Promise<string[]> {
+export async function abortSessionRuns(
+  ctx: RuntimeContext,
+  sessionKey: string,
+  reason: string,
+): Promise<string[]> {
   const ids = new Set<string>();
   for (const item of ctx.queue.runningBatch(sessionKey) ?? []) ids.add(item.id);
   for (const item of ctx.queue.pendingItems(sessionKey)) ids.add(item.id);
-  for (const run of ctx.store.listRuns({ sessionKey, statuses: ['queued', 'running'] })) ids.add(run.runId);
+  for (const run of await ctx.store.listRuns({ sessionKey, statuses: ['queued', 'running'] }))
+    ids.add(run.runId);
   return abortRuns(ctx, [...ids], reason);
 }
 
-function markKilled(ctx: RuntimeContext, runId: string, reason: string): void {
+async function markKilled(ctx: RuntimeContext, runId: string, reason: string): Promise<void> {
   const now = ctx.clock.now();
-  const run = ctx.store.transaction(() => {
-    const updated = ctx.store.updateRun(runId, {
+  const run = await ctx.store.transaction(async (tx) => {
+    const updated = await tx.updateRun(runId, {
       status: 'killed',
       error: reason,
       endedAt: now,
       updatedAt: now,
     });
-    const session = ctx.store.getSession(updated.sessionKey);
+    const session = await tx.getSession(updated.sessionKey);
     if (session?.status === 'running' && !ctx.queue.runningBatch(session.key)) {
-      ctx.store.patchSession(session.key, {
+      await tx.patchSession(session.key, {
         status: 'killed',
         abortedLastRun: true,
         endedAt: now,
@@ -76,8 +81,8 @@ function markKilled(ctx: RuntimeContext, runId: string, reason: string): void {
       });
     }
     // The same hooks as a turn's end: a killed sub-agent run is announced with Status: killed.
-    const after = ctx.store.getSession(updated.sessionKey);
-    for (const hook of ctx.turnEndHooks) hook([updated], after);
+    const after = await tx.getSession(updated.sessionKey);
+    for (const hook of ctx.turnEndHooks) await hook([updated], after, tx);
     return updated;
   });
   ctx.events.emit({ type: 'run.ended', runId, sessionKey: run.sessionKey, status: 'killed', error: reason });

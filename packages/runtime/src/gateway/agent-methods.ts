@@ -91,22 +91,22 @@ export async function agentRun(
     });
   }
   if (steer) {
-    const target = requireSession(ctx.store, ctx.config, rawKey);
+    const target = await requireSession(ctx.store, ctx.config, rawKey);
     return ctx.subagents.steer(target.key, message, provenance);
   }
   if (idempotencyKey) {
-    const earlier = findIdempotent(ctx, state, key, idempotencyKey);
+    const earlier = await findIdempotent(ctx, state, key, idempotencyKey);
     if (earlier) return { runId: earlier.runId, sessionKey: earlier.sessionKey, status: earlier.status };
   }
 
   const spawnedBy = spawnedByRaw ? normalizeSessionKey(spawnedByRaw) : undefined;
-  let session: SessionRecord | undefined = ctx.store.getSession(key);
+  let session: SessionRecord | undefined = await ctx.store.getSession(key);
   let created: SessionRecord | undefined;
   if (!session) {
     const isMain = classifySessionKey(key, { mainKey: ctx.config.session.mainKey }) === 'main';
     if (!init && !isMain) {
       // Not a key: maybe a sessionId or a spelling requireSession understands; else SESSION_NOT_FOUND.
-      session = requireSession(ctx.store, ctx.config, rawKey);
+      session = await requireSession(ctx.store, ctx.config, rawKey);
     } else {
       if (init?.model && lookupModel(ctx.models, init.model) === undefined) {
         throw new ColloquyError(
@@ -115,7 +115,7 @@ export async function agentRun(
           { model: init.model },
         );
       }
-      created = newSessionRecord(ctx, key, init ?? {}, spawnedBy);
+      created = await newSessionRecord(ctx, key, init ?? {}, spawnedBy);
       session = created;
     }
   }
@@ -128,9 +128,10 @@ export async function agentRun(
   }
   const deliver = deliverParam ?? (session.deliveryContext !== undefined && lane !== 'subagent');
   const extraPrompt = [extraSystemPrompt, prepared?.promptNote].filter(Boolean).join('\n\n') || undefined;
+  const newRecord = created;
   let run: RunRecord;
   try {
-    run = enqueueRun(
+    run = await enqueueRun(
       ctx,
       {
         sessionKey: session.key,
@@ -143,13 +144,13 @@ export async function agentRun(
         ...(provenance ? { provenance } : {}),
         ...(idempotencyKey ? { meta: { idempotencyKey } } : {}),
       },
-      created,
+      newRecord && (() => newRecord),
     );
   } catch (error) {
     await prepared?.rollback();
     throw error;
   }
-  prepared?.commit();
+  await prepared?.commit();
   if (idempotencyKey) remember(state, session.key, idempotencyKey, run.runId);
   return { runId: run.runId, sessionKey: run.sessionKey, status: run.status, ...prepared?.result };
 }
@@ -164,17 +165,16 @@ function readMessage(params: unknown): string {
   return message;
 }
 
-function findIdempotent(
+async function findIdempotent(
   ctx: RuntimeContext,
   state: AgentMethodsState,
   key: string,
   idempotencyKey: string,
-): RunRecord | undefined {
+): Promise<RunRecord | undefined> {
   const runId = state.idempotency.get(`${key}\u0000${idempotencyKey}`);
   if (runId) return ctx.store.getRun(runId);
-  return ctx.store
-    .listRuns({ sessionKey: key, limit: 200 })
-    .find((run) => run.meta?.idempotencyKey === idempotencyKey);
+  const recent = await ctx.store.listRuns({ sessionKey: key, limit: 200 });
+  return recent.find((run) => run.meta?.idempotencyKey === idempotencyKey);
 }
 
 function remember(state: AgentMethodsState, key: string, idempotencyKey: string, runId: string): void {
@@ -196,15 +196,15 @@ export async function agentWait(ctx: RuntimeContext, params: unknown): Promise<G
   p.only(['runId', 'timeoutMs']);
   const runId = p.string('runId');
   const timeoutMs = Math.min(p.optionalNumber('timeoutMs', 0) ?? 0, MAX_WAIT_MS);
-  const run = requireRun(ctx, runId);
+  const run = await requireRun(ctx, runId);
   if (!TERMINAL_RUN_STATUSES.includes(run.status) && timeoutMs > 0) {
     await ctx.waiters.wait(runId, timeoutMs);
   }
-  return waitResult(requireRun(ctx, runId));
+  return waitResult(await requireRun(ctx, runId));
 }
 
-function requireRun(ctx: RuntimeContext, runId: string): RunRecord {
-  const run = ctx.store.getRun(runId);
+async function requireRun(ctx: RuntimeContext, runId: string): Promise<RunRecord> {
+  const run = await ctx.store.getRun(runId);
   if (!run) {
     throw new ColloquyError(
       'RUN_NOT_FOUND',
@@ -245,10 +245,10 @@ export async function agentAbort(
     throw new ColloquyError('INVALID_ARGUMENT', 'agent.abort: pass exactly one of "runId" or "sessionKey".');
   }
   if (runId !== undefined) {
-    requireRun(ctx, runId);
+    await requireRun(ctx, runId);
     return { aborted: await abortRuns(ctx, [runId], reason) };
   }
-  const session = requireSession(ctx.store, ctx.config, sessionKey!);
+  const session = await requireSession(ctx.store, ctx.config, sessionKey!);
   return { aborted: await abortSessionRuns(ctx, session.key, reason) };
 }
 
@@ -260,10 +260,10 @@ const ANNOUNCE_OUTCOMES = ['delivered', 'skipped', 'denied', 'failed'] as const;
  *
  * @throws `RUN_NOT_FOUND`, `INVALID_ARGUMENT`
  */
-export function agentRecordAnnounce(
+export async function agentRecordAnnounce(
   ctx: RuntimeContext,
   params: unknown,
-): GatewayResult<'agent.recordAnnounce'> {
+): Promise<GatewayResult<'agent.recordAnnounce'>> {
   const p = readParams('agent.recordAnnounce', params);
   p.only(['runId', 'outcome']);
   const runId = p.string('runId');
@@ -285,13 +285,13 @@ export function agentRecordAnnounce(
       field: 'outcome.reason',
     });
   }
-  requireRun(ctx, runId);
+  await requireRun(ctx, runId);
   const at = typeof raw.at === 'number' && Number.isFinite(raw.at) ? raw.at : ctx.clock.now();
   const announce: AnnounceOutcome = {
     outcome: outcome as AnnounceOutcome['outcome'],
     at,
     ...(typeof raw.reason === 'string' ? { reason: raw.reason } : {}),
   };
-  ctx.store.updateRun(runId, { announce, updatedAt: ctx.clock.now() });
+  await ctx.store.updateRun(runId, { announce, updatedAt: ctx.clock.now() });
   return { runId };
 }

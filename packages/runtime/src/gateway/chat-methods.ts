@@ -14,21 +14,24 @@ export const HISTORY_MAX_LIMIT = 500;
  *
  * @throws `SESSION_NOT_FOUND`, `INVALID_ARGUMENT`
  */
-export function chatHistory(ctx: RuntimeContext, params: unknown): GatewayResult<'chat.history'> {
+export async function chatHistory(
+  ctx: RuntimeContext,
+  params: unknown,
+): Promise<GatewayResult<'chat.history'>> {
   const p = readParams('chat.history', params);
   p.only(['key', 'limit', 'beforeSeq']);
-  const session = requireSession(ctx.store, ctx.config, p.string('key'));
+  const session = await requireSession(ctx.store, ctx.config, p.string('key'));
   const limit = Math.min(
     Math.floor(p.optionalNumber('limit', 1) ?? HISTORY_DEFAULT_LIMIT),
     HISTORY_MAX_LIMIT,
   );
   const beforeSeq = p.optionalNumber('beforeSeq', 0);
-  const messages = ctx.store.readTail(
+  const messages = await ctx.store.readTail(
     session.key,
     limit,
     beforeSeq === undefined ? undefined : { beforeSeq },
   );
-  return { sessionKey: session.key, messages, total: ctx.store.countMessages(session.key) };
+  return { sessionKey: session.key, messages, total: await ctx.store.countMessages(session.key) };
 }
 
 /**
@@ -42,7 +45,7 @@ export function chatHistory(ctx: RuntimeContext, params: unknown): GatewayResult
 export async function chatSend(ctx: RuntimeContext, params: unknown): Promise<GatewayResult<'chat.send'>> {
   const p = readParams('chat.send', params);
   p.only(['key', 'text', 'replyToMessageId']);
-  const session = requireSession(ctx.store, ctx.config, p.string('key'));
+  const session = await requireSession(ctx.store, ctx.config, p.string('key'));
   const text = (params as { text?: unknown }).text;
   if (typeof text !== 'string' || text.trim() === '') {
     throw new ColloquyError('INVALID_ARGUMENT', 'chat.send: "text" must be a non-empty string.', {
@@ -55,10 +58,11 @@ export async function chatSend(ctx: RuntimeContext, params: unknown): Promise<Ga
     kind: 'chat.send',
     message: { text, ...(replyToMessageId ? { replyToMessageId } : {}) },
   });
-  if (outcome.status === 'delivered' && ctx.store.getSession(session.key)) {
+  if (outcome.status === 'delivered') {
     const now = ctx.clock.now();
-    ctx.store.transaction(() => {
-      ctx.store.appendMessages(session.key, [
+    const recorded = await ctx.store.transaction(async (tx) => {
+      if (!(await tx.getSession(session.key))) return false;
+      await tx.appendMessages(session.key, [
         {
           role: 'assistant',
           content: text,
@@ -67,9 +71,10 @@ export async function chatSend(ctx: RuntimeContext, params: unknown): Promise<Ga
           details: { source: 'chat.send' },
         },
       ]);
-      ctx.store.patchSession(session.key, { updatedAt: now });
+      await tx.patchSession(session.key, { updatedAt: now });
+      return true;
     });
-    ctx.events.emit({ type: 'session.updated', sessionKey: session.key });
+    if (recorded) ctx.events.emit({ type: 'session.updated', sessionKey: session.key });
   }
   return outcome;
 }

@@ -25,10 +25,13 @@ export function agentsList(ctx: RuntimeContext, params: unknown): GatewayResult<
  *
  * @throws `SESSION_NOT_FOUND`
  */
-export function sessionStatus(ctx: RuntimeContext, params: unknown): GatewayResult<'session.status'> {
+export async function sessionStatus(
+  ctx: RuntimeContext,
+  params: unknown,
+): Promise<GatewayResult<'session.status'>> {
   const p = readParams('session.status', params);
   p.only(['key']);
-  const session = requireSession(ctx.store, ctx.config, p.string('key'));
+  const session = await requireSession(ctx.store, ctx.config, p.string('key'));
   const running = ctx.queue.runningBatch(session.key);
   const status: SessionStatus = running ? 'running' : (session.status ?? 'idle');
   const locator = ctx.store.transcriptLocator(session);

@@ -40,11 +40,11 @@ export const MAX_LABEL_LENGTH = 64;
  * @returns the store patch
  * @throws `INVALID_ARGUMENT` naming the field; `CONFLICT` for a label already in use
  */
-export function validateSessionPatch(
+export async function validateSessionPatch(
   ctx: RuntimeContext,
   session: SessionRecord,
   raw: unknown,
-): SessionPatch {
+): Promise<SessionPatch> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw invalid('patch', 'an object of fields to change');
   }
@@ -64,9 +64,12 @@ export function validateSessionPatch(
   if ('label' in input) {
     const label = nullableString(input.label, 'label', MAX_LABEL_LENGTH);
     if (label !== null) {
-      const taken = ctx.store
-        .findSessionsByLabel(label, session.agentId)
-        .find((other) => other.key !== session.key);
+      const labelled = await ctx.store.listSessions({
+        label,
+        agentIds: [session.agentId],
+        includeArchived: true,
+      });
+      const taken = labelled.find((other) => other.key !== session.key);
       if (taken) {
         throw new ColloquyError(
           'CONFLICT',

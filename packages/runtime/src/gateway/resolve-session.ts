@@ -5,7 +5,7 @@ import {
   type KeyContext,
   resolveSessionKeyAlias,
   type SessionRecord,
-  type Store,
+  type StoreOperations,
 } from '@colloquy/core';
 
 /**
@@ -34,14 +34,16 @@ export function keyContextFor(config: ColloquyConfig, agentId?: string): KeyCont
  * @returns the session
  * @throws `SESSION_NOT_FOUND` with a message that says how to find valid keys
  */
-export function requireSession(
-  store: Store,
+export async function requireSession(
+  store: StoreOperations,
   config: ColloquyConfig,
   raw: string,
   agentId?: string,
-): SessionRecord {
+): Promise<SessionRecord> {
   const key = resolveSessionKeyAlias(raw, keyContextFor(config, agentId));
-  const session = store.getSession(key) ?? store.getSessionById(raw.trim());
+  const session =
+    (await store.getSession(key)) ??
+    (await store.listSessions({ sessionId: raw.trim(), includeArchived: true }))[0];
   if (session) return session;
   throw new ColloquyError(
     'SESSION_NOT_FOUND',
@@ -59,8 +61,16 @@ export function requireSession(
  * @returns the session
  * @throws `SESSION_NOT_FOUND` when no session has the label; `CONFLICT` when several do
  */
-export function requireSessionByLabel(store: Store, label: string, agentId?: string): SessionRecord {
-  const found = store.findSessionsByLabel(label, agentId);
+export async function requireSessionByLabel(
+  store: StoreOperations,
+  label: string,
+  agentId?: string,
+): Promise<SessionRecord> {
+  const found = await store.listSessions({
+    label,
+    includeArchived: true,
+    ...(agentId !== undefined ? { agentIds: [agentId] } : {}),
+  });
   if (found.length === 1) return found[0]!;
   if (found.length === 0) {
     throw new ColloquyError(

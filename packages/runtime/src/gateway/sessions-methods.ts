@@ -16,10 +16,16 @@ import { validateSessionPatch } from './patch-session.js';
 import { requireSession, requireSessionByLabel } from './resolve-session.js';
 
 /** The latest run of each session that has one (for `withLatestRun`). */
-function latestRunsOf(ctx: RuntimeContext, sessions: readonly SessionRecord[]): Record<string, RunSummary> {
+async function latestRunsOf(
+  ctx: RuntimeContext,
+  sessions: readonly SessionRecord[],
+): Promise<Record<string, RunSummary>> {
   const out: Record<string, RunSummary> = {};
-  for (const session of sessions) {
-    const run = ctx.store.listRuns({ sessionKey: session.key, limit: 1 })[0];
+  const latest = await Promise.all(
+    sessions.map(async (session) => (await ctx.store.listRuns({ sessionKey: session.key, limit: 1 }))[0]),
+  );
+  for (const [index, session] of sessions.entries()) {
+    const run = latest[index];
     if (!run) continue;
     out[session.key] = {
       runId: run.runId,
@@ -42,7 +48,10 @@ function latestRunsOf(ctx: RuntimeContext, sessions: readonly SessionRecord[]): 
  *
  * @throws `INVALID_ARGUMENT` for an unknown kind or a bad number
  */
-export function sessionsList(ctx: RuntimeContext, params: unknown): GatewayResult<'sessions.list'> {
+export async function sessionsList(
+  ctx: RuntimeContext,
+  params: unknown,
+): Promise<GatewayResult<'sessions.list'>> {
   const p = readParams('sessions.list', params);
   p.only([
     'kinds',
@@ -77,17 +86,17 @@ export function sessionsList(ctx: RuntimeContext, params: unknown): GatewayResul
   if (agentIds) query.agentIds = agentIds.map((id) => id.trim().toLowerCase());
   if (keys) query.keys = keys.map(normalizeSessionKey);
   if (includeArchived) query.includeArchived = true;
-  const sessions = ctx.store.listSessions(
+  const sessions = await ctx.store.listSessions(
     limit === undefined ? query : { ...query, limit: Math.floor(limit) },
   );
-  const total = limit === undefined ? sessions.length : ctx.store.countSessions(query);
+  const total = limit === undefined ? sessions.length : await ctx.store.countSessions(query);
   const transcriptLocators: Record<string, string> = {};
   for (const session of sessions) {
     const locator = ctx.store.transcriptLocator(session);
     if (locator) transcriptLocators[session.key] = locator;
   }
   if (!p.optionalBoolean('withLatestRun')) return { sessions, total, transcriptLocators };
-  return { sessions, total, transcriptLocators, latestRuns: latestRunsOf(ctx, sessions) };
+  return { sessions, total, transcriptLocators, latestRuns: await latestRunsOf(ctx, sessions) };
 }
 
 /**
@@ -97,7 +106,10 @@ export function sessionsList(ctx: RuntimeContext, params: unknown): GatewayResul
  * @throws `SESSION_NOT_FOUND` (with how to find valid keys), `CONFLICT` for an ambiguous label,
  *   `INVALID_ARGUMENT` when not exactly one selector is given
  */
-export function sessionsResolve(ctx: RuntimeContext, params: unknown): GatewayResult<'sessions.resolve'> {
+export async function sessionsResolve(
+  ctx: RuntimeContext,
+  params: unknown,
+): Promise<GatewayResult<'sessions.resolve'>> {
   const p = readParams('sessions.resolve', params);
   p.only(['key', 'sessionId', 'label', 'agentId']);
   const key = p.optionalString('key');
@@ -111,9 +123,9 @@ export function sessionsResolve(ctx: RuntimeContext, params: unknown): GatewayRe
       'sessions.resolve: pass exactly one of "key", "sessionId" or "label" (with "agentId" to scope a label).',
     );
   }
-  if (key !== undefined) return { session: requireSession(ctx.store, ctx.config, key, agentId) };
+  if (key !== undefined) return { session: await requireSession(ctx.store, ctx.config, key, agentId) };
   if (sessionId !== undefined) {
-    const session = ctx.store.getSessionById(sessionId);
+    const [session] = await ctx.store.listSessions({ sessionId, includeArchived: true });
     if (!session) {
       throw new ColloquyError(
         'SESSION_NOT_FOUND',
@@ -123,7 +135,7 @@ export function sessionsResolve(ctx: RuntimeContext, params: unknown): GatewayRe
     }
     return { session };
   }
-  return { session: requireSessionByLabel(ctx.store, label!, agentId?.toLowerCase()) };
+  return { session: await requireSessionByLabel(ctx.store, label!, agentId?.toLowerCase()) };
 }
 
 /**
@@ -132,12 +144,15 @@ export function sessionsResolve(ctx: RuntimeContext, params: unknown): GatewayRe
  *
  * @throws `SESSION_NOT_FOUND`, `INVALID_ARGUMENT`, `CONFLICT`
  */
-export function sessionsPatch(ctx: RuntimeContext, params: unknown): GatewayResult<'sessions.patch'> {
+export async function sessionsPatch(
+  ctx: RuntimeContext,
+  params: unknown,
+): Promise<GatewayResult<'sessions.patch'>> {
   const p = readParams('sessions.patch', params);
   p.only(['key', 'patch']);
-  const current = requireSession(ctx.store, ctx.config, p.string('key'));
-  const patch = validateSessionPatch(ctx, current, p.optionalObject('patch') ?? {});
-  const session = ctx.store.patchSession(current.key, { ...patch, updatedAt: ctx.clock.now() });
+  const current = await requireSession(ctx.store, ctx.config, p.string('key'));
+  const patch = await validateSessionPatch(ctx, current, p.optionalObject('patch') ?? {});
+  const session = await ctx.store.patchSession(current.key, { ...patch, updatedAt: ctx.clock.now() });
   ctx.events.emit({ type: 'session.updated', sessionKey: session.key });
   return { session };
 }
@@ -157,13 +172,13 @@ export async function sessionsDelete(
   const raw = p.string('key');
   let key: string;
   try {
-    key = requireSession(ctx.store, ctx.config, raw).key;
+    key = (await requireSession(ctx.store, ctx.config, raw)).key;
   } catch (error) {
     if (isColloquyError(error) && error.code === 'SESSION_NOT_FOUND') return { deleted: false };
     throw error;
   }
   await abortSessionRuns(ctx, key, 'The session was deleted.');
-  const deleted = ctx.store.deleteSession(key);
+  const deleted = await ctx.store.deleteSession(key);
   ctx.history.forget(key);
   if (deleted) ctx.events.emit({ type: 'session.deleted', sessionKey: key });
   return { deleted };

@@ -48,14 +48,9 @@ export async function receiveInbound(
   const { store, config } = ctx;
   const now = ctx.clock.now();
   const plugin = ctx.plugins.get(inbound.channel);
-  const { key, bound } = sessionKeyForInbound(store, config, plugin, inbound, now);
-  if (bound && inbound.threadId) {
-    store.putThreadBinding({
-      ...store.getThreadBinding(inbound.channel, inbound.accountId, inbound.threadId)!,
-      lastActiveAt: now,
-    });
-  }
-  const session = sessionAfterInbound(config, store.getSession(key), key, inbound, now);
+  const { key, binding } = await sessionKeyForInbound(store, config, plugin, inbound, now);
+  if (binding) await store.putThreadBinding({ ...binding, lastActiveAt: now });
+  const session = sessionAfterInbound(config, await store.getSession(key), key, inbound, now);
 
   const answer = await answerCommand(ctx, hooks, inbound, session);
   if (answer) {
@@ -66,7 +61,7 @@ export async function receiveInbound(
       : { action: 'command', sessionKey: key };
   }
 
-  const run = enqueueRun(
+  const run = await enqueueRun(
     ctx,
     {
       sessionKey: key,
@@ -81,7 +76,7 @@ export async function receiveInbound(
         },
       },
     },
-    session,
+    (current) => sessionAfterInbound(config, current, key, inbound, now),
   );
   return { action: 'queued', sessionKey: key, runId: run.runId };
 }
@@ -110,7 +105,7 @@ async function answerCommand(
     const updated: SessionRecord = { ...session };
     if (sendCommand === 'inherit') delete updated.sendPolicy;
     else updated.sendPolicy = sendCommand;
-    ctx.store.putSession(updated);
+    await ctx.store.putSession(updated);
     ctx.events.emit({ type: 'session.updated', sessionKey: session.key });
     const text =
       sendCommand === 'inherit'
@@ -119,10 +114,10 @@ async function answerCommand(
     return { text, session: updated, sendPolicy: sendCommand };
   }
   if (!hooks.commands) return undefined;
-  ctx.store.putSession(session);
+  await ctx.store.putSession(session);
   const text = await hooks.commands(inbound, session);
   if (text === undefined) return undefined;
-  return { text, session: ctx.store.getSession(session.key) ?? session };
+  return { text, session: (await ctx.store.getSession(session.key)) ?? session };
 }
 
 /**
@@ -143,8 +138,8 @@ export async function runInboundCommand(
 ): Promise<string> {
   const now = ctx.clock.now();
   const plugin = ctx.plugins.get(inbound.channel);
-  const { key } = sessionKeyForInbound(ctx.store, ctx.config, plugin, inbound, now);
-  const session = sessionAfterInbound(ctx.config, ctx.store.getSession(key), key, inbound, now);
+  const { key } = await sessionKeyForInbound(ctx.store, ctx.config, plugin, inbound, now);
+  const session = sessionAfterInbound(ctx.config, await ctx.store.getSession(key), key, inbound, now);
   const answer = await answerCommand(ctx, hooks, inbound, session);
   const target = answer?.session ?? session;
   const to = target.deliveryContext;

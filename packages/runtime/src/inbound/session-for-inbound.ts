@@ -10,7 +10,8 @@ import {
   deriveSessionKey,
   type InboundMessage,
   type SessionRecord,
-  type Store,
+  type StoreOperations,
+  type ThreadBinding,
 } from '@colloquy/core';
 
 /**
@@ -23,21 +24,21 @@ import {
  * @param plugin - the inbound message's plugin, when running
  * @param inbound - the message
  * @param now - epoch ms
- * @returns the internal key, and whether it came from a binding
+ * @returns the internal key, and the thread binding it came from (if any)
  */
-export function sessionKeyForInbound(
-  store: Store,
+export async function sessionKeyForInbound(
+  store: StoreOperations,
   config: ColloquyConfig,
   plugin: ChannelPlugin | undefined,
   inbound: InboundMessage,
   now: number,
-): { key: string; bound: boolean } {
+): Promise<{ key: string; binding?: ThreadBinding }> {
   if (inbound.threadId) {
-    const binding = store.getThreadBinding(inbound.channel, inbound.accountId, inbound.threadId);
+    const binding = await store.getThreadBinding(inbound.channel, inbound.accountId, inbound.threadId);
     // Thread ids are only unique within their chat (Telegram topics), so the chat must match too.
     const live = binding && (binding.expiresAt === undefined || binding.expiresAt > now);
     if (binding && live && binding.conversationId === inbound.chat.id) {
-      return { key: binding.sessionKey, bound: true };
+      return { key: binding.sessionKey, binding };
     }
   }
   const key = deriveSessionKey(
@@ -52,7 +53,7 @@ export function sessionKeyForInbound(
     },
     { dmScope: config.session.dmScope, mainKey: config.session.mainKey },
   );
-  return { key, bound: false };
+  return { key };
 }
 
 /**

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { MISSING_TOOL_RESULT, toAiSdkMessages, toAiSdkTools } from './map-messages.js';
 
 describe('toAiSdkMessages', () => {
-  it('keeps plain user and assistant strings as they are', () => {
+  it('keeps plain user and assistant strings as they are', async () => {
     expect(
       toAiSdkMessages([
         { role: 'user', content: 'hi' },
@@ -15,7 +15,7 @@ describe('toAiSdkMessages', () => {
     ]);
   });
 
-  it('turns tool calls into tool-call parts and merges consecutive results into one tool message', () => {
+  it('turns tool calls into tool-call parts and merges consecutive results into one tool message', async () => {
     const out = toAiSdkMessages([
       {
         role: 'assistant',
@@ -50,7 +50,7 @@ describe('toAiSdkMessages', () => {
     ]);
   });
 
-  it('gives a tool call without a result an error result before the next message', () => {
+  it('gives a tool call without a result an error result before the next message', async () => {
     const out = toAiSdkMessages([
       { role: 'assistant', content: [{ type: 'toolCall', id: 'lost', name: 'slow', arguments: {} }] },
       { role: 'user', content: 'are you there?' },
@@ -69,14 +69,14 @@ describe('toAiSdkMessages', () => {
     expect(out[2]).toEqual({ role: 'user', content: 'are you there?' });
   });
 
-  it('closes a dangling tool call at the end of the history too', () => {
+  it('closes a dangling tool call at the end of the history too', async () => {
     const out = toAiSdkMessages([
       { role: 'assistant', content: [{ type: 'toolCall', id: 'x', name: 't', arguments: {} }] },
     ]);
     expect(out.at(-1)?.role).toBe('tool');
   });
 
-  it('drops a tool result whose call is not in the history', () => {
+  it('drops a tool result whose call is not in the history', async () => {
     expect(
       toAiSdkMessages([
         { role: 'user', content: 'hi' },
@@ -85,7 +85,7 @@ describe('toAiSdkMessages', () => {
     ).toEqual([{ role: 'user', content: 'hi' }]);
   });
 
-  it('leaves out empty assistant messages and drops thinking unless asked to keep signed thinking', () => {
+  it('leaves out empty assistant messages and drops thinking unless asked to keep signed thinking', async () => {
     const history = [
       { role: 'assistant' as const, content: '' },
       {
@@ -111,7 +111,7 @@ describe('toAiSdkMessages', () => {
     ]);
   });
 
-  it('sends image data as image parts and omitted images as a text note', () => {
+  it('sends image data as image parts and omitted images as a text note', async () => {
     expect(
       toAiSdkMessages([
         {

@@ -17,7 +17,7 @@ function apiError(statusCode: number | undefined, headers: Record<string, string
 }
 
 describe('retryAfterFromHeaders', () => {
-  it('prefers retry-after-ms, then seconds, then an HTTP date', () => {
+  it('prefers retry-after-ms, then seconds, then an HTTP date', async () => {
     expect(retryAfterFromHeaders({ 'retry-after-ms': '250', 'retry-after': '9' })).toBe(250);
     expect(retryAfterFromHeaders({ 'Retry-After': '1.5' })).toBe(1500);
     const now = Date.parse('2030-01-01T00:00:00Z');
@@ -28,32 +28,32 @@ describe('retryAfterFromHeaders', () => {
 });
 
 describe('classifyModelError', () => {
-  it('quotes the provider message and marks 5xx retryable', () => {
+  it('quotes the provider message and marks 5xx retryable', async () => {
     const { error, retryable } = classifyModelError(apiError(503), ctx);
     expect(retryable).toBe(true);
     expect(error.code).toBe('MODEL_ERROR');
     expect(error.message).toContain('upstream says no');
   });
 
-  it('never retries once output started', () => {
+  it('never retries once output started', async () => {
     const { retryable, error } = classifyModelError(apiError(503), { ...ctx, partial: true });
     expect(retryable).toBe(false);
     expect(error.details.partial).toBe(true);
   });
 
-  it('marks 400 and 404 final, with a hint for 404', () => {
+  it('marks 400 and 404 final, with a hint for 404', async () => {
     expect(classifyModelError(apiError(400), ctx).retryable).toBe(false);
     const notFound = classifyModelError(apiError(404), ctx);
     expect(notFound.reason).toBe('not-found');
     expect(notFound.error.message).toContain('models.providers.p.baseURL');
   });
 
-  it('treats an unparsable 200 body as malformed', () => {
+  it('treats an unparsable 200 body as malformed', async () => {
     const parse = new JSONParseError({ text: '{', cause: new SyntaxError('Unexpected end') });
     expect(classifyModelError(apiError(200, {}, parse), ctx).reason).toBe('malformed-response');
   });
 
-  it('reports caller aborts and timeouts with their own codes', () => {
+  it('reports caller aborts and timeouts with their own codes', async () => {
     expect(classifyModelError(new Error('x'), ctx, { by: 'caller', reason: 'stop' }).error.code).toBe(
       'ABORTED',
     );
@@ -62,7 +62,7 @@ describe('classifyModelError', () => {
     expect(timeout.error.message).toContain('http://127.0.0.1:9/v1');
   });
 
-  it('keeps the original error as cause', () => {
+  it('keeps the original error as cause', async () => {
     const original = apiError(500);
     expect(classifyModelError(original, ctx).error.cause).toBe(original);
   });

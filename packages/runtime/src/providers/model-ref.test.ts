@@ -16,7 +16,7 @@ function codeOf(fn: () => unknown): string | undefined {
 }
 
 describe('model references', () => {
-  it('splits at the first slash so model ids may contain slashes', () => {
+  it('splits at the first slash so model ids may contain slashes', async () => {
     expect(parseModelRef('openrouter/anthropic/claude-sonnet-4')).toEqual({
       providerId: 'openrouter',
       modelId: 'anthropic/claude-sonnet-4',
@@ -27,7 +27,7 @@ describe('model references', () => {
     expect(codeOf(() => parseModelRef(ref))).toBe('INVALID_ARGUMENT');
   });
 
-  it('resolves a configured provider and names the known ones for an unknown provider', () => {
+  it('resolves a configured provider and names the known ones for an unknown provider', async () => {
     expect(resolveModelRef(config, 'local/llama3.2')).toEqual({
       providerId: 'local',
       modelId: 'llama3.2',
@@ -45,7 +45,7 @@ describe('model references', () => {
     }
   });
 
-  it('strips only the provider own prefix', () => {
+  it('strips only the provider own prefix', async () => {
     expect(stripProviderPrefix('local', 'local/m')).toBe('m');
     expect(stripProviderPrefix('local', 'vendor/m')).toBe('vendor/m');
     expect(stripProviderPrefix('local', 'm')).toBe('m');

@@ -200,27 +200,6 @@ describe('createCommandQueue', () => {
     expect(ran).toEqual(['a', 'b']);
   });
 
-  it('prepares a batch synchronously when it is taken and hands the result to execute', async () => {
-    const prepared: string[] = [];
-    const executed: (string | undefined)[] = [];
-    const queue = createCommandQueue<Item, string>({
-      limits: { main: 1, subagent: 1, cron: 1 },
-      prepare: (batch) => {
-        prepared.push(batch[0]!.id);
-        return `ready:${batch[0]!.id}`;
-      },
-      async execute(_batch, _signal, ready) {
-        executed.push(ready);
-      },
-    });
-    queue.enqueue(item('a', 's1'));
-    expect(prepared).toEqual(['a']);
-    queue.enqueue(item('b', 's2'));
-    expect(prepared).toEqual(['a']);
-    await waitFor(() => executed.length === 2);
-    expect(executed).toEqual(['ready:a', 'ready:b']);
-  });
-
   it('keeps going after an executor rejects', async () => {
     const ran: string[] = [];
     const queue = createCommandQueue<Item>({

@@ -15,20 +15,14 @@ export interface QueueItem {
 }
 
 /** Options of {@link createCommandQueue}. */
-export interface CommandQueueOptions<T extends QueueItem, P = undefined> {
+export interface CommandQueueOptions<T extends QueueItem> {
   /** How many batches may run at once in each lane (values below 1 count as 1). */
   limits: Readonly<Record<Lane, number>>;
   /**
    * Runs one batch: the session's next item and every item folded into it. Must honour `signal`
    * and settle soon after it aborts. A rejection is logged; the queue carries on.
    */
-  execute(batch: readonly T[], signal: AbortSignal, prepared: P | undefined): Promise<void>;
-  /**
-   * Runs synchronously the moment a batch is taken (inside the caller's stack, so inside the
-   * caller's store transaction when `enqueue` is called in one); its result is handed to `execute`.
-   * A throw is logged and `execute` gets `undefined`.
-   */
-  prepare?(batch: readonly T[]): P;
+  execute(batch: readonly T[], signal: AbortSignal): Promise<void>;
   /**
    * True when `next` (queued behind `head` in the same session) may join `head`'s turn.
    * Default: never fold.
@@ -127,9 +121,7 @@ interface LaneState {
  * queue.enqueue({ id: 'r1', sessionKey: 'agent:main:main', lane: 'main' });
  * ```
  */
-export function createCommandQueue<T extends QueueItem, P = undefined>(
-  options: CommandQueueOptions<T, P>,
-): CommandQueue<T> {
+export function createCommandQueue<T extends QueueItem>(options: CommandQueueOptions<T>): CommandQueue<T> {
   const log = options.logger ?? silentLogger;
   const maxBatch = Math.max(1, options.maxBatch ?? 32);
   const sessions = new Map<string, SessionSlot<T>>();
@@ -219,14 +211,8 @@ export function createCommandQueue<T extends QueueItem, P = undefined>(
           }, timeoutMs)
         : undefined;
     timer?.unref?.();
-    let prepared: P | undefined;
-    try {
-      prepared = options.prepare?.(items);
-    } catch (error) {
-      log.error({ err: error, sessionKey: slot.key }, 'command queue: preparing a batch failed');
-    }
     void Promise.resolve()
-      .then(() => options.execute(items, controller.signal, prepared))
+      .then(() => options.execute(items, controller.signal))
       .catch((error: unknown) => {
         log.error({ err: error, sessionKey: slot.key }, 'command queue: a batch failed');
       })

@@ -2,12 +2,14 @@ import {
   type ChannelContext,
   type ChannelPlugin,
   ColloquyError,
+  createPairingAccess,
+  createThreadBindingAccess,
   type InboundMessage,
   silentLogger,
 } from '@colloquy/core';
 import { defaultDeliverFor, defaultLaneFor, enqueueRun } from '../agent/enqueue-run.js';
 import { createHistoryCache } from '../agent/history-cache.js';
-import { executeTurn, type PreparedTurn, prepareTurn } from '../agent/run-executor.js';
+import { executeTurn } from '../agent/run-executor.js';
 import { createDeliver, type Deliver } from '../delivery/deliver.js';
 import { createInProcessGateway, type RuntimeGateway } from '../gateway/create-gateway.js';
 import { createEventBus } from '../gateway/event-bus.js';
@@ -23,7 +25,6 @@ import { type RecoveryReport, recoverRuns } from './recover-runs.js';
 import type { RuntimeContext, TurnEndHook } from './runtime-context.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { sessionToolsHook } from './session-tools-hook.js';
-import { createThreadBindingAccess } from './thread-binding-access.js';
 
 /** Lifecycle states of a {@link Runtime}. */
 export type RuntimeState = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -56,7 +57,7 @@ export interface Runtime {
    * `undefined` when there is nothing to do (empty inbox, or a queued or running turn will read
    * it: a running turn wakes its session again when it ends, unless `autoWake` is off).
    */
-  wake(sessionKey: string): string | undefined;
+  wake(sessionKey: string): Promise<string | undefined>;
   /** The outbound delivery pipeline (send policy, plugin send, `delivery` event). */
   readonly deliver: Deliver;
   /** Adds a hook that runs inside the transaction ending each turn; returns its remover. */
@@ -129,6 +130,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     typingIntervalMs: options.typingIntervalMs ?? 4000,
     autoWake: options.autoWake ?? true,
     accepting: true,
+    enqueuing: new Set<string>(),
     track(work: Promise<unknown>) {
       const settled = work.catch((error: unknown) => log.warn({ err: error }, 'background work failed'));
       tracked.add(settled);
@@ -138,13 +140,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   } as Omit<RuntimeContext, 'deliver' | 'queue' | 'gateway' | 'subagents'> as RuntimeContext;
   const mutable = ctx as { -readonly [K in keyof RuntimeContext]: RuntimeContext[K] };
   mutable.deliver = createDeliver({ config, plugins, events, logger: log });
-  mutable.queue = createCommandQueue<QueuedRun, PreparedTurn>({
+  mutable.queue = createCommandQueue<QueuedRun>({
     limits: config.runtime.lanes,
-    prepare: (batch) => prepareTurn(ctx, batch),
-    execute: (batch, signal, prepared) =>
-      executeTurn(ctx, batch, signal, prepared).finally(() =>
-        ctx.subagents.turnSettled(batch[0]!.sessionKey),
-      ),
+    execute: (batch, signal) =>
+      executeTurn(ctx, batch, signal).finally(() => ctx.subagents.turnSettled(batch[0]!.sessionKey)),
     canFold: canFoldRuns,
     logger: log,
   });
@@ -163,13 +162,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   const inboundHooks = { commands: options.commands, isOwner: options.isOwner };
 
-  function wake(sessionKey: string, afterTurn = false): string | undefined {
-    if (!ctx.accepting || ctx.queue.pendingCount(sessionKey) > 0) return undefined;
+  async function wake(sessionKey: string, afterTurn = false): Promise<string | undefined> {
+    if (!ctx.accepting || ctx.queue.pendingCount(sessionKey) > 0 || ctx.enqueuing.has(sessionKey)) {
+      return undefined;
+    }
     // A running turn reads the inbox when it ends (auto-wake); only the executor wakes past it.
     if (!afterTurn && ctx.queue.runningBatch(sessionKey)) return undefined;
-    const session = store.getSession(sessionKey);
-    if (!session || store.listInbox(sessionKey).length === 0) return undefined;
-    const run = enqueueRun(ctx, {
+    const session = await store.getSession(sessionKey);
+    if (!session || (await store.listInbox(sessionKey)).length === 0) return undefined;
+    if (ctx.queue.pendingCount(sessionKey) > 0 || ctx.enqueuing.has(sessionKey)) return undefined;
+    const run = await enqueueRun(ctx, {
       sessionKey,
       message: '',
       lane: defaultLaneFor(session),
@@ -186,6 +188,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       },
       runCommand: (message) => runInboundCommand(ctx, inboundHooks, message),
       threadBindings: createThreadBindingAccess(store, plugin.id),
+      pairing: createPairingAccess(store, plugin.id),
       commands: options.commandList ?? [],
       log: log.child({ plugin: plugin.id }),
       gateway,
@@ -198,7 +201,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       throw new ColloquyError('CONFLICT', `The runtime is ${state}; start() can be called once.`);
     }
     state = 'starting';
-    const report = recoverRuns(ctx);
+    const report = await recoverRuns(ctx);
     if (report.resumed.length + report.interrupted.length + report.requeued.length > 0) {
       log.info(
         {
@@ -266,7 +269,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await server?.close();
       server = undefined;
       try {
-        store.close();
+        await store.close();
       } catch (error) {
         log.warn({ err: error }, 'closing the store failed');
       }

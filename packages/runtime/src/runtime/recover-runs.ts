@@ -23,17 +23,17 @@ export interface RecoveryReport {
  * @param ctx - the runtime internals
  * @returns which runs went where
  */
-export function recoverRuns(ctx: RuntimeContext): RecoveryReport {
+export async function recoverRuns(ctx: RuntimeContext): Promise<RecoveryReport> {
   const { store, config } = ctx;
   const report: RecoveryReport = { requeued: [], resumed: [], interrupted: [] };
   const now = ctx.clock.now();
   const staleMs = config.runtime.staleRunMinutes * 60_000;
   const toQueue: RunRecord[] = [];
-  for (const run of store.listRuns({ statuses: ['running'] })) {
+  for (const run of await store.listRuns({ statuses: ['running'] })) {
     const fresh = now - run.updatedAt <= staleMs;
     if (fresh && run.attempts < config.runtime.maxRunAttempts) {
       toQueue.push(
-        store.updateRun(run.runId, {
+        await store.updateRun(run.runId, {
           status: 'queued',
           updatedAt: now,
           meta: { ...run.meta, resumedAt: now },
@@ -42,29 +42,29 @@ export function recoverRuns(ctx: RuntimeContext): RecoveryReport {
       report.resumed.push(run.runId);
       continue;
     }
-    interrupt(run);
+    await interrupt(run);
   }
 
   /** Finalises a run the restart will not resume as `interrupted`, with the turn-end hooks (announce). */
-  function interrupt(run: RunRecord): void {
+  async function interrupt(run: RunRecord): Promise<void> {
     const fresh = now - run.updatedAt <= staleMs;
     const why = fresh
       ? `it was started ${run.attempts} times (runtime.maxRunAttempts = ${config.runtime.maxRunAttempts})`
       : `it was last active more than ${config.runtime.staleRunMinutes} minutes ago (runtime.staleRunMinutes)`;
     const error = `The runtime stopped during this run and did not resume it: ${why}. Send the message again.`;
-    store.transaction(() => {
-      const ended = store.updateRun(run.runId, {
+    await store.transaction(async (tx) => {
+      const ended = await tx.updateRun(run.runId, {
         status: 'interrupted',
         error,
         endedAt: now,
         updatedAt: now,
       });
-      const session = store.getSession(run.sessionKey);
+      const session = await tx.getSession(run.sessionKey);
       const updated =
         session?.status === 'running'
-          ? store.patchSession(session.key, { status: 'error', endedAt: now, updatedAt: now })
+          ? await tx.patchSession(session.key, { status: 'error', endedAt: now, updatedAt: now })
           : session;
-      for (const hook of ctx.turnEndHooks) hook([ended], updated);
+      for (const hook of ctx.turnEndHooks) await hook([ended], updated, tx);
     });
     ctx.events.emit({
       type: 'run.ended',
@@ -77,12 +77,12 @@ export function recoverRuns(ctx: RuntimeContext): RecoveryReport {
   }
   const queued: RunRecord[] = [];
   const staleQueued: RunRecord[] = [];
-  for (const run of store.listRuns({ statuses: ['queued'] })) {
+  for (const run of await store.listRuns({ statuses: ['queued'] })) {
     if (report.resumed.includes(run.runId)) continue;
     const fresh = now - run.updatedAt <= staleMs;
     (fresh && run.attempts < config.runtime.maxRunAttempts ? queued : staleQueued).push(run);
   }
-  for (const run of staleQueued) interrupt(run);
+  for (const run of staleQueued) await interrupt(run);
   for (const run of queued) report.requeued.push(run.runId);
   const all = [...toQueue, ...queued].sort((a, b) => a.createdAt - b.createdAt);
   for (const run of all) {

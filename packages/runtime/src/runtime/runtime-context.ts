@@ -1,4 +1,12 @@
-import type { ChannelPlugin, ColloquyConfig, Logger, RunRecord, SessionRecord, Store } from '@colloquy/core';
+import type {
+  ChannelPlugin,
+  ColloquyConfig,
+  Logger,
+  RunRecord,
+  SessionRecord,
+  Store,
+  StoreTransaction,
+} from '@colloquy/core';
 import type { HistoryCache } from '../agent/history-cache.js';
 import type { Deliver } from '../delivery/deliver.js';
 import type { RuntimeGateway } from '../gateway/create-gateway.js';
@@ -9,8 +17,15 @@ import type { QueuedRun } from '../queue/queued-run.js';
 import type { SubagentRegistry } from '../subagents/registry.js';
 import type { Clock, ModelResolver, ToolsHook } from './runtime-options.js';
 
-/** Called inside the transaction that ends a turn (e.g. to write an announce outbox row atomically). */
-export type TurnEndHook = (runs: readonly RunRecord[], session: SessionRecord | undefined) => void;
+/**
+ * Called inside the transaction that ends a turn (e.g. to write an announce outbox row atomically);
+ * it writes through `tx`, the open transaction.
+ */
+export type TurnEndHook = (
+  runs: readonly RunRecord[],
+  session: SessionRecord | undefined,
+  tx: StoreTransaction,
+) => void | Promise<void>;
 
 /** The runtime's internals, shared by its modules. Not part of the public API. */
 export interface RuntimeContext {
@@ -35,6 +50,8 @@ export interface RuntimeContext {
   readonly turnEndHooks: TurnEndHook[];
   readonly typingIntervalMs: number;
   readonly autoWake: boolean;
+  /** Sessions with an `enqueueRun` in flight (its transaction not yet handed to the queue). */
+  readonly enqueuing: Set<string>;
   /** False once shutdown began: new runs are refused. */
   accepting: boolean;
   /** Background work to wait for on shutdown. */
@@ -43,5 +60,5 @@ export interface RuntimeContext {
    * Enqueues a turn for a session with unread inbox entries; returns its run id. `afterTurn`: called
    * by the executor as a turn ends (the session still counts as running).
    */
-  wake(sessionKey: string, afterTurn?: boolean): string | undefined;
+  wake(sessionKey: string, afterTurn?: boolean): Promise<string | undefined>;
 }

@@ -5,7 +5,7 @@ import {
   type RunStatus,
   type SessionOrigin,
   type SessionRecord,
-  type Store,
+  type StoreTransaction,
   subagentMetaOf,
   type TranscriptMessage,
   truncateText,
@@ -80,23 +80,25 @@ const STATUS_OF: Partial<Record<RunStatus, AnnounceStatus>> = {
  * reply (else its latest tool result), Notes and the stats line. Reads the transcript tail only
  * when the reply is empty. Runs inside the transaction that ends the run.
  *
- * @param store - the store
+ * @param store - the open transaction
  * @param run - the ended run
  * @param session - the child session (undefined when it was deleted)
+ * @param locator - the child's transcript locator, for the stats line
  * @returns the payload
  */
-export function buildAnnounce(
-  store: Store,
+export async function buildAnnounce(
+  store: StoreTransaction,
   run: RunRecord,
   session: SessionRecord | undefined,
-): AnnouncePayload {
+  locator: string | undefined,
+): Promise<AnnouncePayload> {
   const status = STATUS_OF[run.status] ?? 'error';
   const reply = (run.reply ?? '').trim();
   const silent = status === 'ok' && reply === ANNOUNCE_SKIP;
   let result = reply;
   let resultSource: AnnouncePayload['resultSource'] = reply ? 'reply' : 'none';
   if (!reply && session) {
-    const tool = latestToolResult(store, session.key, run.runId);
+    const tool = await latestToolResult(store, session.key, run.runId);
     if (tool) {
       result = tool;
       resultSource = 'tool';
@@ -119,8 +121,7 @@ export function buildAnnounce(
     ...(session ? { sessionId: session.sessionId } : {}),
     ...(run.costUsd !== undefined ? { costUsd: run.costUsd } : {}),
   };
-  const locator = session ? store.transcriptLocator(session) : undefined;
-  if (locator) stats.transcript = locator;
+  if (session && locator) stats.transcript = locator;
   const payload: AnnouncePayload = {
     kind: 'subagent-announce',
     status,
@@ -211,8 +212,12 @@ export function announceInboxId(childSessionKey: string, runId: string): string 
   return `announce:${childSessionKey}:${runId}`;
 }
 
-function latestToolResult(store: Store, sessionKey: string, runId: string): string | undefined {
-  const tail = store.readTail(sessionKey, 50);
+async function latestToolResult(
+  store: StoreTransaction,
+  sessionKey: string,
+  runId: string,
+): Promise<string | undefined> {
+  const tail = await store.readTail(sessionKey, 50);
   for (let i = tail.length - 1; i >= 0; i--) {
     const message = tail[i]!;
     if (message.role === 'toolResult' && (message.runId === undefined || message.runId === runId)) {

@@ -19,7 +19,7 @@ export interface CleanupDeps {
   /** True while the session has a queued or running turn. */
   isBusy(sessionKey: string): boolean;
   /** Writes the outbox row of an ended run that has none; returns true when written. */
-  reconcile(runId: string): boolean;
+  reconcile(runId: string): Promise<boolean>;
 }
 
 /**
@@ -38,7 +38,7 @@ export async function finishChild(
   deps: CleanupDeps,
   childKey: string,
 ): Promise<'deleted' | 'attachments-removed' | 'kept'> {
-  const child = ctx.store.getSession(childKey);
+  const child = await ctx.store.getSession(childKey);
   const meta = child ? subagentMetaOf(child) : undefined;
   if (!child || !meta || deps.isBusy(childKey)) return 'kept';
   if (meta.cleanup === 'delete') {
@@ -71,15 +71,15 @@ export async function sweepSubagents(
 ): Promise<SweepReport> {
   const { store, config } = ctx;
   const report: SweepReport = { archived: [], deleted: [], reconciled: [] };
-  for (const child of store.listSessions({ kinds: ['subagent'] })) {
+  for (const child of await store.listSessions({ kinds: ['subagent'] })) {
     if (deps.isBusy(child.key)) continue;
-    const latest = store.listRuns({ sessionKey: child.key, limit: 1 })[0];
+    const [latest] = await store.listRuns({ sessionKey: child.key, limit: 1 });
     if (latest && !TERMINAL_RUN_STATUSES.includes(latest.status)) continue;
-    if (latest && deps.reconcile(latest.runId)) {
+    if (latest && (await deps.reconcile(latest.runId))) {
       report.reconciled.push(latest.runId);
       continue;
     }
-    const row = latest ? store.getOutbox(child.key, latest.runId) : undefined;
+    const row = latest ? await store.getOutbox(child.key, latest.runId) : undefined;
     if (row?.status === 'pending') continue;
     const meta = subagentMetaOf(child);
     if (meta?.cleanup === 'delete') {
@@ -87,7 +87,7 @@ export async function sweepSubagents(
       continue;
     }
     if (archiveDue(ctx, child, latest?.endedAt, now)) {
-      store.patchSession(child.key, { archivedAt: now });
+      await store.patchSession(child.key, { archivedAt: now });
       ctx.events.emit({ type: 'session.updated', sessionKey: child.key });
       if (meta?.attachments && !config.tools.sessions_spawn.attachments.retainOnSessionKeep) {
         await removeAttachments(sessionWorkspaceDir(deps.workspaceRoot, child.key), meta.attachments.id);

@@ -4,7 +4,7 @@ import {
   type OutboxEntry,
   type RunRecord,
   type SessionRecord,
-  type Store,
+  type StoreTransaction,
   TERMINAL_RUN_STATUSES,
 } from '@colloquy/core';
 import { buildAnnounce } from './announce.js';
@@ -52,20 +52,22 @@ export function announceRequesterOf(
  * @param session - their session after the end
  * @param now - epoch ms
  * @param mainKey - `session.mainKey`
+ * @param locate - the transcript locator of a session (`Store.transcriptLocator`)
  * @returns the rows written (already existing rows are left alone and not returned)
  */
-export function writeOutbox(
-  store: Store,
+export async function writeOutbox(
+  store: StoreTransaction,
   runs: readonly RunRecord[],
   session: SessionRecord | undefined,
   now: number,
   mainKey: string,
-): WrittenRow[] {
+  locate: (session: SessionRecord) => string | undefined,
+): Promise<WrittenRow[]> {
   const written: WrittenRow[] = [];
   for (const run of runs) {
     const requesterSessionKey = announceRequesterOf(run, session, mainKey);
     if (requesterSessionKey === undefined) continue;
-    const payload = buildAnnounce(store, run, session);
+    const payload = await buildAnnounce(store, run, session, session ? locate(session) : undefined);
     const entry: OutboxEntry = {
       childSessionKey: run.sessionKey,
       runId: run.runId,
@@ -77,9 +79,9 @@ export function writeOutbox(
       createdAt: now,
       updatedAt: now,
     };
-    if (!store.putOutbox(entry)) continue;
+    if (!(await store.putOutbox(entry))) continue;
     if (payload.silent) {
-      store.updateRun(run.runId, { announce: { outcome: 'skipped', reason: ANNOUNCE_SKIP, at: now } });
+      await store.updateRun(run.runId, { announce: { outcome: 'skipped', reason: ANNOUNCE_SKIP, at: now } });
     }
     written.push({
       childSessionKey: run.sessionKey,

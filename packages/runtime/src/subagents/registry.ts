@@ -10,6 +10,7 @@ import {
   mainSessionKey,
   type OutboxEntry,
   type SessionRecord,
+  type StoreTransaction,
   toColloquyError,
 } from '@colloquy/core';
 import type { RuntimeContext, TurnEndHook } from '../runtime/runtime-context.js';
@@ -49,9 +50,13 @@ export interface SubagentRegistry {
   /** Tells the registry that a session's turn settled (its queue slot is free). */
   turnSettled(sessionKey: string): void;
   /** `agent` with `steer: true` (see `steerSession`). */
-  steer(sessionKey: string, message: string, provenance: MessageProvenance | undefined): AgentRunResult;
+  steer(
+    sessionKey: string,
+    message: string,
+    provenance: MessageProvenance | undefined,
+  ): Promise<AgentRunResult>;
   /** Steering messages for a running turn, before its next model step. */
-  takeSteering(sessionKey: string): ModelMessage[];
+  takeSteering(sessionKey: string): Promise<ModelMessage[]>;
   /** Delivers every due pending announce now (`force`: also those waiting for a retry). */
   drain(options?: { force?: boolean }): Promise<void>;
   /** Archives, deletes and reconciles (see `sweepSubagents`). */
@@ -94,6 +99,7 @@ export function createSubagentRegistry(
   const opts = { ...DEFAULTS, ...options };
   const { store, log } = ctx;
   const mainKey = ctx.config.session.mainKey;
+  const locate = (session: SessionRecord) => store.transcriptLocator(session);
   const steered = new Set<string>();
   /** Requesters with pending rows (a hint: the store is the truth). */
   const waiting = new Set<string>();
@@ -113,11 +119,11 @@ export function createSubagentRegistry(
   const cleanupDeps: CleanupDeps = {
     workspaceRoot,
     isBusy,
-    reconcile(runId) {
-      const run = store.getRun(runId);
+    async reconcile(runId) {
+      const run = await store.getRun(runId);
       if (!run) return false;
-      const rows = store.transaction(() =>
-        writeOutbox(store, [run], store.getSession(run.sessionKey), ctx.clock.now(), mainKey),
+      const rows = await store.transaction(async (tx) =>
+        writeOutbox(tx, [run], await tx.getSession(run.sessionKey), ctx.clock.now(), mainKey, locate),
       );
       afterWrite(rows);
       return rows.length > 0;
@@ -128,8 +134,8 @@ export function createSubagentRegistry(
     return ctx.queue.runningBatch(sessionKey) !== undefined || ctx.queue.pendingCount(sessionKey) > 0;
   }
 
-  const turnEndHook: TurnEndHook = (runs, session) => {
-    const rows = writeOutbox(store, runs, session, ctx.clock.now(), mainKey);
+  const turnEndHook: TurnEndHook = async (runs, session, tx) => {
+    const rows = await writeOutbox(tx, runs, session, ctx.clock.now(), mainKey, locate);
     if (rows.length > 0) afterWrite(rows);
   };
 
@@ -185,39 +191,40 @@ export function createSubagentRegistry(
 
   async function drainRequester(requesterKey: string, force: boolean): Promise<void> {
     const now = ctx.clock.now();
-    const rows = store.listOutbox({
+    const rows = await store.listOutbox({
       statuses: ['pending'],
       requesterSessionKey: requesterKey,
       ...(force ? {} : { dueBefore: now }),
     });
     if (rows.length === 0) {
-      if (
-        store.listOutbox({ statuses: ['pending'], requesterSessionKey: requesterKey, limit: 1 }).length === 0
-      ) {
-        waiting.delete(requesterKey);
-      }
+      const left = await store.listOutbox({
+        statuses: ['pending'],
+        requesterSessionKey: requesterKey,
+        limit: 1,
+      });
+      if (left.length === 0) waiting.delete(requesterKey);
       return;
     }
-    const requester = store.getSession(requesterKey);
+    const requester = await store.getSession(requesterKey);
     if (!requester) {
-      for (const row of rows) guarded(row, () => park(row));
+      for (const row of rows) await guarded(row, () => park(row));
       return;
     }
     // Busy: the running turn could not read it anyway; its end drains again (turnSettled).
     if (ctx.queue.runningBatch(requesterKey)) return;
     try {
-      putInInbox(rows, requester);
+      await putInInbox(rows, requester);
     } catch (error) {
-      for (const row of rows) retryLater(row, error);
+      for (const row of rows) await retryLater(row, error);
       return;
     }
     for (const row of rows) {
       if (state !== 'running') return;
-      await guardedAsync(row, () => sendToChatAndSettle(row, requester));
+      await guarded(row, () => sendToChatAndSettle(row, requester));
     }
     if (ctx.autoWake && !(requester.kind === 'subagent' && requester.status === 'killed')) {
       try {
-        ctx.wake(requesterKey);
+        await ctx.wake(requesterKey);
       } catch (error) {
         log.warn({ err: error, sessionKey: requesterKey }, 'could not wake the requester after an announce');
       }
@@ -228,22 +235,22 @@ export function createSubagentRegistry(
    * Step 1: the requester's inbox, for every row at once: insert-or-ignore, with each row's
    * `inboxAt`, in one transaction.
    */
-  function putInInbox(rows: readonly OutboxEntry[], requester: SessionRecord): void {
+  async function putInInbox(rows: readonly OutboxEntry[], requester: SessionRecord): Promise<void> {
     const now = ctx.clock.now();
     // A requester's rows are written by its own drain only, one drain at a time: the listed rows
     // are current, so they need no second read.
     const todo = rows.filter((row) => row.status === 'pending' && row.inboxAt === undefined);
     if (todo.length === 0) return;
-    store.transaction(() => {
+    await store.transaction(async (tx) => {
       for (const row of todo) {
         const payload = row.payload as unknown as AnnouncePayload;
-        store.putInbox({
+        await tx.putInbox({
           sessionKey: requester.key,
           id: announceInboxId(row.childSessionKey, row.runId),
           message: announceMessage(payload, now),
           createdAt: now,
         });
-        store.updateOutbox(row.childSessionKey, row.runId, { inboxAt: now, updatedAt: now });
+        await tx.updateOutbox(row.childSessionKey, row.runId, { inboxAt: now, updatedAt: now });
       }
     });
     for (const row of todo) row.inboxAt = now;
@@ -282,7 +289,7 @@ export function createSubagentRegistry(
         } else {
           const attempts = current.attempts + 1;
           if (attempts < opts.maxChatAttempts) {
-            store.updateOutbox(current.childSessionKey, current.runId, {
+            await store.updateOutbox(current.childSessionKey, current.runId, {
               attempts,
               nextAttemptAt: at + backoff(attempts),
               lastError: outcome.error,
@@ -295,16 +302,16 @@ export function createSubagentRegistry(
       }
     }
     const settledChat = chat;
-    store.transaction(() => {
+    await store.transaction(async (tx) => {
       const now = ctx.clock.now();
-      store.updateOutbox(current.childSessionKey, current.runId, {
+      await tx.updateOutbox(current.childSessionKey, current.runId, {
         status: 'delivered',
         deliveredAt: now,
         updatedAt: now,
         payload: { ...payload, chat: settledChat } as unknown as Record<string, unknown>,
         ...(settledChat.messageId !== undefined ? { platformMessageId: settledChat.messageId } : {}),
       });
-      recordOutcome(current.runId, outcomeOf(settledChat, now));
+      await recordOutcome(tx, current.runId, outcomeOf(settledChat, now));
     });
     current.status = 'delivered';
     sentNotRecorded.delete(id);
@@ -312,28 +319,28 @@ export function createSubagentRegistry(
   }
 
   /** The requester is gone: the result goes to its agent's main session inbox, never dropped. */
-  function park(row: OutboxEntry): void {
+  async function park(row: OutboxEntry): Promise<void> {
     const agentId = agentIdFromSessionKey(row.requesterSessionKey) ?? defaultAgentId(ctx.config);
     const owner = mainSessionKey({ agentId, mainKey, scope: ctx.config.session.scope });
     const now = ctx.clock.now();
-    store.transaction(() => {
-      const current = store.getOutbox(row.childSessionKey, row.runId);
+    await store.transaction(async (tx) => {
+      const current = await tx.getOutbox(row.childSessionKey, row.runId);
       if (current?.status !== 'pending') return;
       const payload = { ...(current.payload as unknown as AnnouncePayload), parkedIn: owner };
-      store.putInbox({
+      await tx.putInbox({
         sessionKey: owner,
         id: announceInboxId(row.childSessionKey, row.runId),
         message: announceMessage(payload, now),
         createdAt: now,
       });
-      store.updateOutbox(row.childSessionKey, row.runId, {
+      await tx.updateOutbox(row.childSessionKey, row.runId, {
         status: 'parked',
         inboxAt: now,
         deliveredAt: now,
         updatedAt: now,
         payload: payload as unknown as Record<string, unknown>,
       });
-      recordOutcome(row.runId, {
+      await recordOutcome(tx, row.runId, {
         outcome: 'delivered',
         reason: `parked in ${owner}: the requester ${row.requesterSessionKey} no longer exists`,
         at: now,
@@ -343,9 +350,13 @@ export function createSubagentRegistry(
   }
 
   /** Records how the announce ended on the run (runs are never deleted; a missing one is skipped). */
-  function recordOutcome(runId: string, announce: AnnounceOutcome): void {
+  async function recordOutcome(
+    tx: StoreTransaction,
+    runId: string,
+    announce: AnnounceOutcome,
+  ): Promise<void> {
     try {
-      store.updateRun(runId, { announce });
+      await tx.updateRun(runId, { announce });
     } catch (error) {
       if (!isColloquyError(error) || error.code !== 'RUN_NOT_FOUND') throw error;
     }
@@ -356,34 +367,26 @@ export function createSubagentRegistry(
     await finishChild(ctx, cleanupDeps, childKey);
   }
 
-  function guarded(row: OutboxEntry, step: () => void): void {
-    try {
-      step();
-    } catch (error) {
-      retryLater(row, error);
-    }
-  }
-
-  async function guardedAsync(row: OutboxEntry, step: () => Promise<void>): Promise<void> {
+  async function guarded(row: OutboxEntry, step: () => Promise<void>): Promise<void> {
     try {
       await step();
     } catch (error) {
-      retryLater(row, error);
+      await retryLater(row, error);
     }
   }
 
-  function retryLater(row: OutboxEntry, error: unknown): void {
+  async function retryLater(row: OutboxEntry, error: unknown): Promise<void> {
     const message = toColloquyError(error).message;
     log.warn(
       { err: error, childSessionKey: row.childSessionKey, runId: row.runId },
       'announce delivery failed; retrying',
     );
     try {
-      const current = store.getOutbox(row.childSessionKey, row.runId);
+      const current = await store.getOutbox(row.childSessionKey, row.runId);
       if (current?.status !== 'pending') return;
       const attempts = current.attempts + 1;
       const at = ctx.clock.now();
-      store.updateOutbox(row.childSessionKey, row.runId, {
+      await store.updateOutbox(row.childSessionKey, row.runId, {
         attempts,
         nextAttemptAt: at + backoff(attempts),
         lastError: message,
@@ -400,7 +403,7 @@ export function createSubagentRegistry(
 
   async function drain(drainOptions: { force?: boolean } = {}): Promise<void> {
     const now = ctx.clock.now();
-    const rows = store.listOutbox({
+    const rows = await store.listOutbox({
       statuses: ['pending'],
       ...(drainOptions.force ? {} : { dueBefore: now }),
     });

@@ -20,7 +20,7 @@ export interface PreparedSpawn {
   /** Extra fields of the `agent` result. */
   result: Pick<AgentRunResult, 'attachments' | 'thread'>;
   /** Call once the session exists: binds the thread to it. */
-  commit(): void;
+  commit(): Promise<void>;
   /** Call when queuing failed: removes what was written. */
   rollback(): Promise<void>;
 }
@@ -121,7 +121,9 @@ export async function prepareSpawn(
     next.lastChannel = thread.channel;
     next.lastTo = thread.to;
     next.lastAccountId = thread.accountId;
-    const parentChat = record.spawnedBy ? ctx.store.getSession(record.spawnedBy)?.chatType : undefined;
+    const parentChat = record.spawnedBy
+      ? (await ctx.store.getSession(record.spawnedBy))?.chatType
+      : undefined;
     if (parentChat) next.chatType = parentChat;
     result.thread = thread;
   }
@@ -135,10 +137,10 @@ export async function prepareSpawn(
         }
       : {}),
     result,
-    commit: () => {
+    commit: async () => {
       if (!bound) return;
       const now = ctx.clock.now();
-      ctx.store.putThreadBinding({
+      await ctx.store.putThreadBinding({
         channel: bound.channel,
         accountId: bound.accountId,
         conversationId: bound.to,
@@ -151,7 +153,7 @@ export async function prepareSpawn(
     rollback: async () => {
       await removeFiles();
       // The plugin may have bound the thread already; an unborn child must not own it.
-      if (bound) ctx.store.deleteThreadBinding(bound.channel, bound.accountId, bound.threadId);
+      if (bound) await ctx.store.deleteThreadBinding(bound.channel, bound.accountId, bound.threadId);
     },
   };
 }
@@ -162,7 +164,7 @@ async function createThreadFor(
   init: AgentSessionInit,
   task: string,
 ): Promise<DeliveryContext & { threadId: string }> {
-  const parent = record.spawnedBy ? ctx.store.getSession(record.spawnedBy) : undefined;
+  const parent = record.spawnedBy ? await ctx.store.getSession(record.spawnedBy) : undefined;
   const chat = parent?.deliveryContext;
   if (!chat) {
     throw new ColloquyError(

@@ -25,21 +25,21 @@ export const STEER_PREFIX = 'steer:';
  * @returns the active run (the one that will read the message)
  * @throws `SESSION_NOT_FOUND`; `CONFLICT` when the session has no queued or running run
  */
-export function steerSession(
+export async function steerSession(
   ctx: RuntimeContext,
   steered: Set<string>,
   sessionKey: string,
   message: string,
   provenance: MessageProvenance | undefined,
-): AgentRunResult {
+): Promise<AgentRunResult> {
   const { store } = ctx;
-  if (!store.getSession(sessionKey)) {
+  if (!(await store.getSession(sessionKey))) {
     throw new ColloquyError('SESSION_NOT_FOUND', `agent: no session "${sessionKey}" to steer.`, {
       key: sessionKey,
     });
   }
   const activeId = ctx.queue.runningBatch(sessionKey)?.[0]?.id ?? ctx.queue.pendingItems(sessionKey)[0]?.id;
-  const run = activeId ? store.getRun(activeId) : undefined;
+  const run = activeId ? await store.getRun(activeId) : undefined;
   if (!run) {
     throw new ColloquyError(
       'CONFLICT',
@@ -55,7 +55,7 @@ export function steerSession(
     provenance: provenance ?? { kind: 'system' },
     details: { steer: { runId: run.runId } },
   };
-  store.putInbox({ sessionKey, id: `${STEER_PREFIX}${randomUUID()}`, message: entry, createdAt: now });
+  await store.putInbox({ sessionKey, id: `${STEER_PREFIX}${randomUUID()}`, message: entry, createdAt: now });
   steered.add(sessionKey);
   return { runId: run.runId, sessionKey, status: run.status };
 }
@@ -71,16 +71,19 @@ export function steerSession(
  * @param sessionKey - the running session
  * @returns model messages to add before the next model call (often none)
  */
-export function takeSteering(ctx: RuntimeContext, steered: Set<string>, sessionKey: string): ModelMessage[] {
+export async function takeSteering(
+  ctx: RuntimeContext,
+  steered: Set<string>,
+  sessionKey: string,
+): Promise<ModelMessage[]> {
   if (!steered.delete(sessionKey)) return [];
-  const { store } = ctx;
-  const taken = store.transaction(() => {
-    if (!store.getSession(sessionKey)) return [];
-    const entries = store.listInbox(sessionKey).filter((entry) => entry.id.startsWith(STEER_PREFIX));
+  const taken = await ctx.store.transaction(async (tx) => {
+    if (!(await tx.getSession(sessionKey))) return [];
+    const entries = (await tx.listInbox(sessionKey)).filter((entry) => entry.id.startsWith(STEER_PREFIX));
     if (entries.length === 0) return [];
     const messages = entries.map((entry) => entry.message);
-    store.appendMessages(sessionKey, messages);
-    store.consumeInbox(
+    await tx.appendMessages(sessionKey, messages);
+    await tx.consumeInbox(
       sessionKey,
       entries.map((entry) => entry.id),
       ctx.clock.now(),

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { fromErrorBody, parseRequestFrame, toErrorBody } from './frames.js';
 
 describe('parseRequestFrame', () => {
-  it('reads a request and defaults params to an empty object', () => {
+  it('reads a request and defaults params to an empty object', async () => {
     expect(parseRequestFrame('{"id":7,"method":"agents.list"}')).toEqual({
       ok: true,
       frame: { id: 7, method: 'agents.list', params: {} },
@@ -27,7 +27,7 @@ describe('parseRequestFrame', () => {
 });
 
 describe('error bodies', () => {
-  it('round-trip a ColloquyError and wrap anything else as INTERNAL', () => {
+  it('round-trip a ColloquyError and wrap anything else as INTERNAL', async () => {
     const body = toErrorBody(new ColloquyError('SESSION_NOT_FOUND', 'No session "x".', { key: 'x' }));
     expect(body).toEqual({ code: 'SESSION_NOT_FOUND', message: 'No session "x".', details: { key: 'x' } });
     expect(fromErrorBody(body)).toMatchObject({ code: 'SESSION_NOT_FOUND', details: { key: 'x' } });

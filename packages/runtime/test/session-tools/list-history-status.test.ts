@@ -13,7 +13,8 @@ const user = (text: string, i = 0): TranscriptMessage => ({ role: 'user', conten
 describe('sessions_list clamps and defaults', () => {
   it('defaults and clamps limit at 200, floors fractional limits, and reports the count', async () => {
     h = await startToolsHarness({ tools: { sessions: { visibility: 'agent' } } });
-    for (let i = 0; i < 230; i++) seed(h.store, `agent:main:telegram:group:g${i}`, { updatedAt: T0 - i });
+    for (let i = 0; i < 230; i++)
+      await seed(h.store, `agent:main:telegram:group:g${i}`, { updatedAt: T0 - i });
     const tools = h.tools(MAIN);
     const all = await call<{ count: number; sessions: { key: string }[] }>(tools.sessions_list, {});
     expect(all.count).toBe(200);
@@ -32,11 +33,11 @@ describe('sessions_list clamps and defaults', () => {
   it('filters by activeMinutes (floored) and ignores unknown kinds case-insensitively', async () => {
     h = await startToolsHarness({ tools: { sessions: { visibility: 'agent' } } });
     const now = Date.now();
-    seed(h.store, MAIN, { updatedAt: now });
-    seed(h.store, 'agent:main:telegram:group:recent', { updatedAt: now - 90_000 });
-    seed(h.store, 'agent:main:telegram:group:old', { updatedAt: now - 10 * 60_000 });
-    seed(h.store, 'agent:main:telegram:dm:42', { updatedAt: now - 1000 });
-    seed(h.store, 'agent:main:subagent:s1', { updatedAt: now - 1000, spawnedBy: MAIN });
+    await seed(h.store, MAIN, { updatedAt: now });
+    await seed(h.store, 'agent:main:telegram:group:recent', { updatedAt: now - 90_000 });
+    await seed(h.store, 'agent:main:telegram:group:old', { updatedAt: now - 10 * 60_000 });
+    await seed(h.store, 'agent:main:telegram:dm:42', { updatedAt: now - 1000 });
+    await seed(h.store, 'agent:main:subagent:s1', { updatedAt: now - 1000, spawnedBy: MAIN });
     const tools = h.tools(MAIN);
     const active = await call<{ sessions: { key: string }[] }>(tools.sessions_list, { activeMinutes: 2.7 });
     expect(active.sessions.map((s) => s.key)).not.toContain('agent:main:telegram:group:old');
@@ -53,8 +54,8 @@ describe('sessions_list clamps and defaults', () => {
 
   it('shows the main session as "main" with channel, child sessions and transcript locator', async () => {
     h = await startToolsHarness();
-    seed(h.store, MAIN, { lastChannel: 'telegram', updatedAt: T0 + 10 });
-    seed(h.store, 'agent:main:subagent:c1', { spawnedBy: MAIN, updatedAt: T0 + 5 });
+    await seed(h.store, MAIN, { lastChannel: 'telegram', updatedAt: T0 + 10 });
+    await seed(h.store, 'agent:main:subagent:c1', { spawnedBy: MAIN, updatedAt: T0 + 5 });
     const result = await call<{ sessions: Record<string, unknown>[] }>(h.tools(MAIN).sessions_list, {});
     const main = result.sessions.find((s) => s.key === 'main');
     expect(main).toMatchObject({
@@ -70,7 +71,7 @@ describe('sessions_list clamps and defaults', () => {
     h = await startToolsHarness({ tools: { sessions: { visibility: 'agent' } } });
     for (let s = 0; s < 9; s++) {
       const key = `agent:main:telegram:group:g${s}`;
-      seed(h.store, key);
+      await seed(h.store, key);
       const messages: TranscriptMessage[] = [];
       for (let i = 0; i < 30; i++) {
         messages.push(
@@ -85,7 +86,7 @@ describe('sessions_list clamps and defaults', () => {
             : user(`m${i}`, i),
         );
       }
-      h.store.appendMessages(key, messages);
+      await h.store.appendMessages(key, messages);
     }
     let inFlight = 0;
     let peak = 0;
@@ -124,7 +125,7 @@ describe('sessions_list clamps and defaults', () => {
 describe('sessions_history', () => {
   it('defaults to 50 messages, clamps at 500, and drops tool results unless includeTools', async () => {
     h = await startToolsHarness();
-    seed(h.store, MAIN);
+    await seed(h.store, MAIN);
     const messages: TranscriptMessage[] = [];
     for (let i = 0; i < 600; i++) messages.push(user(`m${i}`, i));
     messages.push({
@@ -134,7 +135,7 @@ describe('sessions_history', () => {
       toolName: 'x',
       timestamp: T0 + 700,
     });
-    h.store.appendMessages(MAIN, messages);
+    await h.store.appendMessages(MAIN, messages);
     const tools = h.tools(MAIN);
     const byDefault = await call<{ sessionKey: string; messages: { content: string }[] }>(
       tools.sessions_history,
@@ -160,9 +161,9 @@ describe('sessions_history', () => {
 
   it('accepts any spelling of the key and the sessionId, and errors on unknown ones', async () => {
     h = await startToolsHarness();
-    seed(h.store, MAIN);
-    const record = seed(h.store, 'agent:main:subagent:c1', { spawnedBy: MAIN });
-    h.store.appendMessages(record.key, [user('child says hi')]);
+    await seed(h.store, MAIN);
+    const record = await seed(h.store, 'agent:main:subagent:c1', { spawnedBy: MAIN });
+    await h.store.appendMessages(record.key, [user('child says hi')]);
     const tools = h.tools(MAIN);
     for (const spelling of ['  AGENT:Main:SubAgent:c1 ', record.sessionId, 'agent:main:subagent:c1']) {
       const result = await call<{ sessionKey: string; messages: { content: string }[] }>(
@@ -183,8 +184,8 @@ describe('sessions_history', () => {
 
   it('sanitises end to end: secrets redacted, long text cut, images omitted, 80 KiB cap keeps the newest', async () => {
     h = await startToolsHarness({ redaction: { secrets: ['hunter2-super-secret'] } });
-    seed(h.store, MAIN);
-    h.store.appendMessages(MAIN, [
+    await seed(h.store, MAIN);
+    await h.store.appendMessages(MAIN, [
       user('my password is hunter2-super-secret and key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789'),
       user('x'.repeat(5000), 1),
       {
@@ -218,7 +219,7 @@ describe('sessions_history', () => {
 
     const many: TranscriptMessage[] = [];
     for (let i = 0; i < 100; i++) many.push(user(`${i}:${'y'.repeat(3000)}`, 10 + i));
-    h.store.appendMessages(MAIN, many);
+    await h.store.appendMessages(MAIN, many);
     const capped = await call<{ messages: { content: string }[]; hardCapped: boolean; totalBytes: number }>(
       tools.sessions_history,
       { sessionKey: 'main', limit: 100 },
@@ -234,7 +235,7 @@ describe('sessions_history', () => {
 describe('session_status and agents_list', () => {
   it('describes the caller’s own session by default', async () => {
     h = await startToolsHarness({ agents: { list: [{ id: 'main', default: true }, { id: 'ops' }] } });
-    seed(h.store, MAIN, {
+    await seed(h.store, MAIN, {
       usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15, contextTokens: 10 },
       deliveryContext: { channel: 'telegram', to: '42', accountId: 'default' },
       lastChannel: 'telegram',

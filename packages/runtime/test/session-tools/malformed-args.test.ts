@@ -49,8 +49,8 @@ describe('session tools given malformed arguments', () => {
   let h: ToolsHarness;
   beforeAll(async () => {
     h = await startToolsHarness({ tools: { sessions: { visibility: 'agent' } } });
-    seed(h.store, MAIN);
-    seed(h.store, 'agent:main:x');
+    await seed(h.store, MAIN);
+    await seed(h.store, 'agent:main:x');
   });
   afterAll(async () => {
     await h.close();

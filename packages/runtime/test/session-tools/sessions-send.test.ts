@@ -14,15 +14,19 @@ afterEach(async () => {
 });
 
 async function announced(runId: string): Promise<NonNullable<RunRecord['announce']>> {
-  await waitFor(() => h.store.getRun(runId)?.announce !== undefined, 5000, 'announce outcome recorded');
-  return h.store.getRun(runId)!.announce!;
+  await waitFor(
+    async () => (await h.store.getRun(runId))?.announce !== undefined,
+    5000,
+    'announce outcome recorded',
+  );
+  return (await h.store.getRun(runId))!.announce!;
 }
 
 describe('sessions_send results', () => {
   it('returns accepted at once for timeoutSeconds 0, and the run still completes', async () => {
     h = await startToolsHarness({ tools: { sessions: { visibility: 'agent' } } });
-    seed(h.store, A);
-    seed(h.store, B);
+    await seed(h.store, A);
+    await seed(h.store, B);
     const result = await call<{ runId: string; status: string; sessionKey: string }>(
       h.tools(A).sessions_send,
       {
@@ -38,11 +42,11 @@ describe('sessions_send results', () => {
 
   it('waits for the reply (ok) and marks the message as inter-session with agent-to-agent context', async () => {
     h = await startToolsHarness({ tools: { sessions: { visibility: 'agent' } } });
-    seed(h.store, A);
-    seed(h.store, B);
+    await seed(h.store, A);
+    await seed(h.store, B);
     const result = await call(h.tools(A).sessions_send, { sessionKey: B, message: 'what is 2+2?' });
     expect(result).toMatchObject({ status: 'ok', reply: 'echo: what is 2+2?', sessionKey: B });
-    const injected = h.store.readTail(B, 10).find((m) => m.role === 'user');
+    const injected = (await h.store.readTail(B, 10)).find((m) => m.role === 'user');
     expect(injected?.provenance).toMatchObject({
       kind: 'inter_session',
       sourceSessionKey: A,
@@ -57,8 +61,8 @@ describe('sessions_send results', () => {
 
   it('uses a 30 s wait by default', async () => {
     h = await startToolsHarness({ tools: { sessions: { visibility: 'agent' } } });
-    seed(h.store, A);
-    seed(h.store, B);
+    await seed(h.store, A);
+    await seed(h.store, B);
     const waits: number[] = [];
     const gateway = h.runtime.gateway;
     const tools = h.tools(A, {
@@ -78,8 +82,8 @@ describe('sessions_send results', () => {
       { tools: { sessions: { visibility: 'agent' } } },
       { reply: (text) => ({ text: `slow: ${text}`, delayMs: 1500 }) },
     );
-    seed(h.store, A);
-    seed(h.store, B);
+    await seed(h.store, A);
+    await seed(h.store, B);
     const tools = h.tools(A);
     const result = await call<{ runId: string; status: string; error: string }>(tools.sessions_send, {
       sessionKey: B,
@@ -100,8 +104,8 @@ describe('sessions_send results', () => {
       { tools: { sessions: { visibility: 'agent' } } },
       { reply: () => ({ error: { code: 'MODEL_ERROR', message: 'the model fell over' } }) },
     );
-    seed(h.store, A);
-    seed(h.store, B);
+    await seed(h.store, A);
+    await seed(h.store, B);
     const result = await call<{ runId: string; status: string; error: string }>(h.tools(A).sessions_send, {
       sessionKey: B,
       message: 'hi',
@@ -113,8 +117,8 @@ describe('sessions_send results', () => {
 
   it('resolves a target by label and agentId, and refuses both sessionKey and label', async () => {
     h = await startToolsHarness({ tools: { sessions: { visibility: 'agent' } } });
-    seed(h.store, A);
-    seed(h.store, B, { label: 'builders' });
+    await seed(h.store, A);
+    await seed(h.store, B, { label: 'builders' });
     const tools = h.tools(A);
     expect(
       await call(tools.sessions_send, { label: 'builders', agentId: 'main', message: 'hey' }),
@@ -138,9 +142,9 @@ describe('sessions_send results', () => {
       tools: { sessions: { visibility: 'agent' } },
       session: { sendPolicy: { rules: [{ match: { keyPrefix: C }, action: 'deny' }] } },
     });
-    seed(h.store, A);
-    seed(h.store, B, { sendPolicy: 'deny' });
-    seed(h.store, C);
+    await seed(h.store, A);
+    await seed(h.store, B, { sendPolicy: 'deny' });
+    await seed(h.store, C);
     const tools = h.tools(A);
     const denied = await call<{ status: string; error: string }>(tools.sessions_send, {
       sessionKey: B,
@@ -168,16 +172,16 @@ describe('reply-back loop and announce step', () => {
         },
       },
     );
-    seed(h.store, A);
-    seed(h.store, B);
+    await seed(h.store, A);
+    await seed(h.store, B);
     const result = await call<{ runId: string }>(h.tools(A).sessions_send, {
       sessionKey: B,
       message: 'start',
     });
     expect((await announced(result.runId)).outcome).toBe('skipped');
     expect(turns).toEqual(['echo: start', 'turn 1', 'turn 2']);
-    const aTranscript = JSON.stringify(h.store.readTail(A, 50));
-    const bTranscript = JSON.stringify(h.store.readTail(B, 50));
+    const aTranscript = JSON.stringify(await h.store.readTail(A, 50));
+    const bTranscript = JSON.stringify(await h.store.readTail(B, 50));
     expect(aTranscript).toContain('echo: start');
     expect(bTranscript).toContain('turn 1');
     expect(aTranscript).toContain('turn 2');
@@ -194,8 +198,8 @@ describe('reply-back loop and announce step', () => {
         },
       },
     );
-    seed(h.store, A);
-    seed(h.store, B);
+    await seed(h.store, A);
+    await seed(h.store, B);
     const result = await call<{ runId: string }>(h.tools(A).sessions_send, {
       sessionKey: B,
       message: 'start',
@@ -215,8 +219,8 @@ describe('reply-back loop and announce step', () => {
         },
       },
     );
-    seed(h.store, A);
-    seed(h.store, B);
+    await seed(h.store, A);
+    await seed(h.store, B);
     const result = await call<{ runId: string }>(h.tools(A).sessions_send, {
       sessionKey: B,
       message: 'start',
@@ -230,8 +234,8 @@ describe('reply-back loop and announce step', () => {
       { tools: { sessions: { visibility: 'agent' } }, session: { agentToAgent: { maxPingPongTurns: 0 } } },
       { announce: 'Team: main asked about the build; I answered.' },
     );
-    seed(h.store, A);
-    seed(h.store, B, { deliveryContext: toB, channel: 'memory', chatType: 'group' });
+    await seed(h.store, A);
+    await seed(h.store, B, { deliveryContext: toB, channel: 'memory', chatType: 'group' });
     const result = await call<{ runId: string }>(h.tools(A).sessions_send, {
       sessionKey: B,
       message: 'status?',
@@ -245,8 +249,8 @@ describe('reply-back loop and announce step', () => {
       { tools: { sessions: { visibility: 'agent' } }, session: { agentToAgent: { maxPingPongTurns: 0 } } },
       { announce: 'ANNOUNCE_SKIP' },
     );
-    seed(h.store, A);
-    seed(h.store, B, { deliveryContext: toB, channel: 'memory', chatType: 'group' });
+    await seed(h.store, A);
+    await seed(h.store, B, { deliveryContext: toB, channel: 'memory', chatType: 'group' });
     const result = await call<{ runId: string }>(h.tools(A).sessions_send, {
       sessionKey: B,
       message: 'status?',
@@ -260,8 +264,8 @@ describe('reply-back loop and announce step', () => {
       { tools: { sessions: { visibility: 'agent' } }, session: { agentToAgent: { maxPingPongTurns: 0 } } },
       { announce: 'Something to say', reply: (text) => ({ text: `slow ${text}`, delayMs: 300 }) },
     );
-    seed(h.store, A);
-    seed(h.store, B, { deliveryContext: toB, channel: 'memory', chatType: 'group' });
+    await seed(h.store, A);
+    await seed(h.store, B, { deliveryContext: toB, channel: 'memory', chatType: 'group' });
     const result = await call<{ runId: string; status: string }>(h.tools(A).sessions_send, {
       sessionKey: B,
       message: 'status?',
@@ -298,20 +302,20 @@ describe('hop limit', () => {
         },
       },
     );
-    seed(h.store, A);
-    seed(h.store, B);
-    seed(h.store, C);
+    await seed(h.store, A);
+    await seed(h.store, B);
+    await seed(h.store, C);
     const { runId } = await h.runtime.gateway.call('agent', { sessionKey: A, message: 'start cycle' });
     await h.runtime.gateway.call('agent.wait', { runId, timeoutMs: 5000 });
     await waitFor(
-      () => h.store.readTail(C, 20).some((m) => m.role === 'toolResult'),
+      async () => (await h.store.readTail(C, 20)).some((m) => m.role === 'toolResult'),
       5000,
       'C tried to send on to A',
     );
-    const cResult = h.store.readTail(C, 20).find((m) => m.role === 'toolResult');
+    const cResult = (await h.store.readTail(C, 20)).find((m) => m.role === 'toolResult');
     expect(JSON.stringify(cResult?.content)).toMatch(/forbidden.*maxHops/);
-    const bResult = h.store.readTail(B, 20).find((m) => m.role === 'toolResult');
+    const bResult = (await h.store.readTail(B, 20)).find((m) => m.role === 'toolResult');
     expect(JSON.stringify(bResult?.content)).toContain('accepted');
-    expect(h.store.readTail(A, 50).some((m) => m.content === 'to A')).toBe(false);
+    expect((await h.store.readTail(A, 50)).some((m) => m.content === 'to A')).toBe(false);
   });
 });

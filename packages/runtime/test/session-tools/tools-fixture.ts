@@ -41,7 +41,11 @@ export function agentScript(behaviour: AgentBehaviour = {}): ScriptFn {
 export const T0 = Date.now();
 
 /** Puts a session straight into the store. */
-export function seed(store: Store, key: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
+export async function seed(
+  store: Store,
+  key: string,
+  overrides: Partial<SessionRecord> = {},
+): Promise<SessionRecord> {
   const kind = key.includes(':subagent:')
     ? 'subagent'
     : key.endsWith(':main')
@@ -52,7 +56,7 @@ export function seed(store: Store, key: string, overrides: Partial<SessionRecord
           ? 'dm'
           : 'other';
   const record = makeSessionRecord(key, { kind, createdAt: T0, updatedAt: T0, ...overrides });
-  store.putSession(record);
+  await store.putSession(record);
   return record;
 }
 

@@ -46,9 +46,9 @@ describe.each(VISIBILITIES)('visibility %s', (visibility) => {
       session: { agentToAgent: { maxPingPongTurns: 0 } },
       agents: { list: [{ id: 'main', default: true }, { id: 'ops' }, { id: 'sec' }] },
     });
-    for (const key of Object.values(KEYS)) seed(h.store, key);
-    h.store.patchSession(KEYS.child, { spawnedBy: KEYS.self, spawnDepth: 1 });
-    seed(h.store, GRANDCHILD, { spawnedBy: KEYS.child, spawnDepth: 2 });
+    for (const key of Object.values(KEYS)) await seed(h.store, key);
+    await h.store.patchSession(KEYS.child, { spawnedBy: KEYS.self, spawnDepth: 1 });
+    await seed(h.store, GRANDCHILD, { spawnedBy: KEYS.child, spawnDepth: 2 });
   });
   afterAll(async () => {
     await h.close();
@@ -112,9 +112,9 @@ describe('the guard cannot be sidestepped by spelling', () => {
   let h: ToolsHarness;
   beforeAll(async () => {
     h = await startToolsHarness({ tools: { sessions: { visibility: 'tree' } } });
-    seed(h.store, KEYS.self);
-    seed(h.store, KEYS.sameAgent);
-    seed(h.store, 'global');
+    await seed(h.store, KEYS.self);
+    await seed(h.store, KEYS.sameAgent);
+    await seed(h.store, 'global');
   });
   afterAll(async () => {
     await h.close();
@@ -122,7 +122,7 @@ describe('the guard cannot be sidestepped by spelling', () => {
 
   it('refuses a hidden session however its key is written, including by sessionId', async () => {
     const tools = h.tools(KEYS.self);
-    const sessionId = h.store.getSession(KEYS.sameAgent)!.sessionId;
+    const sessionId = (await h.store.getSession(KEYS.sameAgent))!.sessionId;
     for (const spelling of [
       KEYS.sameAgent,
       KEYS.sameAgent.toUpperCase(),

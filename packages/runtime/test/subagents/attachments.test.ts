@@ -65,7 +65,7 @@ async function boot(options: Partial<SubagentHarnessOptions> = {}): Promise<Suba
     script: (r) => (isSubagent(r) ? 'read them' : 'ok'),
     ...options,
   });
-  seedMain(h.store);
+  await seedMain(h.store);
   return h;
 }
 
@@ -112,11 +112,11 @@ describe('attachments end to end', () => {
       deliver: false,
     });
     const store = harness.store;
-    await waitFor(() => store.listOutbox({ statuses: ['delivered'] }).length === 1, 4000);
+    await waitFor(async () => (await store.listOutbox({ statuses: ['delivered'] })).length === 1, 4000);
 
-    const result = store
-      .readTail(MAIN, 50)
-      .find((m) => m.role === 'toolResult' && m.toolName === 'sessions_spawn')!;
+    const result = (await store.readTail(MAIN, 50)).find(
+      (m) => m.role === 'toolResult' && m.toolName === 'sessions_spawn',
+    )!;
     const receipt = (JSON.parse(result.content as string) as Spawned).attachments!;
     expect(receipt.files).toEqual([
       { name: 'notes.md', bytes: Buffer.byteLength(`# Notes\n${SECRET}`), sha256: sha(`# Notes\n${SECRET}`) },
@@ -132,7 +132,7 @@ describe('attachments end to end', () => {
     );
 
     // The parent's stored transcript holds a placeholder, never the content.
-    const transcript = JSON.stringify(store.readTail(MAIN, 50));
+    const transcript = JSON.stringify(await store.readTail(MAIN, 50));
     expect(transcript).not.toContain(SECRET);
     expect(transcript).not.toContain(PNG.toString('base64'));
     expect(transcript).toContain(`[attachment content omitted: ${PNG.length} bytes, sha256 ${sha(PNG)}]`);
@@ -145,14 +145,16 @@ describe('attachments end to end', () => {
     const harness = await boot({
       config: { tools: { sessions_spawn: { attachments: { enabled: true, retainOnSessionKeep: true } } } },
     });
-    const spawned = await call<Spawned>(harness.tools(MAIN).sessions_spawn, {
+    const spawned = await call<Spawned>((await harness.tools(MAIN)).sessions_spawn, {
       task: 'Read',
       attachments: [{ name: 'a.txt', content: 'alpha' }],
       attachAs: { mountPath: '/mnt/task' },
     });
     expect(spawned.attachments?.dir).toBe('/mnt/task');
     const store = harness.store;
-    await waitFor(() => store.getOutbox(spawned.childSessionKey, spawned.runId)?.status === 'delivered');
+    await waitFor(
+      async () => (await store.getOutbox(spawned.childSessionKey, spawned.runId))?.status === 'delivered',
+    );
     const [folder] = filesUnder(harness.workspaceDir).filter((f) => f.endsWith('/a.txt'));
     expect(folder).toBeDefined();
     const host = join(harness.workspaceDir, folder!);
@@ -175,7 +177,7 @@ describe('attachments end to end', () => {
     const harness = await boot({
       script: (r) => (isSubagent(r) ? { text: 'done', delayMs: 150 } : 'ok'),
     });
-    const spawned = await call<Spawned>(harness.tools(MAIN).sessions_spawn, {
+    const spawned = await call<Spawned>((await harness.tools(MAIN)).sessions_spawn, {
       task: 'Read',
       cleanup: 'delete',
       attachments: [{ name: 'a.txt', content: 'alpha' }],
@@ -183,7 +185,7 @@ describe('attachments end to end', () => {
     const dir = spawned.attachments!.dir;
     symlinkSync(join(outside, 'precious.txt'), join(dir, 'link-to-file'));
     symlinkSync(outside, join(dir, 'link-to-dir'));
-    await waitFor(() => harness.store.getSession(spawned.childSessionKey) === undefined, 3000);
+    await waitFor(async () => (await harness.store.getSession(spawned.childSessionKey)) === undefined, 3000);
     await waitFor(() => !existsSync(dir), 3000);
     expect(readFileSync(join(outside, 'precious.txt'), 'utf8')).toBe('keep me');
     expect(readdirSync(outside)).toEqual(['precious.txt']);
@@ -211,14 +213,14 @@ describe('attachments refused before anything is written', () => {
     const harness = await boot({
       config: { tools: { sessions_spawn: { attachments: { enabled: true, maxFileBytes: 64 } } } },
     });
-    const result = await call<Spawned>(harness.tools(MAIN).sessions_spawn, {
+    const result = await call<Spawned>((await harness.tools(MAIN)).sessions_spawn, {
       task: 'x',
       attachments: [{ name: 'fine.txt', content: 'ok' }, attachment],
     });
     expect(result.status).toBe('error');
     expect(result.error).toContain(expected);
     expect(filesUnder(harness.workspaceDir)).toEqual([]);
-    expect(harness.store.listSessions({ kinds: ['subagent'] })).toEqual([]);
+    expect(await harness.store.listSessions({ kinds: ['subagent'] })).toEqual([]);
   });
 
   it.each([
@@ -257,14 +259,17 @@ describe('attachments refused before anything is written', () => {
         },
       },
     });
-    const result = await call<Spawned>(harness.tools(MAIN).sessions_spawn, { task: 'x', attachments });
+    const result = await call<Spawned>((await harness.tools(MAIN)).sessions_spawn, {
+      task: 'x',
+      attachments,
+    });
     expect(result).toEqual({ status: 'error', error: expect.stringContaining(expected) });
     expect(filesUnder(harness.workspaceDir)).toEqual([]);
   });
 
   it('refuses attachments while they are turned off', async () => {
     const harness = await boot({ config: {} });
-    const result = await call<Spawned>(harness.tools(MAIN).sessions_spawn, {
+    const result = await call<Spawned>((await harness.tools(MAIN)).sessions_spawn, {
       task: 'x',
       attachments: [{ name: 'a.txt', content: 'x' }],
     });
@@ -287,7 +292,7 @@ describe('attachments refused before anything is written', () => {
       .catch((e: unknown) => e);
     expect(isColloquyError(error) && error.code).toBe('INVALID_ARGUMENT');
     expect(filesUnder(harness.workspaceDir)).toEqual([]);
-    expect(harness.store.getSession('agent:main:subagent:direct-call')).toBeUndefined();
+    expect(await harness.store.getSession('agent:main:subagent:direct-call')).toBeUndefined();
   });
 });
 

@@ -49,8 +49,8 @@ function runAndKill(file: string, workspace: string, killAfterMs: number): Promi
   });
 }
 
-function subagentRuns(store: Store): RunRecord[] {
-  return store.listRuns({}).filter((run) => run.lane === 'subagent');
+async function subagentRuns(store: Store): Promise<RunRecord[]> {
+  return (await store.listRuns({})).filter((run) => run.lane === 'subagent');
 }
 
 describe('restart after SIGKILL while sub-agents run', () => {
@@ -80,19 +80,19 @@ describe('restart after SIGKILL while sub-agents run', () => {
       try {
         const store = h.store;
         await waitFor(
-          () =>
-            store.listRuns({ statuses: ['queued', 'running'] }).length === 0 &&
-            allOutbox(store).every((row) => row.status !== 'pending') &&
-            store.listInbox(MAIN).length === 0,
+          async () =>
+            (await store.listRuns({ statuses: ['queued', 'running'] })).length === 0 &&
+            (await allOutbox(store)).every((row) => row.status !== 'pending') &&
+            (await store.listInbox(MAIN)).length === 0,
           10_000,
           `round ${round} (killed after ${killAfterMs} ms) to settle`,
         );
-        const runs = subagentRuns(store);
-        const announced = announcesIn(store, MAIN);
+        const runs = await subagentRuns(store);
+        const announced = await announcesIn(store, MAIN);
         for (const run of runs) {
           expect(['done', 'interrupted']).toContain(run.status);
           outcomes[run.status as 'done' | 'interrupted']++;
-          const row = store.getOutbox(run.sessionKey, run.runId);
+          const row = await store.getOutbox(run.sessionKey, run.runId);
           expect(row?.status, `outbox row of ${run.runId}`).toBe('delivered');
           const status = (row!.payload as { status: string }).status;
           expect(status).toBe(run.status === 'done' ? 'ok' : 'interrupted');
@@ -103,7 +103,7 @@ describe('restart after SIGKILL while sub-agents run', () => {
         }
         // Nothing announced that is not a sub-agent run, and nothing twice.
         expect(announced).toHaveLength(runs.length);
-        expect(allOutbox(store)).toHaveLength(runs.length);
+        expect(await allOutbox(store)).toHaveLength(runs.length);
       } finally {
         await h.close();
       }

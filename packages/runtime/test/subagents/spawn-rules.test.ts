@@ -33,16 +33,16 @@ type Spawned = {
 
 async function boot(options: Partial<SubagentHarnessOptions> = {}): Promise<SubagentHarness> {
   h = await startSubagentHarness({ script: (r) => (isSubagent(r) ? 'child done' : 'ok'), ...options });
-  seedMain(h.store, { deliveryContext: { ...MAIN_CHAT, threadId: 't-9' } });
+  await seedMain(h.store, { deliveryContext: { ...MAIN_CHAT, threadId: 't-9' } });
   return h;
 }
 
-const spawn = (
+const spawn = async (
   harness: SubagentHarness,
   args: Record<string, unknown>,
   requester = MAIN,
   sandboxed = false,
-) => call<Spawned>(harness.tools(requester, { sandboxed }).sessions_spawn, args);
+) => call<Spawned>((await harness.tools(requester, { sandboxed })).sessions_spawn, args);
 
 describe('sessions_spawn defaults', () => {
   it('returns at once with the run, the child key and the model the child really runs', async () => {
@@ -60,7 +60,7 @@ describe('sessions_spawn defaults', () => {
       mode: 'run',
       cleanup: 'keep',
     });
-    const child = harness.store.getSession(result.childSessionKey)!;
+    const child = (await harness.store.getSession(result.childSessionKey))!;
     expect(child).toMatchObject({
       kind: 'subagent',
       agentId: 'main',
@@ -77,7 +77,7 @@ describe('sessions_spawn defaults', () => {
       },
       meta: { subagent: { mode: 'run', cleanup: 'keep', task: 'Summarise the doc', requesterKey: MAIN } },
     });
-    const run = harness.store.getRun(result.runId)!;
+    const run = (await harness.store.getRun(result.runId))!;
     expect(run).toMatchObject({
       lane: 'subagent',
       deliver: false,
@@ -99,11 +99,11 @@ describe('sessions_spawn defaults', () => {
       config: { agents: { defaults: { subagents: { runTimeoutSeconds: 30 } } } },
     });
     const byDefault = await spawn(harness, { task: 'a' });
-    expect(harness.store.getRun(byDefault.runId)?.timeoutMs).toBe(30_000);
+    expect((await harness.store.getRun(byDefault.runId))?.timeoutMs).toBe(30_000);
     const given = await spawn(harness, { task: 'b', runTimeoutSeconds: 5 });
-    expect(harness.store.getRun(given.runId)?.timeoutMs).toBe(5000);
+    expect((await harness.store.getRun(given.runId))?.timeoutMs).toBe(5000);
     const none = await spawn(harness, { task: 'c', runTimeoutSeconds: 0 });
-    expect(harness.store.getRun(none.runId)?.timeoutMs).toBeUndefined();
+    expect((await harness.store.getRun(none.runId))?.timeoutMs).toBeUndefined();
   });
 
   it('gives the child the full tool set minus the session tools', async () => {
@@ -128,7 +128,7 @@ describe('sessions_spawn defaults', () => {
     const harness = await boot();
     const other = await spawn(harness, { task: 'x', model: 'scripted/other' });
     expect(other.model).toBe('scripted/other');
-    expect(harness.store.getSession(other.childSessionKey)?.model).toBe('scripted/other');
+    expect((await harness.store.getSession(other.childSessionKey))?.model).toBe('scripted/other');
     const unknown = await spawn(harness, { task: 'x', model: 'nowhere/nothing' });
     expect(unknown).toEqual({
       status: 'error',
@@ -159,7 +159,7 @@ describe('sessions_spawn forbidden cases', () => {
     const parent = await spawn(deep, { task: 'first' });
     const grandchild = await spawn(deep, { task: 'deeper' }, parent.childSessionKey);
     expect(grandchild.status).toBe('accepted');
-    expect(deep.store.getSession(grandchild.childSessionKey)).toMatchObject({
+    expect(await deep.store.getSession(grandchild.childSessionKey)).toMatchObject({
       spawnDepth: 2,
       spawnedBy: parent.childSessionKey,
     });
@@ -176,7 +176,7 @@ describe('sessions_spawn forbidden cases', () => {
     expect((await spawn(harness, { task: 'two' })).status).toBe('accepted');
     const third = await spawn(harness, { task: 'three' });
     expect(third).toEqual({ status: 'forbidden', error: expect.stringContaining('maxChildrenPerAgent = 2') });
-    await waitFor(() => allOutbox(harness.store).length === 2, 3000);
+    await waitFor(async () => (await allOutbox(harness.store)).length === 2, 3000);
     expect((await spawn(harness, { task: 'three again' })).status).toBe('accepted');
   });
 
@@ -225,7 +225,7 @@ describe('sessions_spawn forbidden cases', () => {
     expect(required).toEqual({ status: 'forbidden', error: expect.stringContaining('sandbox "require"') });
     const boxed = await spawn(harness, { task: 'x', agentId: 'boxed', sandbox: 'require' }, MAIN, true);
     expect(boxed.status).toBe('accepted');
-    expect(harness.store.getSession(boxed.childSessionKey)?.sandboxed).toBe(true);
+    expect((await harness.store.getSession(boxed.childSessionKey))?.sandboxed).toBe(true);
   });
 
   it('refuses mode "session" without thread=true', async () => {
@@ -240,7 +240,7 @@ describe('sessions_spawn forbidden cases', () => {
     const harness = await boot();
     const result = await spawn(harness, { task: 'x', thread: true });
     expect(result).toEqual({ status: 'error', error: expect.stringContaining('cannot create threads') });
-    expect(harness.store.listSessions({ kinds: ['subagent'] })).toEqual([]);
+    expect(await harness.store.listSessions({ kinds: ['subagent'] })).toEqual([]);
   });
 });
 
@@ -260,15 +260,15 @@ describe('sessions_spawn with a thread', () => {
         sessionKey: result.childSessionKey,
       },
     ]);
-    expect(harness.store.getThreadBinding('memory', 'default', result.threadId!)?.sessionKey).toBe(
+    expect((await harness.store.getThreadBinding('memory', 'default', result.threadId!))?.sessionKey).toBe(
       result.childSessionKey,
     );
-    const child = harness.store.getSession(result.childSessionKey)!;
+    const child = (await harness.store.getSession(result.childSessionKey))!;
     expect(child.deliveryContext).toEqual({ ...MAIN_CHAT, threadId: result.threadId });
     expect(child.meta).toMatchObject({ subagent: { mode: 'session' } });
 
     // A message in the thread reaches the child, and the child answers in the thread.
-    await waitFor(() => allOutbox(harness.store).length === 1);
+    await waitFor(async () => (await allOutbox(harness.store)).length === 1);
     await harness.channel.inject({ text: 'and the hotel?', threadId: result.threadId! });
     await waitFor(() =>
       harness.channel.textsTo('user-1', result.threadId).some((t) => t.includes('and the hotel?')),
@@ -291,8 +291,8 @@ describe('sessions_spawn failures leave nothing behind', () => {
     });
     expect(result.status).toBe('error');
     expect(harness.channel.threads).toEqual([]);
-    expect(harness.store.listThreadBindings()).toEqual([]);
-    expect(harness.store.listSessions({ kinds: ['subagent'] })).toEqual([]);
+    expect(await harness.store.listThreadBindings()).toEqual([]);
+    expect(await harness.store.listSessions({ kinds: ['subagent'] })).toEqual([]);
   });
 });
 
@@ -301,10 +301,11 @@ describe('sessions_spawn cleanup', () => {
     const harness = await boot();
     const result = await spawn(harness, { task: 'x', cleanup: 'delete' });
     await waitFor(
-      () => harness.store.getOutbox(result.childSessionKey, result.runId)?.status === 'delivered',
+      async () =>
+        (await harness.store.getOutbox(result.childSessionKey, result.runId))?.status === 'delivered',
     );
-    await waitFor(() => harness.store.getSession(result.childSessionKey) === undefined);
-    expect(harness.store.getRun(result.runId)?.status).toBe('done');
+    await waitFor(async () => (await harness.store.getSession(result.childSessionKey)) === undefined);
+    expect((await harness.store.getRun(result.runId))?.status).toBe('done');
   });
 
   it('archives a kept child after archiveAfterMinutes, on the sweep', async () => {
@@ -313,12 +314,13 @@ describe('sessions_spawn cleanup', () => {
     });
     const result = await spawn(harness, { task: 'x' });
     await waitFor(
-      () => harness.store.getOutbox(result.childSessionKey, result.runId)?.status === 'delivered',
+      async () =>
+        (await harness.store.getOutbox(result.childSessionKey, result.runId))?.status === 'delivered',
     );
     expect((await harness.runtime.subagents.sweep(Date.now() + 59 * 60_000)).archived).toEqual([]);
     const report = await harness.runtime.subagents.sweep(Date.now() + 61 * 60_000);
     expect(report.archived).toEqual([result.childSessionKey]);
-    expect(harness.store.getSession(result.childSessionKey)?.archivedAt).toBeTypeOf('number');
-    expect(harness.store.listSessions({ kinds: ['subagent'] })).toEqual([]);
+    expect((await harness.store.getSession(result.childSessionKey))?.archivedAt).toBeTypeOf('number');
+    expect(await harness.store.listSessions({ kinds: ['subagent'] })).toEqual([]);
   });
 });

@@ -29,7 +29,7 @@ export interface SubagentHarness extends Harness {
   /** The root the runtime writes attachments under (a temp dir removed by `close`). */
   workspaceDir: string;
   /** The session tools of any requester, as the runtime gives them to its runs. */
-  tools(requesterKey: string, options?: { sandboxed?: boolean }): ToolSet;
+  tools(requesterKey: string, options?: { sandboxed?: boolean }): Promise<ToolSet>;
 }
 
 export interface SubagentHarnessOptions extends Omit<HarnessOptions, 'script' | 'config'> {
@@ -97,9 +97,10 @@ export async function startSubagentHarness(options: SubagentHarnessOptions): Pro
     ...harness,
     config,
     workspaceDir,
-    tools(requesterKey, toolOptions = {}) {
+    async tools(requesterKey, toolOptions = {}) {
       const agentId = /^agent:([^:]+):/.exec(requesterKey)?.[1] ?? 'main';
-      const session = harness.store.getSession(requesterKey) ?? makeSessionRecord(requesterKey, { agentId });
+      const session =
+        (await harness.store.getSession(requesterKey)) ?? makeSessionRecord(requesterKey, { agentId });
       const list = toolsOf(session, harness.runtime.gateway, toolOptions.sandboxed);
       return Object.fromEntries(list.map((tool) => [tool.name, tool]));
     },
@@ -111,7 +112,7 @@ export async function startSubagentHarness(options: SubagentHarnessOptions): Pro
 }
 
 /** Puts a main session with a chat (the memory channel's `user-1`) into the store. */
-export function seedMain(store: Store, overrides: Partial<SessionRecord> = {}): SessionRecord {
+export async function seedMain(store: Store, overrides: Partial<SessionRecord> = {}): Promise<SessionRecord> {
   const record = makeSessionRecord(MAIN, {
     kind: 'main',
     agentId: 'main',
@@ -122,7 +123,7 @@ export function seedMain(store: Store, overrides: Partial<SessionRecord> = {}): 
     lastChannel: 'memory',
     ...overrides,
   });
-  store.putSession(record);
+  await store.putSession(record);
   return record;
 }
 
@@ -147,14 +148,16 @@ export function userTexts(request: ModelRequest): string[] {
 }
 
 /** Every outbox row, whatever its status. */
-export function allOutbox(store: Store): OutboxEntry[] {
+export function allOutbox(store: Store): Promise<OutboxEntry[]> {
   return store.listOutbox({ statuses: ['pending', 'delivered', 'skipped', 'parked'] });
 }
 
 /** Every announce message a session's transcript holds, by the child run it reports. */
-export function announcesIn(store: Store, sessionKey: string): { runId: string; text: string }[] {
-  return store
-    .readTail(sessionKey, 10_000)
+export async function announcesIn(
+  store: Store,
+  sessionKey: string,
+): Promise<{ runId: string; text: string }[]> {
+  return (await store.readTail(sessionKey, 10_000))
     .filter((m) => m.provenance?.kind === 'announce')
     .map((m) => ({
       runId: m.provenance?.sourceRunId ?? '',

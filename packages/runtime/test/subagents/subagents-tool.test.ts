@@ -42,14 +42,17 @@ async function boot(options: Partial<SubagentHarnessOptions> & Pick<SubagentHarn
     config: { agents: { defaults: { subagents: { maxSpawnDepth: 2 } } } },
     ...options,
   });
-  seedMain(h.store);
+  await seedMain(h.store);
   return h;
 }
 
-const spawn = (harness: SubagentHarness, args: Record<string, unknown>, requester = MAIN) =>
-  call<Spawned>(harness.tools(requester).sessions_spawn, args);
-const subagents = <T = Record<string, unknown>>(harness: SubagentHarness, args: unknown, requester = MAIN) =>
-  call<T>(harness.tools(requester).subagents, args);
+const spawn = async (harness: SubagentHarness, args: Record<string, unknown>, requester = MAIN) =>
+  call<Spawned>((await harness.tools(requester)).sessions_spawn, args);
+const subagents = async <T = Record<string, unknown>>(
+  harness: SubagentHarness,
+  args: unknown,
+  requester = MAIN,
+) => call<T>((await harness.tools(requester)).subagents, args);
 
 describe('subagents list', () => {
   it('shows active and recent sub-agents, with their own, in spawn order with status, model, runtime and tokens', async () => {
@@ -57,10 +60,12 @@ describe('subagents list', () => {
       script: (r) => (taskOf(r).includes('slow') ? { text: 'slow', delayMs: 3000 } : 'quick answer'),
     });
     const quick = await spawn(harness, { task: 'quick', label: 'quick' });
-    await waitFor(() => harness.store.getOutbox(quick.childSessionKey, quick.runId)?.status === 'delivered');
+    await waitFor(
+      async () => (await harness.store.getOutbox(quick.childSessionKey, quick.runId))?.status === 'delivered',
+    );
     const slow = await spawn(harness, { task: 'slow', label: 'slow', model: 'scripted/other' });
     const nested = await spawn(harness, { task: 'slow too', label: 'nested' }, slow.childSessionKey);
-    await waitFor(() => harness.store.getRun(nested.runId)?.status === 'running');
+    await waitFor(async () => (await harness.store.getRun(nested.runId))?.status === 'running');
 
     const list = await subagents<{ status: string; count: number; active: number; subagents: Row[] }>(
       harness,
@@ -121,16 +126,19 @@ describe('subagents steer', () => {
       sessionKey: child.childSessionKey,
       runId: child.runId,
     });
-    await waitFor(() => harness.store.getOutbox(child.childSessionKey, child.runId)?.status === 'delivered');
+    await waitFor(
+      async () => (await harness.store.getOutbox(child.childSessionKey, child.runId))?.status === 'delivered',
+    );
     const second = harness.model.requests[1]!;
     expect(userTexts(second).at(-1)).toBe(
       `[Message from session ${MAIN} via subagents; it is not from the human user]\nMake it about the sea`,
     );
-    const text = (harness.store.getOutbox(child.childSessionKey, child.runId)!.payload as { text: string })
-      .text;
+    const text = (
+      (await harness.store.getOutbox(child.childSessionKey, child.runId))!.payload as { text: string }
+    ).text;
     expect(text).toContain('Make it about the sea');
-    expect(allOutbox(harness.store)).toHaveLength(1);
-    expect(harness.store.listInbox(child.childSessionKey)).toEqual([]);
+    expect(await allOutbox(harness.store)).toHaveLength(1);
+    expect(await harness.store.listInbox(child.childSessionKey)).toEqual([]);
   });
 
   it('gives a message that arrives during the last step to the next turn, announced on its own', async () => {
@@ -141,11 +149,11 @@ describe('subagents steer', () => {
     await harness.model.waitForRequests(1);
     await subagents(harness, { action: 'steer', target: child.childSessionKey, message: 'one more thing' });
     await waitFor(
-      () =>
-        allOutbox(harness.store).length === 2 &&
-        allOutbox(harness.store).every((r) => r.status === 'delivered'),
+      async () =>
+        (await allOutbox(harness.store)).length === 2 &&
+        (await allOutbox(harness.store)).every((r) => r.status === 'delivered'),
     );
-    const texts = allOutbox(harness.store).map((row) => (row.payload as { result: string }).result);
+    const texts = (await allOutbox(harness.store)).map((row) => (row.payload as { result: string }).result);
     expect(texts).toEqual(
       expect.arrayContaining([
         expect.stringContaining('first task'),
@@ -157,7 +165,9 @@ describe('subagents steer', () => {
   it('refuses to steer a finished child, or without a message', async () => {
     const harness = await boot({ script: () => 'done' });
     const child = await spawn(harness, { task: 'x' });
-    await waitFor(() => harness.store.getOutbox(child.childSessionKey, child.runId)?.status === 'delivered');
+    await waitFor(
+      async () => (await harness.store.getOutbox(child.childSessionKey, child.runId))?.status === 'delivered',
+    );
     expect(await subagents(harness, { action: 'steer', target: 1, message: 'hey' })).toEqual({
       status: 'error',
       error: expect.stringContaining('is not running'),
@@ -176,7 +186,7 @@ describe('subagents kill', () => {
     });
     const child = await spawn(harness, { task: 'parent work', label: 'boss' });
     const grandchild = await spawn(harness, { task: 'nested work' }, child.childSessionKey);
-    await waitFor(() => harness.store.getRun(grandchild.runId)?.status === 'running');
+    await waitFor(async () => (await harness.store.getRun(grandchild.runId))?.status === 'running');
 
     const killed = await subagents<{
       status: string;
@@ -194,21 +204,23 @@ describe('subagents kill', () => {
       { sessionKey: child.childSessionKey, runIds: [child.runId] },
     ]);
     const store = harness.store;
-    expect(store.getRun(child.runId)?.status).toBe('killed');
-    expect(store.getRun(grandchild.runId)?.status).toBe('killed');
+    expect((await store.getRun(child.runId))?.status).toBe('killed');
+    expect((await store.getRun(grandchild.runId))?.status).toBe('killed');
     await waitFor(
-      () => allOutbox(store).length === 2 && allOutbox(store).every((row) => row.status === 'delivered'),
+      async () =>
+        (await allOutbox(store)).length === 2 &&
+        (await allOutbox(store)).every((row) => row.status === 'delivered'),
     );
-    for (const row of allOutbox(store))
+    for (const row of await allOutbox(store))
       expect((row.payload as { text: string }).text).toContain('Status: killed');
-    await waitFor(() => announcesIn(store, MAIN).length === 1);
-    expect(announcesIn(store, MAIN)[0]!.text).toContain('Status: killed');
+    await waitFor(async () => (await announcesIn(store, MAIN)).length === 1);
+    expect((await announcesIn(store, MAIN))[0]!.text).toContain('Status: killed');
     // The killed child keeps its grandchild's announce in its inbox but is not woken by it.
     await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(store.listInbox(child.childSessionKey).map((e) => e.id)).toEqual([
+    expect((await store.listInbox(child.childSessionKey)).map((e) => e.id)).toEqual([
       `announce:${grandchild.childSessionKey}:${grandchild.runId}`,
     ]);
-    expect(store.listRuns({ sessionKey: child.childSessionKey })).toHaveLength(1);
+    expect(await store.listRuns({ sessionKey: child.childSessionKey })).toHaveLength(1);
   });
 
   it('announces a run killed while it still waited in the queue', async () => {
@@ -218,13 +230,14 @@ describe('subagents kill', () => {
     });
     await spawn(harness, { task: 'first' });
     const waiting = await spawn(harness, { task: 'second', label: 'second' });
-    expect(harness.store.getRun(waiting.runId)?.status).toBe('queued');
+    expect((await harness.store.getRun(waiting.runId))?.status).toBe('queued');
     const killed = await subagents<{ count: number }>(harness, { action: 'kill', target: 'second' });
     expect(killed.count).toBe(1);
     await waitFor(
-      () => harness.store.getOutbox(waiting.childSessionKey, waiting.runId)?.status === 'delivered',
+      async () =>
+        (await harness.store.getOutbox(waiting.childSessionKey, waiting.runId))?.status === 'delivered',
     );
-    const payload = harness.store.getOutbox(waiting.childSessionKey, waiting.runId)!.payload as {
+    const payload = (await harness.store.getOutbox(waiting.childSessionKey, waiting.runId))!.payload as {
       text: string;
     };
     expect(payload.text).toContain('Status: killed');
@@ -233,8 +246,8 @@ describe('subagents kill', () => {
   it('acts only on the caller own tree, and names what it cannot find', async () => {
     const harness = await boot({ script: (r) => (isSubagent(r) ? { text: 'slow', delayMs: 3000 } : 'ok') });
     const other = 'agent:main:memory:group:g1';
-    harness.store.putSession({
-      ...harness.store.getSession(MAIN)!,
+    await harness.store.putSession({
+      ...(await harness.store.getSession(MAIN))!,
       key: other,
       sessionId: 'sid-g1',
       kind: 'group',
@@ -262,6 +275,6 @@ describe('subagents kill', () => {
       status: 'error',
       error: expect.stringContaining('kill needs a target'),
     });
-    expect(harness.store.getRun(theirs.runId)?.status).not.toBe('killed');
+    expect((await harness.store.getRun(theirs.runId))?.status).not.toBe('killed');
   });
 });

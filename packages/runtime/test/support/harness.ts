@@ -90,9 +90,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
 }
 
 /** Polls until `predicate` holds (2 ms steps), failing after `timeoutMs`. */
-export async function waitFor(predicate: () => boolean, timeoutMs = 3000, what = 'condition'): Promise<void> {
+export async function waitFor(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 3000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`waitFor: ${what} not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
