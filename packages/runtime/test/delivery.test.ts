@@ -1,4 +1,4 @@
-import { type GatewayEvent, MemoryStore, type Store } from '@colloquy/core';
+import type { GatewayEvent } from '@colloquy/core';
 import { makeSessionRecord } from '@colloquy/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, startHarness, waitFor } from './support/harness.js';
@@ -114,7 +114,7 @@ describe('delivery pipeline', () => {
   it('records the platform message id on the stored reply', async () => {
     h = await startHarness({ script: ['the answer'] });
     await h.channel.inject('question');
-    await waitFor(async () => (await h!.store.readTail(DM, 1))[0]?.platformMessageId !== undefined);
+    await waitFor(async () => (await h!.store.readTail(DM, 1))[0]?.platformMessageId === 'memory-out-1');
     const final = (await h.store.readTail(DM, 1))[0]!;
     expect(final).toMatchObject({
       role: 'assistant',
