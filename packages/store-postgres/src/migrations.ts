@@ -1,0 +1,162 @@
+import { ColloquyError } from '@colloquy/core';
+import type { ClientBase } from 'pg';
+
+/** One step of the schema history; it runs in the migrating transaction. Never edit a released step. */
+interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+// Keys compare byte-wise (COLLATE "C"), as the other stores compare them, whatever the database
+// collation. Records are `json` (kept as written); the columns beside them are what queries use.
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'tables, keys and the indexes that keep lists and tail reads O(result)',
+    sql: `
+      CREATE TABLE sessions (
+        key text COLLATE "C" PRIMARY KEY,
+        session_id text COLLATE "C" NOT NULL UNIQUE,
+        agent_id text COLLATE "C" NOT NULL,
+        kind text NOT NULL,
+        updated_at bigint NOT NULL,
+        spawned_by text COLLATE "C",
+        label text COLLATE "C",
+        archived_at bigint,
+        next_seq bigint NOT NULL DEFAULT 1,
+        record json NOT NULL
+      );
+      CREATE INDEX sessions_live_recent ON sessions (updated_at DESC, key) WHERE archived_at IS NULL;
+      CREATE INDEX sessions_recent ON sessions (updated_at DESC, key);
+      CREATE INDEX sessions_live_by_kind ON sessions (kind, updated_at DESC, key) WHERE archived_at IS NULL;
+      CREATE INDEX sessions_by_kind ON sessions (kind, updated_at DESC, key);
+      CREATE INDEX sessions_by_spawner ON sessions (spawned_by, updated_at DESC, key) WHERE spawned_by IS NOT NULL;
+      CREATE INDEX sessions_by_label ON sessions (label) WHERE label IS NOT NULL;
+
+      CREATE TABLE messages (
+        session_key text COLLATE "C" NOT NULL,
+        seq bigint NOT NULL,
+        message json NOT NULL,
+        PRIMARY KEY (session_key, seq)
+      );
+
+      CREATE TABLE runs (
+        run_id text COLLATE "C" PRIMARY KEY,
+        session_key text COLLATE "C" NOT NULL,
+        spawned_by text COLLATE "C",
+        status text NOT NULL,
+        created_at bigint NOT NULL,
+        record json NOT NULL
+      );
+      CREATE INDEX runs_by_created ON runs (created_at DESC, run_id DESC);
+      CREATE INDEX runs_by_session ON runs (session_key, created_at DESC, run_id DESC);
+      CREATE INDEX runs_by_status ON runs (status, created_at DESC, run_id DESC);
+      CREATE INDEX runs_by_spawner ON runs (spawned_by, created_at DESC, run_id DESC) WHERE spawned_by IS NOT NULL;
+
+      CREATE TABLE outbox (
+        child_session_key text COLLATE "C" NOT NULL,
+        run_id text COLLATE "C" NOT NULL,
+        requester_session_key text COLLATE "C" NOT NULL,
+        status text NOT NULL,
+        next_attempt_at bigint NOT NULL,
+        created_at bigint NOT NULL,
+        n bigserial NOT NULL,
+        entry json NOT NULL,
+        PRIMARY KEY (child_session_key, run_id)
+      );
+      CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
+      CREATE INDEX outbox_by_requester ON outbox (requester_session_key, status);
+
+      CREATE TABLE inbox (
+        session_key text COLLATE "C" NOT NULL,
+        id text COLLATE "C" NOT NULL,
+        created_at bigint NOT NULL,
+        consumed_at bigint,
+        n bigserial NOT NULL,
+        entry json NOT NULL,
+        PRIMARY KEY (session_key, id)
+      );
+      CREATE INDEX inbox_unconsumed ON inbox (session_key, created_at, n) WHERE consumed_at IS NULL;
+
+      CREATE TABLE thread_bindings (
+        channel text COLLATE "C" NOT NULL,
+        account_id text COLLATE "C" NOT NULL,
+        thread_id text COLLATE "C" NOT NULL,
+        session_key text COLLATE "C" NOT NULL,
+        n bigserial NOT NULL,
+        binding json NOT NULL,
+        PRIMARY KEY (channel, account_id, thread_id)
+      );
+      CREATE INDEX thread_bindings_by_session ON thread_bindings (session_key);
+
+      CREATE TABLE pairings (
+        channel text COLLATE "C" NOT NULL,
+        account_id text COLLATE "C" NOT NULL,
+        peer_id text COLLATE "C" NOT NULL,
+        status text NOT NULL,
+        code text COLLATE "C",
+        created_at bigint NOT NULL,
+        n bigserial NOT NULL,
+        record json NOT NULL,
+        PRIMARY KEY (channel, account_id, peer_id)
+      );
+      CREATE UNIQUE INDEX pairings_pending_code ON pairings (channel, code) WHERE status = 'pending';
+      CREATE INDEX pairings_by_channel ON pairings (channel, created_at, n);
+    `,
+  },
+];
+
+/** The schema version this build of `@colloquy/store-postgres` writes. */
+export const POSTGRES_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** What {@link migrate} did. */
+export interface MigrationResult {
+  from: number;
+  to: number;
+}
+
+/**
+ * Brings the schema up to {@link POSTGRES_SCHEMA_VERSION} in one transaction, under an advisory
+ * lock, so instances that start at once migrate one after another. A schema written by a newer
+ * version is refused and left untouched.
+ *
+ * @param client - a connection whose `search_path` is the store's schema
+ * @param schema - the schema name
+ * @throws ColloquyError `STORE_VERSION` when the schema is newer than this build
+ */
+export async function migrate(client: ClientBase, schema: string): Promise<MigrationResult> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`colloquy-migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
+    const found = await client.query<{ version: number }>('SELECT version FROM schema_version');
+    const from = found.rows[0]?.version ?? 0;
+    if (from > POSTGRES_SCHEMA_VERSION) {
+      throw new ColloquyError(
+        'STORE_VERSION',
+        `The PostgreSQL schema "${schema}" was written by a newer Colloquy (schema version ${from}; this one knows up to ${POSTGRES_SCHEMA_VERSION}). Upgrade @colloquy/store-postgres; nothing was changed.`,
+        { schema, version: from, known: POSTGRES_SCHEMA_VERSION },
+      );
+    }
+    for (const step of MIGRATIONS) {
+      if (step.version > from) await client.query(step.sql);
+    }
+    if (found.rows.length === 0) {
+      await client.query('INSERT INTO schema_version (version) VALUES ($1)', [POSTGRES_SCHEMA_VERSION]);
+    } else if (from < POSTGRES_SCHEMA_VERSION) {
+      await client.query('UPDATE schema_version SET version = $1', [POSTGRES_SCHEMA_VERSION]);
+    }
+    await client.query('COMMIT');
+    return { from, to: Math.max(from, POSTGRES_SCHEMA_VERSION) };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
+
+/** Quotes an SQL identifier. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

@@ -1,0 +1,61 @@
+import { ColloquyError, isColloquyError } from '@colloquy/core';
+import type { DatabaseAddress } from './database-url.js';
+
+/** The SQLSTATE (or Node's errno code) of an error from `pg`, if any. */
+export function pgCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+]);
+
+/** True when the error means the database cannot be reached or the connection died. */
+export function isConnectionError(error: unknown): boolean {
+  const code = pgCode(error);
+  if (code === undefined) {
+    const message = (error as Error | null)?.message ?? '';
+    return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+      message,
+    );
+  }
+  return (
+    CONNECTION_CODES.has(code) ||
+    code.startsWith('08') ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03'
+  );
+}
+
+/**
+ * Maps whatever `pg` threw onto `ColloquyError`: a `ColloquyError` passes through; connection
+ * failures become `STORE_ERROR` naming host and port (never the password); everything else
+ * becomes `STORE_ERROR` with the SQLSTATE in `details`.
+ */
+export function toStoreError(error: unknown, address: DatabaseAddress): ColloquyError {
+  if (isColloquyError(error)) return error;
+  const code = pgCode(error);
+  const where = `${address.host}:${address.port}`;
+  const message = (error as Error | null)?.message ?? String(error);
+  if (isConnectionError(error)) {
+    return new ColloquyError(
+      'STORE_ERROR',
+      `Lost or could not open the connection to PostgreSQL at ${where} (${message}). Check that the server runs and is reachable; the write was not committed.`,
+      { host: address.host, port: address.port, ...(code ? { pgCode: code } : {}) },
+      { cause: error },
+    );
+  }
+  return new ColloquyError(
+    'STORE_ERROR',
+    `PostgreSQL at ${where} refused a store operation: ${message}.`,
+    { host: address.host, port: address.port, ...(code ? { pgCode: code } : {}) },
+    { cause: error },
+  );
+}

@@ -1,0 +1,593 @@
+import {
+  ColloquyError,
+  type InboxEntry,
+  type OutboxEntry,
+  type OutboxListQuery,
+  type PairingListQuery,
+  type PairingRecord,
+  type RunListQuery,
+  type RunRecord,
+  type SessionListQuery,
+  type SessionPatch,
+  type SessionRecord,
+  type StoredMessage,
+  type StoreTransaction,
+  type ThreadBinding,
+  type TranscriptMessage,
+} from '@colloquy/core';
+import type { QueryResultRow } from 'pg';
+import { pgCode } from './pg-errors.js';
+import { sessionListSql, sqlLimit } from './session-list-sql.js';
+
+/** Something that runs a query: the pool, or the client of an open transaction. */
+export interface Queryable {
+  query<R extends QueryResultRow = QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+/** How {@link PgOperations} reaches the database. */
+export interface PgConnection {
+  /** Runs one statement. */
+  query: Queryable['query'];
+  /**
+   * Runs `work` atomically: inside the open transaction when there is one, else in a new one.
+   * Used by operations that read and then write (patches), or write several rows.
+   */
+  atomic<T>(work: (q: Queryable) => Promise<T>): Promise<T>;
+  /** Throws when the handle must not be used now (closed store, finished transaction, ...). */
+  assertUsable(): void;
+  /** Maps a driver error onto `ColloquyError`. */
+  fail(error: unknown): ColloquyError;
+}
+
+type Row = { record: unknown };
+
+/**
+ * The Store operations as SQL, over a {@link PgConnection}: the store's pool (each call on its
+ * own, multi-row writes in their own transaction) or one open transaction.
+ */
+export class PgOperations implements StoreTransaction {
+  constructor(protected readonly db: PgConnection) {}
+
+  /** Joins the open transaction, or (on the store) opens one: see `PostgresStore.transaction`. */
+  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    return this.run(() => fn(this));
+  }
+
+  // --- sessions ---
+
+  getSession(key: string): Promise<SessionRecord | undefined> {
+    return this.run(async () =>
+      first<SessionRecord>(await this.db.query<Row>('SELECT record FROM sessions WHERE key = $1', [key])),
+    );
+  }
+
+  putSession(record: SessionRecord): Promise<void> {
+    return this.run(async () => {
+      await this.writeSession(this.db, record);
+    });
+  }
+
+  patchSession(key: string, patch: SessionPatch): Promise<SessionRecord> {
+    return this.run(() =>
+      this.db.atomic(async (q) => {
+        const current = first<SessionRecord>(
+          await q.query<Row>('SELECT record FROM sessions WHERE key = $1 FOR UPDATE', [key]),
+        );
+        if (!current) throw sessionNotFound(key);
+        const next: Record<string, unknown> = { ...current };
+        for (const [field, value] of Object.entries(patch)) {
+          if (field === 'key' || value === undefined) continue;
+          if (value === null) delete next[field];
+          else next[field] = value;
+        }
+        const record = next as unknown as SessionRecord;
+        await this.writeSession(q, record);
+        return clone(record);
+      }),
+    );
+  }
+
+  deleteSession(key: string): Promise<boolean> {
+    return this.run(() =>
+      this.db.atomic(async (q) => {
+        const deleted = await q.query('DELETE FROM sessions WHERE key = $1', [key]);
+        if (!deleted.rowCount) return false;
+        await q.query('DELETE FROM messages WHERE session_key = $1', [key]);
+        await q.query('DELETE FROM inbox WHERE session_key = $1', [key]);
+        await q.query('DELETE FROM thread_bindings WHERE session_key = $1', [key]);
+        return true;
+      }),
+    );
+  }
+
+  listSessions(query: SessionListQuery = {}): Promise<SessionRecord[]> {
+    return this.run(async () => {
+      const sql = sessionListSql(query, 'rows', query.now ?? Date.now());
+      if (!sql) return [];
+      return records<SessionRecord>(await this.db.query<Row>(sql.text, sql.values));
+    });
+  }
+
+  countSessions(query: SessionListQuery = {}): Promise<number> {
+    return this.run(async () => {
+      const sql = sessionListSql(query, 'count', query.now ?? Date.now());
+      if (!sql) return 0;
+      const result = await this.db.query<{ count: string }>(sql.text, sql.values);
+      return Number(result.rows[0]?.count ?? 0);
+    });
+  }
+
+  // --- transcripts ---
+
+  appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): Promise<StoredMessage[]> {
+    return this.run(async () => {
+      if (messages.length === 0) {
+        if (!(await this.getSession(sessionKey))) throw sessionNotFound(sessionKey);
+        return [];
+      }
+      const json = messages.map((m) => serialize(m, 'transcript message'));
+      // One statement: takes the session's next seq numbers under its row lock and inserts.
+      const result = await this.db.query<{ seq: string }>(
+        `WITH s AS (
+           UPDATE sessions SET next_seq = next_seq + $3 WHERE key = $1 RETURNING next_seq - $3 AS first
+         )
+         INSERT INTO messages (session_key, seq, message)
+         SELECT $1, s.first + m.i - 1, m.message FROM s, unnest($2::json[]) WITH ORDINALITY AS m(message, i)
+         RETURNING seq`,
+        [sessionKey, json, messages.length],
+      );
+      if (result.rows.length === 0) throw sessionNotFound(sessionKey);
+      const seqs = result.rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
+      return messages.map((message, i) => ({
+        ...(JSON.parse(json[i]!) as TranscriptMessage),
+        seq: seqs[i]!,
+      }));
+    });
+  }
+
+  readTail(
+    sessionKey: string,
+    limit: number,
+    options: { beforeSeq?: number } = {},
+  ): Promise<StoredMessage[]> {
+    return this.run(async () => {
+      const count = sqlLimit(limit);
+      if (count === 0) return [];
+      const result = await this.db.query<{ seq: string; message: TranscriptMessage }>(
+        `SELECT seq, message FROM messages WHERE session_key = $1 AND seq < $2 ORDER BY seq DESC ${count < 0 ? '' : 'LIMIT $3'}`,
+        count < 0
+          ? [sessionKey, options.beforeSeq ?? Number.MAX_SAFE_INTEGER]
+          : [sessionKey, options.beforeSeq ?? Number.MAX_SAFE_INTEGER, count],
+      );
+      return result.rows.reverse().map((row) => ({ ...row.message, seq: Number(row.seq) }));
+    });
+  }
+
+  countMessages(sessionKey: string): Promise<number> {
+    // Seqs of a session are contiguous (transcripts are only appended to, and deleted whole).
+    return this.run(async () => {
+      const result = await this.db.query<{ low: string | null; high: string | null }>(
+        'SELECT min(seq) AS low, max(seq) AS high FROM messages WHERE session_key = $1',
+        [sessionKey],
+      );
+      const row = result.rows[0];
+      return row?.low == null || row.high == null ? 0 : Number(row.high) - Number(row.low) + 1;
+    });
+  }
+
+  setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): Promise<void> {
+    return this.run(async () => {
+      await this.db.query(
+        `UPDATE messages SET message = (message::jsonb || jsonb_build_object('platformMessageId', $3::text))::json
+         WHERE session_key = $1 AND seq = $2`,
+        [sessionKey, seq, platformMessageId],
+      );
+    });
+  }
+
+  // --- runs ---
+
+  createRun(run: RunRecord): Promise<void> {
+    return this.run(async () => {
+      const result = await this.db.query(
+        `INSERT INTO runs (run_id, session_key, spawned_by, status, created_at, record)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id) DO NOTHING`,
+        [run.runId, run.sessionKey, run.spawnedBy ?? null, run.status, run.createdAt, serialize(run, 'run')],
+      );
+      if (!result.rowCount) {
+        throw new ColloquyError('CONFLICT', `Run "${run.runId}" already exists; run ids must be unique.`, {
+          runId: run.runId,
+        });
+      }
+    });
+  }
+
+  getRun(runId: string): Promise<RunRecord | undefined> {
+    return this.run(async () =>
+      first<RunRecord>(await this.db.query<Row>('SELECT record FROM runs WHERE run_id = $1', [runId])),
+    );
+  }
+
+  updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): Promise<RunRecord> {
+    return this.run(() =>
+      this.db.atomic(async (q) => {
+        const current = first<RunRecord>(
+          await q.query<Row>('SELECT record FROM runs WHERE run_id = $1 FOR UPDATE', [runId]),
+        );
+        if (!current) throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
+        const next: RunRecord = { ...current, ...withoutUndefined(patch), runId };
+        await q.query(
+          'UPDATE runs SET session_key = $2, spawned_by = $3, status = $4, created_at = $5, record = $6 WHERE run_id = $1',
+          [
+            runId,
+            next.sessionKey,
+            next.spawnedBy ?? null,
+            next.status,
+            next.createdAt,
+            serialize(next, 'run'),
+          ],
+        );
+        return clone(next);
+      }),
+    );
+  }
+
+  listRuns(query: RunListQuery = {}): Promise<RunRecord[]> {
+    return this.run(async () => {
+      if (query.statuses?.length === 0) return [];
+      const limit = sqlLimit(query.limit);
+      if (limit === 0) return [];
+      const where = new Conditions();
+      if (query.sessionKey !== undefined) where.add('session_key = ?', query.sessionKey);
+      if (query.spawnedBy !== undefined) where.add('spawned_by = ?', query.spawnedBy);
+      if (query.statuses !== undefined) where.add('status = ANY(?)', [...query.statuses]);
+      const text = `SELECT record FROM runs${where.sql()} ORDER BY created_at DESC, run_id DESC${where.limit(limit)}`;
+      return records<RunRecord>(await this.db.query<Row>(text, where.values));
+    });
+  }
+
+  // --- announce outbox ---
+
+  putOutbox(entry: OutboxEntry): Promise<boolean> {
+    return this.run(async () => {
+      const result = await this.db.query(
+        `INSERT INTO outbox (child_session_key, run_id, requester_session_key, status, next_attempt_at, created_at, entry)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (child_session_key, run_id) DO NOTHING`,
+        [
+          entry.childSessionKey,
+          entry.runId,
+          entry.requesterSessionKey,
+          entry.status,
+          entry.nextAttemptAt,
+          entry.createdAt,
+          serialize(entry, 'outbox entry'),
+        ],
+      );
+      return (result.rowCount ?? 0) > 0;
+    });
+  }
+
+  getOutbox(childSessionKey: string, runId: string): Promise<OutboxEntry | undefined> {
+    return this.run(async () =>
+      first<OutboxEntry>(
+        await this.db.query<Row>(
+          'SELECT entry AS record FROM outbox WHERE child_session_key = $1 AND run_id = $2',
+          [childSessionKey, runId],
+        ),
+      ),
+    );
+  }
+
+  updateOutbox(
+    childSessionKey: string,
+    runId: string,
+    patch: Partial<Omit<OutboxEntry, 'childSessionKey' | 'runId'>>,
+  ): Promise<OutboxEntry> {
+    return this.run(() =>
+      this.db.atomic(async (q) => {
+        const current = first<OutboxEntry>(
+          await q.query<Row>(
+            'SELECT entry AS record FROM outbox WHERE child_session_key = $1 AND run_id = $2 FOR UPDATE',
+            [childSessionKey, runId],
+          ),
+        );
+        if (!current) {
+          throw new ColloquyError(
+            'STORE_ERROR',
+            `No outbox entry for run "${runId}" of "${childSessionKey}".`,
+            {
+              childSessionKey,
+              runId,
+            },
+          );
+        }
+        const next: OutboxEntry = { ...current, ...withoutUndefined(patch), childSessionKey, runId };
+        await q.query(
+          `UPDATE outbox SET requester_session_key = $3, status = $4, next_attempt_at = $5, created_at = $6, entry = $7
+           WHERE child_session_key = $1 AND run_id = $2`,
+          [
+            childSessionKey,
+            runId,
+            next.requesterSessionKey,
+            next.status,
+            next.nextAttemptAt,
+            next.createdAt,
+            serialize(next, 'outbox entry'),
+          ],
+        );
+        return clone(next);
+      }),
+    );
+  }
+
+  listOutbox(query: OutboxListQuery = {}): Promise<OutboxEntry[]> {
+    return this.run(async () => {
+      const statuses = query.statuses ?? ['pending'];
+      const limit = sqlLimit(query.limit);
+      if (statuses.length === 0 || limit === 0) return [];
+      const where = new Conditions();
+      where.add('status = ANY(?)', [...statuses]);
+      if (query.requesterSessionKey !== undefined)
+        where.add('requester_session_key = ?', query.requesterSessionKey);
+      if (query.dueBefore !== undefined) where.add('next_attempt_at <= ?', query.dueBefore);
+      const text = `SELECT entry AS record FROM outbox${where.sql()} ORDER BY created_at, n${where.limit(limit)}`;
+      return records<OutboxEntry>(await this.db.query<Row>(text, where.values));
+    });
+  }
+
+  // --- session inbox ---
+
+  putInbox(entry: InboxEntry): Promise<boolean> {
+    return this.run(async () => {
+      const result = await this.db.query(
+        `INSERT INTO inbox (session_key, id, created_at, consumed_at, entry) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (session_key, id) DO NOTHING`,
+        [
+          entry.sessionKey,
+          entry.id,
+          entry.createdAt,
+          entry.consumedAt ?? null,
+          serialize(entry, 'inbox entry'),
+        ],
+      );
+      return (result.rowCount ?? 0) > 0;
+    });
+  }
+
+  listInbox(sessionKey: string): Promise<InboxEntry[]> {
+    return this.run(async () =>
+      records<InboxEntry>(
+        await this.db.query<Row>(
+          'SELECT entry AS record FROM inbox WHERE session_key = $1 AND consumed_at IS NULL ORDER BY created_at, n',
+          [sessionKey],
+        ),
+      ),
+    );
+  }
+
+  consumeInbox(sessionKey: string, ids: readonly string[], at: number): Promise<void> {
+    return this.run(async () => {
+      if (ids.length === 0) return;
+      await this.db.query(
+        `UPDATE inbox SET consumed_at = $3, entry = (entry::jsonb || jsonb_build_object('consumedAt', $3::bigint))::json
+         WHERE session_key = $1 AND id = ANY($2) AND consumed_at IS NULL`,
+        [sessionKey, [...ids], at],
+      );
+    });
+  }
+
+  // --- thread bindings ---
+
+  putThreadBinding(binding: ThreadBinding): Promise<void> {
+    return this.run(async () => {
+      await this.db.query(
+        `INSERT INTO thread_bindings (channel, account_id, thread_id, session_key, binding) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (channel, account_id, thread_id) DO UPDATE SET session_key = excluded.session_key, binding = excluded.binding`,
+        [
+          binding.channel,
+          binding.accountId,
+          binding.threadId,
+          binding.sessionKey,
+          serialize(binding, 'thread binding'),
+        ],
+      );
+    });
+  }
+
+  getThreadBinding(channel: string, accountId: string, threadId: string): Promise<ThreadBinding | undefined> {
+    return this.run(async () =>
+      first<ThreadBinding>(
+        await this.db.query<Row>(
+          'SELECT binding AS record FROM thread_bindings WHERE channel = $1 AND account_id = $2 AND thread_id = $3',
+          [channel, accountId, threadId],
+        ),
+      ),
+    );
+  }
+
+  listThreadBindings(query: { sessionKey?: string; channel?: string } = {}): Promise<ThreadBinding[]> {
+    return this.run(async () => {
+      const where = new Conditions();
+      if (query.sessionKey !== undefined) where.add('session_key = ?', query.sessionKey);
+      if (query.channel !== undefined) where.add('channel = ?', query.channel);
+      const text = `SELECT binding AS record FROM thread_bindings${where.sql()} ORDER BY n`;
+      return records<ThreadBinding>(await this.db.query<Row>(text, where.values));
+    });
+  }
+
+  deleteThreadBinding(channel: string, accountId: string, threadId: string): Promise<boolean> {
+    return this.run(async () => {
+      const result = await this.db.query(
+        'DELETE FROM thread_bindings WHERE channel = $1 AND account_id = $2 AND thread_id = $3',
+        [channel, accountId, threadId],
+      );
+      return (result.rowCount ?? 0) > 0;
+    });
+  }
+
+  // --- pairing ---
+
+  putPairing(record: PairingRecord): Promise<void> {
+    return this.run(async () => {
+      try {
+        await this.db.query(
+          `INSERT INTO pairings (channel, account_id, peer_id, status, code, created_at, record) VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (channel, account_id, peer_id) DO UPDATE SET status = excluded.status, code = excluded.code,
+             created_at = excluded.created_at, record = excluded.record`,
+          [
+            record.channel,
+            record.accountId,
+            record.peerId,
+            record.status,
+            record.status === 'pending' ? (record.code ?? null) : null,
+            record.createdAt,
+            serialize(record, 'pairing'),
+          ],
+        );
+      } catch (error) {
+        if (pgCode(error) !== '23505') throw error;
+        throw new ColloquyError(
+          'CONFLICT',
+          `The ${record.channel} pairing code "${record.code}" is already pending for another peer; issue a new code.`,
+          { channel: record.channel, code: record.code },
+          { cause: error },
+        );
+      }
+    });
+  }
+
+  getPairing(channel: string, accountId: string, peerId: string): Promise<PairingRecord | undefined> {
+    return this.run(async () =>
+      first<PairingRecord>(
+        await this.db.query<Row>(
+          'SELECT record FROM pairings WHERE channel = $1 AND account_id = $2 AND peer_id = $3',
+          [channel, accountId, peerId],
+        ),
+      ),
+    );
+  }
+
+  listPairings(query: PairingListQuery): Promise<PairingRecord[]> {
+    return this.run(async () => {
+      const where = new Conditions();
+      where.add('channel = ?', query.channel);
+      if (query.accountId !== undefined) where.add('account_id = ?', query.accountId);
+      if (query.status !== undefined) where.add('status = ?', query.status);
+      if (query.code !== undefined) where.add("status = 'pending' AND code = ?", query.code);
+      const text = `SELECT record FROM pairings${where.sql()} ORDER BY created_at, n`;
+      return records<PairingRecord>(await this.db.query<Row>(text, where.values));
+    });
+  }
+
+  deletePairing(channel: string, accountId: string, peerId: string): Promise<boolean> {
+    return this.run(async () => {
+      const result = await this.db.query(
+        'DELETE FROM pairings WHERE channel = $1 AND account_id = $2 AND peer_id = $3',
+        [channel, accountId, peerId],
+      );
+      return (result.rowCount ?? 0) > 0;
+    });
+  }
+
+  // --- internals ---
+
+  /** Checks the handle is usable, runs `work`, and maps driver errors onto `ColloquyError`. */
+  protected async run<T>(work: () => Promise<T>): Promise<T> {
+    this.db.assertUsable();
+    try {
+      return await work();
+    } catch (error) {
+      throw this.db.fail(error);
+    }
+  }
+
+  private async writeSession(q: Queryable, record: SessionRecord): Promise<void> {
+    try {
+      await q.query(
+        `INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, spawned_by, label, archived_at, record)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, agent_id = excluded.agent_id,
+           kind = excluded.kind, updated_at = excluded.updated_at, spawned_by = excluded.spawned_by,
+           label = excluded.label, archived_at = excluded.archived_at, record = excluded.record`,
+        [
+          record.key,
+          record.sessionId,
+          record.agentId,
+          record.kind,
+          record.updatedAt,
+          record.spawnedBy ?? null,
+          record.label ?? null,
+          record.archivedAt ?? null,
+          serialize(record, 'session'),
+        ],
+      );
+    } catch (error) {
+      if (pgCode(error) !== '23505') throw error;
+      throw new ColloquyError(
+        'CONFLICT',
+        `Session id "${record.sessionId}" already belongs to another session; give "${record.key}" a fresh sessionId.`,
+        { key: record.key, sessionId: record.sessionId },
+        { cause: error },
+      );
+    }
+  }
+}
+
+/** WHERE conditions with `?` placeholders turned into `$n`. */
+class Conditions {
+  readonly values: unknown[] = [];
+  private readonly parts: string[] = [];
+
+  add(condition: string, value: unknown): void {
+    this.values.push(value);
+    this.parts.push(condition.replace('?', `$${this.values.length}`));
+  }
+
+  sql(): string {
+    return this.parts.length > 0 ? ` WHERE ${this.parts.join(' AND ')}` : '';
+  }
+
+  limit(limit: number): string {
+    if (limit < 0) return '';
+    this.values.push(limit);
+    return ` LIMIT $${this.values.length}`;
+  }
+}
+
+function first<T>(result: { rows: Row[] }): T | undefined {
+  const row = result.rows[0];
+  return row === undefined ? undefined : (row.record as T);
+}
+
+function records<T>(result: { rows: Row[] }): T[] {
+  return result.rows.map((row) => row.record as T);
+}
+
+function clone<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+function sessionNotFound(key: string): ColloquyError {
+  return new ColloquyError('SESSION_NOT_FOUND', `No session "${key}".`, { key });
+}
+
+function serialize(value: unknown, what: string): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `The ${what} cannot be stored because it is not JSON-serialisable (${(error as Error).message}); ` +
+        'keep records to plain objects, arrays, strings, numbers and booleans.',
+      {},
+      { cause: error },
+    );
+  }
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

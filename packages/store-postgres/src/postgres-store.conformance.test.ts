@@ -1,0 +1,12 @@
+import { runStoreConformance } from '@colloquy/core/testing';
+import { afterAll, beforeAll } from 'vitest';
+import { openPostgresStore } from './postgres-store.js';
+import { startTestPostgres, type TestPostgres } from './testing/test-postgres.js';
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startTestPostgres();
+});
+afterAll(() => server?.stop());
+
+runStoreConformance('PostgresStore', async () => openPostgresStore({ url: await server.createDatabase() }));

@@ -1,0 +1,238 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  ColloquyError,
+  type Logger,
+  type SessionRecord,
+  type Store,
+  type StoreTransaction,
+  silentLogger,
+} from '@colloquy/core';
+import pg from 'pg';
+import { type DatabaseAddress, databaseAddress, redactDatabaseUrl } from './database-url.js';
+import { migrate, POSTGRES_SCHEMA_VERSION, quoteIdent } from './migrations.js';
+import { isConnectionError, toStoreError } from './pg-errors.js';
+import { type PgConnection, PgOperations, type Queryable } from './pg-operations.js';
+
+/** Options of {@link openPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:5432/database`. */
+  url: string;
+  /** The schema the tables live in; created when missing. Default `colloquy`. */
+  schema?: string;
+  /** Most connections the pool opens. Default 10. */
+  maxConnections?: number;
+  /** How long to wait for a connection before failing with `STORE_ERROR`. Default 10,000 ms. */
+  connectionTimeoutMs?: number;
+  /** For migration messages and connection errors. Default silent. */
+  logger?: Logger;
+}
+
+interface OpenTransaction {
+  active: boolean;
+}
+
+/**
+ * The Colloquy Store on PostgreSQL: sessions, transcripts, runs, the announce outbox and inbox,
+ * thread bindings and pairings in one schema, over a connection pool. Open it with
+ * {@link openPostgresStore}.
+ *
+ * Each call runs on a pooled connection; a call that writes several rows (or reads, then writes,
+ * like a patch) runs in its own transaction, with `SELECT ... FOR UPDATE` row locks so concurrent
+ * patches of one row never lose a field. `transaction(fn)` holds one connection for `fn` at READ
+ * COMMITTED: other transactions never see its writes before the commit, and a dropped connection
+ * rolls it back.
+ */
+export class PostgresStore extends PgOperations implements Store {
+  /** Where the database is (no credentials). */
+  readonly address: DatabaseAddress;
+  /** The schema the tables live in. */
+  readonly schema: string;
+  /** The schema version, always `POSTGRES_SCHEMA_VERSION` once opened. */
+  readonly schemaVersion = POSTGRES_SCHEMA_VERSION;
+  private readonly pool: pg.Pool;
+  private readonly log: Logger;
+  private readonly openTransaction: AsyncLocalStorage<OpenTransaction>;
+  private state: { closed: boolean };
+
+  /** @internal Use {@link openPostgresStore}, which connects and migrates first. */
+  constructor(pool: pg.Pool, address: DatabaseAddress, schema: string, log: Logger) {
+    const openTransaction = new AsyncLocalStorage<OpenTransaction>();
+    const state = { closed: false };
+    const fail = (error: unknown) => toStoreError(error, address);
+    const assertUsable = () => {
+      if (state.closed) throw closedError(address);
+      if (openTransaction.getStore()?.active) {
+        throw new ColloquyError(
+          'STORE_ERROR',
+          'A Store method was called on the store inside its own transaction; call it on the `tx` handle that transaction(fn) passes to fn.',
+        );
+      }
+    };
+    const connection: PgConnection = {
+      query: (text, values) => pool.query(text, values),
+      atomic: (work) => withClient(pool, log, async (client) => inTransaction(client, () => work(client))),
+      assertUsable,
+      fail,
+    };
+    super(connection);
+    this.pool = pool;
+    this.address = address;
+    this.schema = schema;
+    this.log = log;
+    this.openTransaction = openTransaction;
+    this.state = state;
+  }
+
+  /**
+   * Runs `fn` in one transaction on one pooled connection: everything it writes through `tx`
+   * commits together, or, when it rejects or the connection drops, nothing does.
+   */
+  override async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    this.db.assertUsable();
+    // What `fn` throws is rethrown as it is; only the driver's own failures are mapped.
+    let thrownByFn: { error: unknown } | undefined;
+    try {
+      return await withClient(this.pool, this.log, (client) =>
+        inTransaction(client, async () => {
+          const open: OpenTransaction = { active: true };
+          const tx = new PgOperations({
+            query: (text, values) => client.query(text, values),
+            atomic: (work) => work(client),
+            assertUsable: () => {
+              if (!open.active) {
+                throw new ColloquyError(
+                  'STORE_ERROR',
+                  'This transaction is over: a `tx` handle is valid only until the function given to transaction(fn) settles.',
+                );
+              }
+            },
+            fail: (error) => toStoreError(error, this.address),
+          });
+          try {
+            return await this.openTransaction.run(open, () => fn(tx));
+          } catch (error) {
+            thrownByFn = { error };
+            throw error;
+          } finally {
+            open.active = false;
+          }
+        }),
+      );
+    } catch (error) {
+      if (thrownByFn && thrownByFn.error === error) throw error;
+      throw toStoreError(error, this.address);
+    }
+  }
+
+  /** `postgres://host:port/database#<sessionId>`: where the transcript lives, without credentials. */
+  transcriptLocator(session: SessionRecord): string {
+    const { host, port, database } = this.address;
+    return `postgres://${host}:${port}/${encodeURIComponent(database)}#${session.sessionId}`;
+  }
+
+  /** Waits for calls in flight, then closes every pooled connection. Closing twice is fine. */
+  async close(): Promise<void> {
+    if (this.state.closed) return;
+    this.state.closed = true;
+    await this.pool.end();
+  }
+}
+
+/**
+ * Connects to PostgreSQL, creates or upgrades the store's schema (under an advisory lock, so
+ * instances starting at once take turns), and returns the store.
+ *
+ * @param options - the URL and pool settings
+ * @returns the open store; close it with `await store.close()`
+ * @throws ColloquyError `STORE_ERROR` when the database cannot be reached (the message names host
+ *   and port, never the password), `STORE_VERSION` when the schema is newer than this build,
+ *   `CONFIG_INVALID` for a URL that is not `postgres://`
+ * @example
+ * ```ts
+ * import { openPostgresStore } from '@colloquy/store-postgres';
+ *
+ * const store = await openPostgresStore({ url: process.env.COLLOQUY_DATABASE_URL! });
+ * console.log(await store.listSessions({ limit: 10 }));
+ * await store.close();
+ * ```
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const address = databaseAddress(options.url);
+  const schema = options.schema ?? 'colloquy';
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) {
+    throw new ColloquyError(
+      'CONFIG_INVALID',
+      `The schema name "${schema}" must be lower-case letters, digits and underscores.`,
+      { schema },
+    );
+  }
+  const log = options.logger ?? silentLogger;
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+    options: `-c search_path=${quoteIdent(schema)}`,
+    application_name: 'colloquy',
+  });
+  // An idle connection that dies (server restart, network) must not crash the process.
+  pool.on('error', (error) =>
+    log.warn(
+      { err: error, database: redactDatabaseUrl(options.url) },
+      'a pooled PostgreSQL connection failed',
+    ),
+  );
+  try {
+    const result = await withClient(pool, log, (client) => migrate(client, schema));
+    if (result.from !== result.to)
+      log.info({ schema, from: result.from, to: result.to }, 'PostgreSQL schema migrated');
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw toStoreError(error, address);
+  }
+  return new PostgresStore(pool, address, schema, log);
+}
+
+/** Checks a connection out for `work`; a connection that broke is destroyed, not reused. */
+async function withClient<T>(
+  pool: pg.Pool,
+  log: Logger,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken = error;
+    log.warn({ err: error }, 'a PostgreSQL connection failed while in use');
+  };
+  client.on('error', onError);
+  try {
+    return await work(client);
+  } catch (error) {
+    if (isConnectionError(error)) broken ??= error as Error;
+    throw error;
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}
+
+/** BEGIN, `work`, COMMIT; ROLLBACK when `work` throws. */
+async function inTransaction<T>(client: Queryable, work: () => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+  await client.query('COMMIT');
+  return result;
+}
+
+function closedError(address: DatabaseAddress): ColloquyError {
+  return new ColloquyError(
+    'STORE_ERROR',
+    `The PostgreSQL store for ${address.host}:${address.port}/${address.database} is closed; open it again with openPostgresStore.`,
+  );
+}

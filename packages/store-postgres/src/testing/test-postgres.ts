@@ -1,0 +1,174 @@
+import { execFile } from 'node:child_process';
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const run = promisify(execFile);
+
+/** A PostgreSQL server started for tests; stop it when done. */
+export interface TestPostgres {
+  /** Superuser URL of the `postgres` database (user `colloquy`, password in `password`). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  /** Creates an empty database and returns its URL. */
+  createDatabase(name?: string): Promise<string>;
+  /** Ends every other connection to `database` (`pg_terminate_backend`); returns how many. */
+  terminateConnections(database: string): Promise<number>;
+  /** Stops the server and removes its files. */
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+
+/**
+ * Starts a throwaway PostgreSQL cluster: `initdb` into a temporary directory, the server on a free
+ * loopback port with its Unix socket in that directory, password authentication on TCP. Run as
+ * root, the cluster belongs to (and runs as) the `postgres` user, since PostgreSQL refuses root.
+ * `fsync` is off: tests kill clients, never this server.
+ *
+ * @throws Error naming what is missing when the PostgreSQL binaries cannot be found (install
+ *   Debian's `postgresql` package) or the server does not start (its log is included)
+ */
+export async function startTestPostgres(): Promise<TestPostgres> {
+  const bin = findBinaries();
+  const dir = mkdtempSync(join(tmpdir(), 'colloquy-pg-'));
+  const data = join(dir, 'data');
+  const user = 'colloquy';
+  const password = `pw-${process.pid}-${Date.now().toString(36)}`;
+  writeFileSync(join(dir, 'pwfile'), `${password}\n`);
+  const asRoot = process.getuid?.() === 0;
+  const owner = asRoot ? postgresUser() : undefined;
+  if (owner) {
+    for (const path of [dir, join(dir, 'pwfile')]) chownSync(path, owner.uid, owner.gid);
+  }
+  const exec = (file: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, file), ...args]) : run(join(bin, file), args);
+  const port = await freePort();
+  try {
+    await exec('initdb', [
+      '-D',
+      data,
+      '-U',
+      user,
+      '--pwfile',
+      join(dir, 'pwfile'),
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+    ]);
+    const settings = [
+      `-c listen_addresses=127.0.0.1`,
+      `-p ${port}`,
+      `-k ${dir}`,
+      '-c fsync=off',
+      '-c full_page_writes=off',
+      '-c max_connections=200',
+    ].join(' ');
+    await exec('pg_ctl', [
+      '-D',
+      data,
+      '-o',
+      settings,
+      '-l',
+      join(dir, 'server.log'),
+      '-w',
+      '-t',
+      '30',
+      'start',
+    ]);
+  } catch (error) {
+    const log = existsSync(join(dir, 'server.log')) ? readFileSync(join(dir, 'server.log'), 'utf8') : '';
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`The test PostgreSQL server did not start: ${(error as Error).message}\n${log}`);
+  }
+  const host = '127.0.0.1';
+  const url = `postgres://${user}:${password}@${host}:${port}/postgres`;
+  const admin = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    url,
+    host,
+    port,
+    user,
+    password,
+    async createDatabase(name = `test_${process.pid}_${++counter}`) {
+      await admin((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE template0`));
+      return `postgres://${user}:${password}@${host}:${port}/${name}`;
+    },
+    terminateConnections: (database) =>
+      admin(async (client) => {
+        const result = await client.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [database],
+        );
+        return result.rowCount ?? 0;
+      }),
+    async stop() {
+      await exec('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function findBinaries(): string {
+  const root = '/usr/lib/postgresql';
+  const fromEnv = process.env.COLLOQUY_PG_BIN;
+  if (fromEnv && existsSync(join(fromEnv, 'initdb'))) return fromEnv;
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (versions.length === 0) {
+    throw new Error(
+      'PostgreSQL binaries not found (looked in /usr/lib/postgresql/*/bin and COLLOQUY_PG_BIN). Install them with `apt-get install postgresql`.',
+    );
+  }
+  return join(root, versions[0]!, 'bin');
+}
+
+function postgresUser(): { uid: number; gid: number } {
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('postgres:'));
+  const [, , uid, gid] = line?.split(':') ?? [];
+  if (uid === undefined || gid === undefined) {
+    throw new Error("Running as root needs the `postgres` user that Debian's postgresql package creates.");
+  }
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
