@@ -1,0 +1,101 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openPostgresStore } from '@colloquy/store-postgres';
+import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type AppProcess, runCliProcess, startApp } from './support/app-process.js';
+import { openProbe } from './support/ws-probe.js';
+
+let server: TestPostgres;
+let app: AppProcess | undefined;
+const dirs: string[] = [];
+beforeAll(async () => {
+  server = await startTestPostgres();
+}, 60_000);
+afterEach(async () => {
+  await app?.cleanup();
+  app = undefined;
+});
+afterAll(async () => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  await server?.stop();
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'colloquy-pg-app-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe('colloquy on PostgreSQL', () => {
+  it('serves the web chat with sessions in PostgreSQL when COLLOQUY_DATABASE_URL is set', async () => {
+    const url = await server.createDatabase();
+    app = await startApp({}, { COLLOQUY_DATABASE_URL: url });
+    const origin = app.webchatUrl.replace(/\/$/, '');
+    const chat = await openProbe(`${origin.replace('http', 'ws')}/ws`, { origin });
+    await chat.next((f) => f.type === 'ready');
+    chat.send(JSON.stringify({ type: 'message', text: '/status', clientId: 'c1' }));
+    const reply = await chat.next(
+      (f) => f.type === 'message' && (f.message as { role: string }).role === 'assistant',
+      10_000,
+    );
+    expect((reply.message as { text: string }).text).toContain('Session:');
+    chat.close();
+    expect(existsSync(join(app.stateDir, 'colloquy.db'))).toBe(false);
+    expect(app.output()).not.toContain(server.password);
+
+    const store = await openPostgresStore({ url });
+    try {
+      const sessions = await store.listSessions({});
+      expect(sessions.some((s) => s.key.includes(':webchat:'))).toBe(true);
+    } finally {
+      await store.close();
+    }
+    const listed = await runCliProcess(['sessions', 'list', '--json'], {
+      cwd: app.dir,
+      env: { COLLOQUY_GATEWAY_URL: app.gatewayUrl, COLLOQUY_TOKEN: app.token },
+    });
+    expect(listed.stdout).toContain(':webchat:');
+  }, 60_000);
+
+  it('refuses to start against an unreachable database: exit 1, host and port named, no password, no token kept', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const dir = tempDir();
+    const run = await runCliProcess(['start', '--state-dir', join(dir, 'state'), '--log-format', 'json'], {
+      cwd: dir,
+      env: { COLLOQUY_DATABASE_URL: `postgres://bot:pw-not-shown@127.0.0.1:${port}/colloquy` },
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr + run.stdout).toContain(`127.0.0.1:${port}`);
+    expect(run.stderr + run.stdout).not.toContain('pw-not-shown');
+    expect(existsSync(join(dir, 'state', 'admin-token'))).toBe(false);
+  }, 30_000);
+
+  it('config check connects and says what is wrong, naming the variable and masking the password', async () => {
+    const dir = tempDir();
+    const check = (url: string) =>
+      runCliProcess(['config', 'check', '--state-dir', join(dir, 'state')], {
+        cwd: dir,
+        env: { COLLOQUY_DATABASE_URL: url },
+      });
+    const good = await check(await server.createDatabase());
+    expect(good.code).toBe(0);
+    expect(good.stdout).toContain('Storage:  PostgreSQL');
+    expect(good.stdout).not.toContain(server.password);
+
+    const wrongPassword = await check(server.url.replace(`:${server.password}@`, ':wrong-pass-here@'));
+    expect(wrongPassword.code).toBe(1);
+    expect(wrongPassword.stderr).toContain('refused the login');
+    expect(wrongPassword.stderr).toContain('COLLOQUY_DATABASE_URL');
+    expect(wrongPassword.stderr).not.toContain('wrong-pass-here');
+
+    const missing = await check(server.url.replace(/\/postgres$/, '/nope_db'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('does not exist');
+  }, 30_000);
+});

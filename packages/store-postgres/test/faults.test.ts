@@ -1,0 +1,105 @@
+import { createServer } from 'node:net';
+import { makeRunRecord, makeSessionRecord } from '@colloquy/core/testing';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkPostgresConnection } from '../src/check-connection.js';
+import { redactDatabaseUrl } from '../src/database-url.js';
+import { openPostgresStore } from '../src/postgres-store.js';
+import { startTestPostgres, type TestPostgres } from '../src/testing/test-postgres.js';
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startTestPostgres();
+});
+afterAll(() => server?.stop());
+
+const say = (text: string) => ({ role: 'user' as const, content: text, timestamp: 1 });
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+describe('bad connection settings', () => {
+  it('names host and port of an unreachable server, never the password', async () => {
+    const port = await closedPort();
+    const url = `postgres://bot:hunter2-secret@127.0.0.1:${port}/colloquy`;
+    const check = await checkPostgresConnection(url, { timeoutMs: 2000 });
+    expect(check).toMatchObject({ ok: false, problem: 'unreachable' });
+    const message = check.ok ? '' : check.message;
+    expect(message).toContain(`127.0.0.1:${port}`);
+    expect(message).not.toContain('hunter2-secret');
+    const opening = await openPostgresStore({ url, connectionTimeoutMs: 2000 }).catch((e: unknown) => e);
+    expect(opening).toMatchObject({ code: 'STORE_ERROR' });
+    expect((opening as Error).message).toContain(`127.0.0.1:${port}`);
+    expect((opening as Error).message).not.toContain('hunter2-secret');
+  });
+
+  it('tells a wrong password and a missing database apart', async () => {
+    const wrong = server.url.replace(`:${server.password}@`, ':not-the-password@');
+    const auth = await checkPostgresConnection(wrong);
+    expect(auth).toMatchObject({ ok: false, problem: 'authentication' });
+    expect(auth.ok ? '' : auth.message).not.toContain('not-the-password');
+    expect(auth.ok ? '' : auth.message).toContain(redactDatabaseUrl(wrong));
+    const missing = await checkPostgresConnection(server.url.replace(/\/postgres$/, '/no_such_db'));
+    expect(missing).toMatchObject({ ok: false, problem: 'database-missing' });
+    expect(await checkPostgresConnection(server.url)).toMatchObject({ ok: true });
+    expect(await checkPostgresConnection('mysql://x/y')).toMatchObject({ ok: false, problem: 'invalid-url' });
+  });
+});
+
+describe('migrations', () => {
+  it('creates the schema once, re-opens without changes, and two stores opening at once both succeed', async () => {
+    const url = await server.createDatabase();
+    const [a, b] = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
+    await a.putSession(makeSessionRecord('k1'));
+    expect((await b.getSession('k1'))?.key).toBe('k1');
+    await Promise.all([a.close(), b.close()]);
+    const again = await openPostgresStore({ url });
+    expect((await again.getSession('k1'))?.key).toBe('k1');
+    await again.close();
+  });
+
+  it('refuses a schema written by a newer version and changes nothing', async () => {
+    const url = await server.createDatabase();
+    const store = await openPostgresStore({ url });
+    await store.close();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query('UPDATE colloquy.schema_version SET version = 999');
+    const refused = await openPostgresStore({ url }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'STORE_VERSION' });
+    expect((refused as Error).message).toContain('newer Colloquy');
+    const version = await client.query('SELECT version FROM colloquy.schema_version');
+    expect(version.rows).toEqual([{ version: 999 }]);
+    await client.end();
+  });
+});
+
+describe('a connection lost in the middle of a transaction', () => {
+  it('rolls the transaction back, reports STORE_ERROR, and the store keeps working', async () => {
+    const url = await server.createDatabase();
+    const database = new URL(url).pathname.slice(1);
+    const store = await openPostgresStore({ url });
+    await store.putSession(makeSessionRecord('k1'));
+    const outcome = await store
+      .transaction(async (tx) => {
+        await tx.createRun(makeRunRecord('r1', 'k1'));
+        await tx.appendMessages('k1', [say('half-written')]);
+        await server.terminateConnections(database);
+        await tx.patchSession('k1', { label: 'never' });
+      })
+      .catch((e: unknown) => e);
+    expect(outcome).toMatchObject({ code: 'STORE_ERROR' });
+    expect(await store.getRun('r1')).toBeUndefined();
+    expect(await store.countMessages('k1')).toBe(0);
+    expect((await store.getSession('k1'))?.label).toBeUndefined();
+    await store.appendMessages('k1', [say('after')]);
+    expect((await store.readTail('k1', 5)).map((m) => [m.seq, m.content])).toEqual([[1, 'after']]);
+    await store.close();
+  });
+});
