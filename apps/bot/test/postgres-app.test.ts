@@ -45,6 +45,7 @@ describe('colloquy on PostgreSQL', () => {
     chat.close();
     expect(existsSync(join(app.stateDir, 'colloquy.db'))).toBe(false);
     expect(app.output()).not.toContain(server.password);
+    expect(app.output()).toContain('Storage:     PostgreSQL, postgres://colloquy:***@127.0.0.1:');
 
     const store = await openPostgresStore({ url });
     try {

@@ -23,3 +23,21 @@ export async function openBotStore(config: BotConfig, log: Logger): Promise<Stor
   const { openSqliteStore } = await import('@colloquy/store-sqlite');
   return openSqliteStore({ file: join(config.stateDir, STATE_FILES.database), logger: log });
 }
+
+/**
+ * Which store the bot uses, for banners: `PostgreSQL, postgres://user:***@host:5432/db` or
+ * `SQLite, colloquy.db in the state directory`. Never shows a password.
+ *
+ * @param config - the loaded config
+ */
+export function describeStorage(config: BotConfig): string {
+  const url = config.storage.url;
+  if (url === undefined) return 'SQLite, colloquy.db in the state directory';
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return `PostgreSQL, ${parsed.toString()}`;
+  } catch {
+    return 'PostgreSQL';
+  }
+}

@@ -6,6 +6,7 @@ import { ENV } from '../../config/env-overlay.js';
 import { type BotConfig, loadBotConfig } from '../../config/load-config.js';
 import { MODEL_HELP } from '../../config/model-help.js';
 import { createAppLogger, type LogFormat } from '../../logging/create-logger.js';
+import { describeStorage } from '../../state/open-store.js';
 import { STATE_FILES } from '../../state/state-dir.js';
 import { type CliIo, writeLines } from '../cli-io.js';
 import { parseFlags } from '../parse-flags.js';
@@ -95,6 +96,7 @@ function banner(bot: Bot, config: BotConfig): string[] {
   }
   lines.push(`  Gateway:     ${bot.gatewayUrl}`);
   lines.push(`  Channels:    ${bot.channels.join(', ') || 'none'}`);
+  lines.push(`  Storage:     ${describeStorage(config)}`);
   lines.push(`  State:       ${stateDir}`);
   lines.push(`  Config:      ${config.file ? displayPath(config.file, config.baseDir) : 'embedded default'}`);
   if (bot.model) {
