@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { MemoryStore, resolveConfig } from '@colloquy/core';
 import { createScriptedModel } from '@colloquy/core/testing';
+import { openPostgresStore } from '@colloquy/store-postgres';
+import { startTestPostgres } from '@colloquy/store-postgres/testing';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import { createRuntime } from '../dist/index.js';
 
@@ -33,10 +35,16 @@ const dirs = [];
 /**
  * A store of the given kind: `sqlite` (a fresh temp dir, WAL, synchronous NORMAL, one commit per
  * transaction), `sqlite+gc` (the same with group commit: the runtime awaits `flush()` before the
- * model call and before reporting a run ended), or `memory`.
+ * model call and before reporting a run ended), `postgres` (a fresh database on a throwaway local
+ * PostgreSQL server, over TCP on loopback), or `memory`.
  */
-function makeStore(kind) {
+let postgresServer;
+async function makeStore(kind) {
   if (kind === 'memory') return new MemoryStore();
+  if (kind === 'postgres') {
+    postgresServer ??= await startTestPostgres();
+    return openPostgresStore({ url: await postgresServer.createDatabase() });
+  }
   const dir = mkdtempSync(join(tmpdir(), 'colloquy-runtime-bench-'));
   dirs.push(dir);
   return openSqliteStore({ file: join(dir, 'colloquy.db'), groupCommit: kind === 'sqlite+gc' });
@@ -102,7 +110,7 @@ function createBenchChannel() {
 
 /** Boots a runtime with the bench channel and a zero-latency scripted model that notes request times. */
 async function boot(storeKind, { lanes, timed = false } = {}) {
-  const base = makeStore(storeKind);
+  const base = await makeStore(storeKind);
   const timing = timed ? timedStore(base) : undefined;
   const store = timing?.store ?? base;
   const requestedAt = new Map();
@@ -265,6 +273,8 @@ async function main() {
     ['sqlite', undefined],
     ['sqlite+gc', SESSIONS],
     ['sqlite', SESSIONS],
+    ['postgres', undefined],
+    ['postgres', SESSIONS],
     ['memory', undefined],
   ]) {
     const r = await throughput(storeKind, lanes);
@@ -278,7 +288,7 @@ async function main() {
   }
   console.log(`\nOverhead: one turn at a time, ${SEQUENTIAL_TURNS} turns over ${SESSIONS} sessions.`);
   const overhead = {};
-  for (const storeKind of ['sqlite+gc', 'sqlite', 'memory']) {
+  for (const storeKind of ['sqlite+gc', 'sqlite', 'postgres', 'memory']) {
     const r = await sequential(storeKind);
     overhead[storeKind] = r;
     console.log(
@@ -301,6 +311,7 @@ async function main() {
     `Without group commit: ${results[1].perSecond.toFixed(0)} turns/s, p50 overhead ${ms(overhead.sqlite.toModel.p50)}.`,
   );
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  await postgresServer?.stop();
   if (STRICT && !(okThroughput && okOverhead)) process.exitCode = 1;
 }
 

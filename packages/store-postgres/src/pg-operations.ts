@@ -141,10 +141,7 @@ export class PgOperations implements StoreTransaction {
       );
       if (result.rows.length === 0) throw sessionNotFound(sessionKey);
       const seqs = result.rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
-      return messages.map((message, i) => ({
-        ...(JSON.parse(json[i]!) as TranscriptMessage),
-        seq: seqs[i]!,
-      }));
+      return json.map((text, i) => ({ ...(JSON.parse(text) as TranscriptMessage), seq: seqs[i]! }));
     });
   }
 
