@@ -116,18 +116,23 @@ try {
   const postgresStore = await openPostgresStore({ url: await server.createDatabase(), maxConnections: 20 });
   const postgres = await measureStore(postgresStore);
   await postgresStore.close();
+  const row = (workload, a, b, target) =>
+    console.log(`${workload.padEnd(52)} ${a.padEnd(14)} ${b.padEnd(14)} ${target}`);
+  const rate = (value) => `${value.toFixed(0)} msg/s`;
   console.log('\n@colloquy/store-postgres beside @colloquy/store-sqlite');
-  console.log(
-    'workload                                         sqlite         postgres       target (sqlite)',
+  row('workload', 'sqlite', 'postgres', 'target (sqlite)');
+  row(
+    `sessions.list kinds=[dm,group] limit ${LIST_LIMIT}, p50`,
+    ms(sqlite.list),
+    ms(postgres.list),
+    '<= 5 ms',
   );
-  console.log(
-    `sessions.list kinds=[dm,group] limit 200, p50     ${ms(sqlite.list).padEnd(14)} ${ms(postgres.list).padEnd(14)} <= 5 ms`,
-  );
-  console.log(
-    `readTail 20 of ${BIG_TRANSCRIPT}, p50                     ${ms(sqlite.tail).padEnd(14)} ${ms(postgres.tail).padEnd(14)} <= 2 ms`,
-  );
-  console.log(
-    `append, ${APPEND_SESSIONS} concurrent writers, 1 msg/call          ${`${sqlite.append.toFixed(0)} msg/s`.padEnd(14)} ${`${postgres.append.toFixed(0)} msg/s`.padEnd(14)} >= 20,000 msg/s`,
+  row(`readTail ${TAIL} of ${BIG_TRANSCRIPT}, p50`, ms(sqlite.tail), ms(postgres.tail), '<= 2 ms');
+  row(
+    `append, ${APPEND_SESSIONS} concurrent writers, 1 msg/call`,
+    rate(sqlite.append),
+    rate(postgres.append),
+    '>= 20,000 msg/s',
   );
   console.log(
     `\nnode ${process.version}, ${cpus().length} CPUs, load average ${loadavg()[0].toFixed(1)} during the run`,
