@@ -47,7 +47,7 @@ export function toStoreError(error: unknown, address: DatabaseAddress): Colloquy
   if (isConnectionError(error)) {
     return new ColloquyError(
       'STORE_ERROR',
-      `Lost or could not open the connection to PostgreSQL at ${where} (${message}). Check that the server runs and is reachable; the write was not committed.`,
+      `The connection to PostgreSQL at ${where} failed or was lost (${message}); nothing of the interrupted call was committed. Check that the server runs and accepts connections there.`,
       { host: address.host, port: address.port, ...(code ? { pgCode: code } : {}) },
       { cause: error },
     );
