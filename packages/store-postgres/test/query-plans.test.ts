@@ -1,0 +1,86 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgresStore, type PostgresStore } from '../src/postgres-store.js';
+import { sessionListSql } from '../src/session-list-sql.js';
+import { startTestPostgres, type TestPostgres } from '../src/testing/test-postgres.js';
+
+let server: TestPostgres;
+let store: PostgresStore;
+let client: pg.Client;
+const NOW = 1_700_000_000_000;
+const KINDS = ['dm', 'group', 'subagent', 'cron'] as const;
+
+beforeAll(async () => {
+  server = await startTestPostgres();
+  const url = await server.createDatabase();
+  store = await openPostgresStore({ url });
+  await store.transaction(async (tx) => {
+    for (let i = 0; i < 5000; i++) {
+      await tx.putSession({
+        key: `agent:main:s${i}`,
+        sessionId: `sid-${i}`,
+        agentId: 'main',
+        kind: KINDS[i % KINDS.length]!,
+        createdAt: NOW,
+        updatedAt: NOW - i * 1000,
+        ...(i % 7 === 0 ? { spawnedBy: 'agent:main:main' } : {}),
+      });
+    }
+    await tx.putSession({
+      key: 'big',
+      sessionId: 'big',
+      agentId: 'main',
+      kind: 'other',
+      createdAt: NOW,
+      updatedAt: NOW,
+    });
+    for (let start = 0; start < 5000; start += 500) {
+      await tx.appendMessages(
+        'big',
+        Array.from({ length: 500 }, (_, i) => ({
+          role: 'user' as const,
+          content: `m${start + i}`,
+          timestamp: NOW,
+        })),
+      );
+    }
+  });
+  client = new pg.Client({ connectionString: url, options: '-c search_path=colloquy' });
+  await client.connect();
+  await client.query('ANALYZE');
+});
+afterAll(async () => {
+  await client?.end();
+  await store?.close();
+  await server?.stop();
+});
+
+async function plan(text: string, values: unknown[]): Promise<string> {
+  const result = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values);
+  return result.rows.map((row) => row['QUERY PLAN']).join('\n');
+}
+
+describe('query plans', () => {
+  it.each([
+    ['no filter', {}],
+    ['one kind', { kinds: ['cron'] }],
+    ['several kinds', { kinds: ['dm', 'group'] }],
+    ['active minutes', { activeMinutes: 60 }],
+    ['spawned by', { spawnedBy: 'agent:main:main' }],
+    ['archived included', { includeArchived: true, kinds: ['dm'] }],
+  ] as const)('lists sessions (%s) by walking an index, never scanning the table', async (_name, query) => {
+    const sql = sessionListSql({ ...query, limit: 200 }, 'rows', NOW)!;
+    const text = await plan(sql.text, sql.values);
+    expect(text).not.toMatch(/Seq Scan on sessions/);
+    expect(text).toMatch(/Index Scan|Index Only Scan/);
+  });
+
+  it('reads a transcript tail backwards along the primary key', async () => {
+    const text = await plan(
+      'SELECT seq, message FROM messages WHERE session_key = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3',
+      ['big', Number.MAX_SAFE_INTEGER, 20],
+    );
+    expect(text).toMatch(/Index Scan Backward using messages_pkey/);
+    expect(text).not.toMatch(/Seq Scan|Sort/);
+  });
+});
