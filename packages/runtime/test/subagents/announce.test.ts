@@ -210,7 +210,7 @@ describe('announce delivery under faults', () => {
     'sends the chat copy once when %s throws right after the platform send succeeded',
     async (_what, failsOn) => {
       let failNext = true;
-      const { store: inner, cleanup } = (await import('../support/harness.js')).makeStore('sqlite');
+      const { store: inner, cleanup } = await (await import('../support/harness.js')).makeStore('sqlite');
       // A store that fails the first write after a successful platform send (recording the outcome),
       // whether it is made on the store or on a transaction handle.
       const failing = <T extends object>(target: T): T =>

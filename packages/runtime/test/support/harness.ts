@@ -11,16 +11,29 @@ import {
   type ScriptFn,
   type ScriptStep,
 } from '@colloquy/core/testing';
+import { openPostgresStore } from '@colloquy/store-postgres';
+import { createTestDatabase } from '@colloquy/store-postgres/testing';
 import { openSqliteStore } from '@colloquy/store-sqlite';
+import { inject } from 'vitest';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/index.js';
 
-/** The two stores every gateway suite runs against. */
-export const STORE_KINDS = ['memory', 'sqlite'] as const;
+/** The stores every gateway suite runs against. */
+export const STORE_KINDS = ['memory', 'sqlite', 'postgres'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
 
-/** A store of the given kind; sqlite ones live in a temp dir removed by `cleanup`. */
-export function makeStore(kind: StoreKind, file?: string): { store: Store; file?: string; cleanup(): void } {
+/**
+ * A store of the given kind: sqlite ones live in a temp dir removed by `cleanup`; postgres ones are a
+ * fresh database on the run's throwaway server (see postgres-global-setup.ts).
+ */
+export async function makeStore(
+  kind: StoreKind,
+  file?: string,
+): Promise<{ store: Store; file?: string; cleanup(): void }> {
   if (kind === 'memory') return { store: new MemoryStore(), cleanup: () => {} };
+  if (kind === 'postgres') {
+    const url = await createTestDatabase(inject('postgresUrl'));
+    return { store: await openPostgresStore({ url }), cleanup: () => {} };
+  }
   const dir = file ? undefined : mkdtempSync(join(tmpdir(), 'colloquy-runtime-'));
   const path = file ?? join(dir!, 'colloquy.db');
   const store = openSqliteStore({ file: path });
@@ -61,7 +74,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     start = true,
     ...rest
   } = options;
-  const made = options.store ? { store: options.store, cleanup: () => {} } : makeStore(storeKind);
+  const made = options.store ? { store: options.store, cleanup: () => {} } : await makeStore(storeKind);
   const model = createScriptedModel(script);
   const channel = createMemoryChannel(channelOptions);
   const config = resolveConfig({

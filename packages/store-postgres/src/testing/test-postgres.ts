@@ -115,10 +115,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     port,
     user,
     password,
-    async createDatabase(name = `test_${process.pid}_${++counter}`) {
-      await admin((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE template0`));
-      return `postgres://${user}:${password}@${host}:${port}/${name}`;
-    },
+    createDatabase: (name) => createTestDatabase(url, name),
     terminateConnections: (database) =>
       admin(async (client) => {
         const result = await client.query(
@@ -171,4 +168,26 @@ function freePort(): Promise<number> {
       server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
+}
+
+/**
+ * Creates an empty database on a test server and returns its URL (same user and password).
+ *
+ * @param adminUrl - a URL of the server whose user may create databases (`TestPostgres.url`)
+ * @param name - the database name (default: unique per process)
+ */
+export async function createTestDatabase(
+  adminUrl: string,
+  name = `test_${process.pid}_${++counter}`,
+): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}" TEMPLATE template0`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
