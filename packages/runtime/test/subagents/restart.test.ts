@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunRecord, Store } from '@colloquy/core';
+import { openPostgresStore } from '@colloquy/store-postgres';
+import { createTestDatabase } from '@colloquy/store-postgres/testing';
 import { openSqliteStore } from '@colloquy/store-sqlite';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startHarness, waitFor } from '../support/harness.js';
 import { crashConfig, crashScript, MAIN } from './fixtures/crash-script.mjs';
 import { allOutbox, announcesIn } from './subagents-fixture.js';
@@ -24,9 +26,9 @@ afterEach(() => {
 });
 
 /** Starts the runner and SIGKILLs it `killAfterMs` after it reported ready. */
-function runAndKill(file: string, workspace: string, killAfterMs: number): Promise<string> {
+function runAndKill(database: string, workspace: string, killAfterMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [RUNNER, file, workspace, String(CHILDREN)], {
+    const proc = spawn(process.execPath, [RUNNER, database, workspace, String(CHILDREN)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = proc;
@@ -53,7 +55,7 @@ async function subagentRuns(store: Store): Promise<RunRecord[]> {
   return (await store.listRuns({})).filter((run) => run.lane === 'subagent');
 }
 
-describe('restart after SIGKILL while sub-agents run', () => {
+describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-agents run (%s)', (kind) => {
   beforeAll(() => {
     if (!existsSync(DIST))
       throw new Error('Build the runtime first (pnpm --filter @colloquy/runtime build).');
@@ -64,14 +66,18 @@ describe('restart after SIGKILL while sub-agents run', () => {
     for (let round = 0; round < ROUNDS; round++) {
       const dir = mkdtempSync(join(tmpdir(), 'colloquy-crash-'));
       dirs.push(dir);
-      const file = join(dir, 'colloquy.db');
+      const database =
+        kind === 'postgres' ? await createTestDatabase(inject('postgresUrl')) : join(dir, 'colloquy.db');
       const killAfterMs = Math.floor(Math.random() * 60);
-      await runAndKill(file, join(dir, 'workspaces'), killAfterMs);
+      await runAndKill(database, join(dir, 'workspaces'), killAfterMs);
 
       // Odd rounds allow one attempt only: runs cut mid-way become `interrupted` instead of resuming.
       const maxRunAttempts = round % 2 === 1 ? 1 : 3;
       const h = await startHarness({
-        store: openSqliteStore({ file }),
+        store:
+          kind === 'postgres'
+            ? await openPostgresStore({ url: database })
+            : openSqliteStore({ file: database }),
         script: crashScript(),
         config: crashConfig({ maxRunAttempts }),
         workspaceDir: join(dir, 'workspaces'),
