@@ -16,7 +16,7 @@ import {
   type TranscriptMessage,
 } from '@colloquy/core';
 import type { QueryResultRow } from 'pg';
-import { pgCode } from './pg-errors.js';
+import { isConnectionError, pgCode } from './pg-errors.js';
 import { sessionListSql, sqlLimit } from './session-list-sql.js';
 
 /** Something that runs a query: the pool, or the client of an open transaction. */
@@ -40,6 +40,11 @@ export interface PgConnection {
   assertUsable(): void;
   /** Maps a driver error onto `ColloquyError`. */
   fail(error: unknown): ColloquyError;
+  /**
+   * True on the pool, where a read that met a dead pooled connection (the server restarted, the
+   * network dropped) can run again on a fresh one. Never inside a transaction.
+   */
+  readonly retryReads: boolean;
 }
 
 type Row = { record: unknown };
@@ -59,7 +64,7 @@ export class PgOperations implements StoreTransaction {
   // --- sessions ---
 
   getSession(key: string): Promise<SessionRecord | undefined> {
-    return this.run(async () =>
+    return this.read(async () =>
       first<SessionRecord>(await this.db.query<Row>('SELECT record FROM sessions WHERE key = $1', [key])),
     );
   }
@@ -104,7 +109,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   listSessions(query: SessionListQuery = {}): Promise<SessionRecord[]> {
-    return this.run(async () => {
+    return this.read(async () => {
       const sql = sessionListSql(query, 'rows', query.now ?? Date.now());
       if (!sql) return [];
       return records<SessionRecord>(await this.db.query<Row>(sql.text, sql.values));
@@ -112,7 +117,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   countSessions(query: SessionListQuery = {}): Promise<number> {
-    return this.run(async () => {
+    return this.read(async () => {
       const sql = sessionListSql(query, 'count', query.now ?? Date.now());
       if (!sql) return 0;
       const result = await this.db.query<{ count: string }>(sql.text, sql.values);
@@ -150,7 +155,7 @@ export class PgOperations implements StoreTransaction {
     limit: number,
     options: { beforeSeq?: number } = {},
   ): Promise<StoredMessage[]> {
-    return this.run(async () => {
+    return this.read(async () => {
       const count = sqlLimit(limit);
       if (count === 0) return [];
       const result = await this.db.query<{ seq: string; message: TranscriptMessage }>(
@@ -165,7 +170,7 @@ export class PgOperations implements StoreTransaction {
 
   countMessages(sessionKey: string): Promise<number> {
     // Seqs of a session are contiguous (transcripts are only appended to, and deleted whole).
-    return this.run(async () => {
+    return this.read(async () => {
       const result = await this.db.query<{ low: string | null; high: string | null }>(
         'SELECT min(seq) AS low, max(seq) AS high FROM messages WHERE session_key = $1',
         [sessionKey],
@@ -203,7 +208,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   getRun(runId: string): Promise<RunRecord | undefined> {
-    return this.run(async () =>
+    return this.read(async () =>
       first<RunRecord>(await this.db.query<Row>('SELECT record FROM runs WHERE run_id = $1', [runId])),
     );
   }
@@ -233,7 +238,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   listRuns(query: RunListQuery = {}): Promise<RunRecord[]> {
-    return this.run(async () => {
+    return this.read(async () => {
       if (query.statuses?.length === 0) return [];
       const limit = sqlLimit(query.limit);
       if (limit === 0) return [];
@@ -268,7 +273,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   getOutbox(childSessionKey: string, runId: string): Promise<OutboxEntry | undefined> {
-    return this.run(async () =>
+    return this.read(async () =>
       first<OutboxEntry>(
         await this.db.query<Row>(
           'SELECT entry AS record FROM outbox WHERE child_session_key = $1 AND run_id = $2',
@@ -321,7 +326,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   listOutbox(query: OutboxListQuery = {}): Promise<OutboxEntry[]> {
-    return this.run(async () => {
+    return this.read(async () => {
       const statuses = query.statuses ?? ['pending'];
       const limit = sqlLimit(query.limit);
       if (statuses.length === 0 || limit === 0) return [];
@@ -355,7 +360,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   listInbox(sessionKey: string): Promise<InboxEntry[]> {
-    return this.run(async () =>
+    return this.read(async () =>
       records<InboxEntry>(
         await this.db.query<Row>(
           'SELECT entry AS record FROM inbox WHERE session_key = $1 AND consumed_at IS NULL ORDER BY created_at, n',
@@ -395,7 +400,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   getThreadBinding(channel: string, accountId: string, threadId: string): Promise<ThreadBinding | undefined> {
-    return this.run(async () =>
+    return this.read(async () =>
       first<ThreadBinding>(
         await this.db.query<Row>(
           'SELECT binding AS record FROM thread_bindings WHERE channel = $1 AND account_id = $2 AND thread_id = $3',
@@ -406,7 +411,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   listThreadBindings(query: { sessionKey?: string; channel?: string } = {}): Promise<ThreadBinding[]> {
-    return this.run(async () => {
+    return this.read(async () => {
       const where = new Conditions();
       if (query.sessionKey !== undefined) where.add('session_key = ?', query.sessionKey);
       if (query.channel !== undefined) where.add('channel = ?', query.channel);
@@ -457,7 +462,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   getPairing(channel: string, accountId: string, peerId: string): Promise<PairingRecord | undefined> {
-    return this.run(async () =>
+    return this.read(async () =>
       first<PairingRecord>(
         await this.db.query<Row>(
           'SELECT record FROM pairings WHERE channel = $1 AND account_id = $2 AND peer_id = $3',
@@ -468,7 +473,7 @@ export class PgOperations implements StoreTransaction {
   }
 
   listPairings(query: PairingListQuery): Promise<PairingRecord[]> {
-    return this.run(async () => {
+    return this.read(async () => {
       const where = new Conditions();
       where.add('channel = ?', query.channel);
       if (query.accountId !== undefined) where.add('account_id = ?', query.accountId);
@@ -498,6 +503,24 @@ export class PgOperations implements StoreTransaction {
       return await work();
     } catch (error) {
       throw this.db.fail(error);
+    }
+  }
+
+  /**
+   * {@link run} for a read: once more on a fresh connection when the pool handed out one the
+   * server had already closed. Writes are never repeated (a write may have reached the server).
+   */
+  protected async read<T>(work: () => Promise<T>): Promise<T> {
+    this.db.assertUsable();
+    try {
+      return await work();
+    } catch (error) {
+      if (!this.db.retryReads || !isConnectionError(error)) throw this.db.fail(error);
+      try {
+        return await work();
+      } catch (again) {
+        throw this.db.fail(again);
+      }
     }
   }
 

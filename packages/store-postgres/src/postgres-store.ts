@@ -11,7 +11,7 @@ import pg from 'pg';
 import { type DatabaseAddress, databaseAddress, redactDatabaseUrl } from './database-url.js';
 import { migrate, POSTGRES_SCHEMA_VERSION, quoteIdent } from './migrations.js';
 import { isConnectionError, toStoreError } from './pg-errors.js';
-import { type PgConnection, PgOperations, type Queryable } from './pg-operations.js';
+import { type PgConnection, PgOperations } from './pg-operations.js';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -70,9 +70,10 @@ export class PostgresStore extends PgOperations implements Store {
     };
     const connection: PgConnection = {
       query: (text, values) => pool.query(text, values),
-      atomic: (work) => withClient(pool, log, async (client) => inTransaction(client, () => work(client))),
+      atomic: (work) => inTransaction(pool, log, (client) => work(client)),
       assertUsable,
       fail,
+      retryReads: true,
     };
     super(connection);
     this.pool = pool;
@@ -92,32 +93,31 @@ export class PostgresStore extends PgOperations implements Store {
     // What `fn` throws is rethrown as it is; only the driver's own failures are mapped.
     let thrownByFn: { error: unknown } | undefined;
     try {
-      return await withClient(this.pool, this.log, (client) =>
-        inTransaction(client, async () => {
-          const open: OpenTransaction = { active: true };
-          const tx = new PgOperations({
-            query: (text, values) => client.query(text, values),
-            atomic: (work) => work(client),
-            assertUsable: () => {
-              if (!open.active) {
-                throw new ColloquyError(
-                  'STORE_ERROR',
-                  'This transaction is over: a `tx` handle is valid only until the function given to transaction(fn) settles.',
-                );
-              }
-            },
-            fail: (error) => toStoreError(error, this.address),
-          });
-          try {
-            return await this.openTransaction.run(open, () => fn(tx));
-          } catch (error) {
-            thrownByFn = { error };
-            throw error;
-          } finally {
-            open.active = false;
-          }
-        }),
-      );
+      return await inTransaction(this.pool, this.log, async (client) => {
+        const open: OpenTransaction = { active: true };
+        const tx = new PgOperations({
+          query: (text, values) => client.query(text, values),
+          atomic: (work) => work(client),
+          assertUsable: () => {
+            if (!open.active) {
+              throw new ColloquyError(
+                'STORE_ERROR',
+                'This transaction is over: a `tx` handle is valid only until the function given to transaction(fn) settles.',
+              );
+            }
+          },
+          fail: (error) => toStoreError(error, this.address),
+          retryReads: false,
+        });
+        try {
+          return await this.openTransaction.run(open, () => fn(tx));
+        } catch (error) {
+          thrownByFn = { error };
+          throw error;
+        } finally {
+          open.active = false;
+        }
+      });
     } catch (error) {
       if (thrownByFn && thrownByFn.error === error) throw error;
       throw toStoreError(error, this.address);
@@ -216,18 +216,36 @@ async function withClient<T>(
   }
 }
 
-/** BEGIN, `work`, COMMIT; ROLLBACK when `work` throws. */
-async function inTransaction<T>(client: Queryable, work: () => Promise<T>): Promise<T> {
-  await client.query('BEGIN');
-  let result: T;
-  try {
-    result = await work();
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
+/**
+ * Runs `work` in a transaction on a pooled connection: BEGIN, `work`, COMMIT; ROLLBACK when it
+ * throws. A connection the server had already closed fails at BEGIN, before anything ran: then
+ * the transaction starts once more on a fresh connection.
+ */
+async function inTransaction<T>(
+  pool: pg.Pool,
+  log: Logger,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    let begun = false;
+    try {
+      return await withClient(pool, log, async (client) => {
+        await client.query('BEGIN');
+        begun = true;
+        let result: T;
+        try {
+          result = await work(client);
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw error;
+        }
+        await client.query('COMMIT');
+        return result;
+      });
+    } catch (error) {
+      if (begun || attempt > 1 || !isConnectionError(error)) throw error;
+    }
   }
-  await client.query('COMMIT');
-  return result;
 }
 
 function closedError(address: DatabaseAddress): ColloquyError {

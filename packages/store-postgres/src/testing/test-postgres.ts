@@ -100,15 +100,6 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   }
   const host = '127.0.0.1';
   const url = `postgres://${user}:${password}@${host}:${port}/postgres`;
-  const admin = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return await work(client);
-    } finally {
-      await client.end();
-    }
-  };
   return {
     url,
     host,
@@ -116,14 +107,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     user,
     password,
     createDatabase: (name) => createTestDatabase(url, name),
-    terminateConnections: (database) =>
-      admin(async (client) => {
-        const result = await client.query(
-          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-          [database],
-        );
-        return result.rowCount ?? 0;
-      }),
+    terminateConnections: (database) => terminateTestConnections(url, database),
     async stop() {
       await exec('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});
       rmSync(dir, { recursive: true, force: true });
@@ -190,4 +174,25 @@ export async function createTestDatabase(
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/**
+ * Ends every connection to `database` on a test server (`pg_terminate_backend`), as a crashed
+ * network or a restarted server would.
+ *
+ * @param adminUrl - a superuser URL of the server (`TestPostgres.url`)
+ * @returns how many connections were ended
+ */
+export async function terminateTestConnections(adminUrl: string, database: string): Promise<number> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const result = await client.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [database],
+    );
+    return result.rowCount ?? 0;
+  } finally {
+    await client.end();
+  }
 }
