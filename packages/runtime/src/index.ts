@@ -35,7 +35,7 @@ export {
   type ShutdownOptions,
 } from './runtime/create-runtime.js';
 export type { RecoveryReport } from './runtime/recover-runs.js';
-export type { TurnEndHook } from './runtime/runtime-context.js';
+export type { AfterCommit, TurnEndHook } from './runtime/runtime-context.js';
 export type {
   Clock,
   CommandsHook,

@@ -9,6 +9,7 @@ import type {
   TranscriptMessage,
 } from '@colloquy/core';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { runTurnEndHooks } from '../runtime/turn-end-hooks.js';
 import { addUsage } from './usage.js';
 
 /** A turn that began: the session as updated and its runs, now `running`. */
@@ -148,13 +149,13 @@ const SESSION_STATUS: Record<TurnOutcome['status'], SessionStatus> = {
  * @param outcome - how it ended
  * @returns the stored state after the end
  */
-export function endTurn(
+export async function endTurn(
   ctx: RuntimeContext,
   sessionKey: string,
   runs: readonly RunRecord[],
   outcome: TurnOutcome,
 ): Promise<EndedTurn> {
-  return ctx.store.transaction(async (tx) => {
+  const ended = await ctx.store.transaction(async (tx) => {
     const now = ctx.clock.now();
     const session = await tx.getSession(sessionKey);
     let finalSeq: number | undefined;
@@ -175,7 +176,7 @@ export function endTurn(
         );
         continue;
       }
-      const ended = await tx.updateRun(run.runId, {
+      const finished = await tx.updateRun(run.runId, {
         status: outcome.status,
         endedAt: now,
         updatedAt: now,
@@ -184,7 +185,7 @@ export function endTurn(
         ...(run.runId === leader && outcome.usage ? { usage: outcome.usage } : {}),
         ...(run.runId === leader && outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}),
       });
-      updatedRuns.push(ended);
+      updatedRuns.push(finished);
     }
     let updatedSession: SessionRecord | undefined;
     if (session) {
@@ -204,7 +205,14 @@ export function endTurn(
         });
       }
     }
-    for (const hook of ctx.turnEndHooks) await hook(updatedRuns, updatedSession, tx);
-    return { session: updatedSession, runs: updatedRuns, ...(finalSeq !== undefined ? { finalSeq } : {}) };
+    const afterCommit = await runTurnEndHooks(ctx, updatedRuns, updatedSession, tx);
+    const turn: EndedTurn = {
+      session: updatedSession,
+      runs: updatedRuns,
+      ...(finalSeq !== undefined ? { finalSeq } : {}),
+    };
+    return { turn, afterCommit };
   });
+  ended.afterCommit();
+  return ended.turn;
 }

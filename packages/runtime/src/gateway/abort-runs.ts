@@ -1,5 +1,6 @@
 import { TERMINAL_RUN_STATUSES } from '@colloquy/core';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { runTurnEndHooks } from '../runtime/turn-end-hooks.js';
 
 /** How long an abort waits for a running turn to record its end. */
 const SETTLE_MS = 5_000;
@@ -64,7 +65,7 @@ export async function abortSessionRuns(
 
 async function markKilled(ctx: RuntimeContext, runId: string, reason: string): Promise<void> {
   const now = ctx.clock.now();
-  const run = await ctx.store.transaction(async (tx) => {
+  const { run, afterCommit } = await ctx.store.transaction(async (tx) => {
     const updated = await tx.updateRun(runId, {
       status: 'killed',
       error: reason,
@@ -82,8 +83,8 @@ async function markKilled(ctx: RuntimeContext, runId: string, reason: string): P
     }
     // The same hooks as a turn's end: a killed sub-agent run is announced with Status: killed.
     const after = await tx.getSession(updated.sessionKey);
-    for (const hook of ctx.turnEndHooks) await hook([updated], after, tx);
-    return updated;
+    return { run: updated, afterCommit: await runTurnEndHooks(ctx, [updated], after, tx) };
   });
+  afterCommit();
   ctx.events.emit({ type: 'run.ended', runId, sessionKey: run.sessionKey, status: 'killed', error: reason });
 }

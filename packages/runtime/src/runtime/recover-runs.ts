@@ -1,6 +1,7 @@
 import type { RunRecord } from '@colloquy/core';
 import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from './runtime-context.js';
+import { runTurnEndHooks } from './turn-end-hooks.js';
 
 /** What {@link recoverRuns} did at start. */
 export interface RecoveryReport {
@@ -52,7 +53,7 @@ export async function recoverRuns(ctx: RuntimeContext): Promise<RecoveryReport> 
       ? `it was started ${run.attempts} times (runtime.maxRunAttempts = ${config.runtime.maxRunAttempts})`
       : `it was last active more than ${config.runtime.staleRunMinutes} minutes ago (runtime.staleRunMinutes)`;
     const error = `The runtime stopped during this run and did not resume it: ${why}. Send the message again.`;
-    await store.transaction(async (tx) => {
+    const afterCommit = await store.transaction(async (tx) => {
       const ended = await tx.updateRun(run.runId, {
         status: 'interrupted',
         error,
@@ -64,8 +65,9 @@ export async function recoverRuns(ctx: RuntimeContext): Promise<RecoveryReport> 
         session?.status === 'running'
           ? await tx.patchSession(session.key, { status: 'error', endedAt: now, updatedAt: now })
           : session;
-      for (const hook of ctx.turnEndHooks) await hook([ended], updated, tx);
+      return runTurnEndHooks(ctx, [ended], updated, tx);
     });
+    afterCommit();
     ctx.events.emit({
       type: 'run.ended',
       runId: run.runId,

@@ -19,13 +19,18 @@ import type { Clock, ModelResolver, ToolsHook } from './runtime-options.js';
 
 /**
  * Called inside the transaction that ends a turn (e.g. to write an announce outbox row atomically);
- * it writes through `tx`, the open transaction.
+ * it writes through `tx`, the open transaction. It may return a function to run once that
+ * transaction has committed (e.g. to start delivering what it wrote).
  */
 export type TurnEndHook = (
   runs: readonly RunRecord[],
   session: SessionRecord | undefined,
   tx: StoreTransaction,
-) => void | Promise<void>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: `void` lets plain `async (...) => {}` hooks type-check.
+) => void | AfterCommit | Promise<void | AfterCommit>;
+
+/** Work to do once the transaction a hook ran in has committed. */
+export type AfterCommit = () => void;
 
 /** The runtime's internals, shared by its modules. Not part of the public API. */
 export interface RuntimeContext {

@@ -136,7 +136,8 @@ export function createSubagentRegistry(
 
   const turnEndHook: TurnEndHook = async (runs, session, tx) => {
     const rows = await writeOutbox(tx, runs, session, ctx.clock.now(), mainKey, locate);
-    if (rows.length > 0) afterWrite(rows);
+    // Deliver once the rows are committed (a drain that read them earlier would not see them).
+    if (rows.length > 0) return () => afterWrite(rows);
   };
 
   function afterWrite(
@@ -152,7 +153,7 @@ export function createSubagentRegistry(
     scheduleFlush();
   }
 
-  /** Runs after the current transaction committed (rows written in it are visible then). */
+  /** Drains what was written, at the end of this event-loop turn (batching every commit in it). */
   function scheduleFlush(): void {
     if (flushScheduled || state !== 'running') return;
     flushScheduled = true;

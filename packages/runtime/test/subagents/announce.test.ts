@@ -23,6 +23,28 @@ afterEach(async () => {
 const settled = async (store: Store) => (await allOutbox(store)).every((row) => row.status !== 'pending');
 
 describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
+  it('delivers an announce as soon as the ending run committed, without waiting for the poll', async () => {
+    h = await startSubagentHarness({
+      storeKind,
+      // The child ends well after the parent's turn settled, so only its own end can start the delivery.
+      script: (request) => (isSubagent(request) ? { text: 'done', delayMs: 300 } : 'noted'),
+      subagents: { retryBaseMs: 20, retryMaxMs: 200, pollMs: 60_000 },
+    });
+    await seedMain(h.store);
+    const spawned = await call<{ runId: string; childSessionKey: string }>(
+      (await h.tools(MAIN)).sessions_spawn,
+      {
+        task: 'Be quick',
+      },
+    );
+    const store = h.store;
+    await waitFor(
+      async () => (await store.getOutbox(spawned.childSessionKey, spawned.runId))?.status === 'delivered',
+      2000,
+      'the announce, long before the 60 s poll',
+    );
+  });
+
   it('announces a finished child once to the parent inbox and chat, with status, result, notes and stats', async () => {
     h = await startSubagentHarness({
       storeKind,
