@@ -61,7 +61,7 @@ describe('colloquy on PostgreSQL', () => {
     expect(listed.stdout).toContain(':webchat:');
   }, 60_000);
 
-  it('refuses to start against an unreachable database: exit 1, host and port named, no password, no token kept', async () => {
+  it('refuses to start against an unreachable database: exit 1, host and port named, no password, nothing written', async () => {
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const port = (probe.address() as { port: number }).port;
@@ -74,7 +74,7 @@ describe('colloquy on PostgreSQL', () => {
     expect(run.code).toBe(1);
     expect(run.stderr + run.stdout).toContain(`127.0.0.1:${port}`);
     expect(run.stderr + run.stdout).not.toContain('pw-not-shown');
-    expect(existsSync(join(dir, 'state', 'admin-token'))).toBe(false);
+    expect(existsSync(join(dir, 'state'))).toBe(false);
   }, 30_000);
 
   it('config check connects and says what is wrong, naming the variable and masking the password', async () => {

@@ -96,8 +96,12 @@ const TOOL_KINDS = new Set<SessionRecord['kind']>(['main', 'group', 'dm', 'subag
  * ```
  */
 export async function startBot(options: BotOptions): Promise<Bot> {
-  await ensureStateDir(options.config.stateDir);
+  // The store first: a database that cannot be reached leaves nothing behind, not even the state dir.
   const store = await openBotStore(options.config, options.logger ?? silentLogger);
+  await ensureStateDir(options.config.stateDir).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   let token: (Pick<StateSecret, 'value' | 'created'> & { file?: string }) | undefined;
   try {
     token = options.config.core.gateway.token

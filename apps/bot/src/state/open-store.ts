@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import type { Logger, Store } from '@colloquy/core';
 import type { BotConfig } from '../config/load-config.js';
-import { STATE_FILES } from './state-dir.js';
+import { ensureStateDir, STATE_FILES } from './state-dir.js';
 
 /**
  * Opens the bot's Store: PostgreSQL when `storage.url` (or `COLLOQUY_DATABASE_URL`) is set, else
- * SQLite in the state directory (`colloquy.db`), the embedded default. The PostgreSQL driver is
- * loaded only when it is used.
+ * SQLite in the state directory (`colloquy.db`, the directory created when missing), the embedded
+ * default. The PostgreSQL driver is loaded only when it is used.
  *
  * @param config - the loaded config
  * @param log - the app logger
@@ -20,6 +20,7 @@ export async function openBotStore(config: BotConfig, log: Logger): Promise<Stor
     const { openPostgresStore } = await import('@colloquy/store-postgres');
     return openPostgresStore({ url, logger: log });
   }
+  await ensureStateDir(config.stateDir);
   const { openSqliteStore } = await import('@colloquy/store-sqlite');
   return openSqliteStore({ file: join(config.stateDir, STATE_FILES.database), logger: log });
 }
