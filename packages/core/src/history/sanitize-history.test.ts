@@ -339,3 +339,40 @@ describe('sanitizeHistory properties', () => {
     );
   });
 });
+
+describe('sanitizeHistory: what it cannot read', () => {
+  const at = 1_700_000_000_000;
+  it('drops unreadable content blocks, counts them, and never throws', () => {
+    const stored = [
+      {
+        role: 'assistant',
+        timestamp: at,
+        content: [
+          null,
+          { type: 'text', text: 'kept' },
+          { text: 'no type' },
+          { type: 'text', text: 42 },
+          'a string',
+        ],
+      },
+      { role: 'user', timestamp: at, content: null },
+      { role: 'user', timestamp: at, content: 'fine', media: [null] },
+    ] as unknown as TranscriptMessage[];
+    const result = sanitizeHistory(stored);
+    expect(result.messages.map((m) => m.content)).toEqual([[{ type: 'text', text: 'kept' }], '', 'fine']);
+    expect(result.droppedBlocks).toBe(5);
+  });
+
+  it('says nothing about dropped blocks when there were none', () => {
+    const result = sanitizeHistory([{ role: 'user', content: 'hello', timestamp: at }]);
+    expect('droppedBlocks' in result).toBe(false);
+  });
+
+  it('returns an image block that carries only a url as it is, without omitted', () => {
+    const image = { type: 'image', mimeType: 'image/png', url: 'https://example.com/cat.png' };
+    const result = sanitizeHistory([
+      { role: 'user', timestamp: at, content: [image] } as unknown as TranscriptMessage,
+    ]);
+    expect(result.messages[0]?.content).toEqual([image]);
+  });
+});

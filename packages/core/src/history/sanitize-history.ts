@@ -47,6 +47,8 @@ export interface SanitizedHistory {
   hardCapped: boolean;
   /** UTF-8 bytes of `JSON.stringify(messages)`. */
   totalBytes: number;
+  /** How many stored content blocks could not be read and were dropped (present only when some were). */
+  droppedBlocks?: number;
 }
 
 /**
@@ -72,11 +74,17 @@ export function sanitizeHistory(
   messages: readonly TranscriptMessage[],
   options: SanitizeHistoryOptions = {},
 ): SanitizedHistory {
-  const state = { redactor: createRedactor(options.secrets), truncated: false, redacted: false };
+  const state = { redactor: createRedactor(options.secrets), truncated: false, redacted: false, dropped: 0 };
   const kept = messages.filter((m) => options.includeTools === true || m.role !== 'toolResult');
   const cleaned = kept.map((m) => sanitizeMessage(m, state));
   const fitted = fitNewest(cleaned);
-  return { messages: fitted.messages, truncated: state.truncated, redacted: state.redacted, ...fitted.cap };
+  return {
+    messages: fitted.messages,
+    truncated: state.truncated,
+    redacted: state.redacted,
+    ...fitted.cap,
+    ...(state.dropped > 0 ? { droppedBlocks: state.dropped } : {}),
+  };
 }
 
 // --- one message ---
@@ -85,12 +93,14 @@ interface SanitizeState {
   redactor: Redactor;
   truncated: boolean;
   redacted: boolean;
+  /** Content blocks that could not be read and were dropped. */
+  dropped: number;
 }
 
 function sanitizeMessage(message: TranscriptMessage, state: SanitizeState): SanitizedMessage {
   const { details: _details, usage: _usage, cost: _cost, content, media, ...rest } = message;
   const out: SanitizedMessage = { ...structuredClone(rest), content: sanitizeContent(content, state) };
-  if (media !== undefined) out.media = media.map((item) => sanitizeMedia(item, state));
+  if (Array.isArray(media)) out.media = media.map((item) => sanitizeMedia(item, state));
   return out;
 }
 
@@ -99,8 +109,24 @@ function sanitizeContent(
   state: SanitizeState,
 ): TranscriptMessage['content'] {
   if (typeof content === 'string') return cleanText(content, state);
-  if (Array.isArray(content)) return content.map((block) => sanitizeBlock(block, state));
-  return structuredClone(content);
+  if (Array.isArray(content)) {
+    const readable = content.filter(isReadableBlock);
+    state.dropped += content.length - readable.length;
+    return readable.map((block) => sanitizeBlock(block, state));
+  }
+  // Neither text nor blocks (null, a number, an object): unreadable as a whole.
+  state.dropped += 1;
+  return '';
+}
+
+/** A block sanitising can read: an object with a string `type` whose text fields are strings. */
+function isReadableBlock(block: unknown): block is ContentBlock {
+  if (typeof block !== 'object' || block === null || Array.isArray(block)) return false;
+  const b = block as Record<string, unknown>;
+  if (typeof b.type !== 'string') return false;
+  if (b.type === 'text') return typeof b.text === 'string';
+  if (b.type === 'thinking') return typeof b.thinking === 'string';
+  return true;
 }
 
 function sanitizeBlock(block: ContentBlock, state: SanitizeState): ContentBlock {
@@ -112,6 +138,10 @@ function sanitizeBlock(block: ContentBlock, state: SanitizeState): ContentBlock 
       return { ...structuredClone(kept), thinking: cleanText(block.thinking, state) };
     }
     case 'image': {
+      // A block that carries no data, only a reference (a `url`), is returned as it is.
+      if (block.data === undefined && typeof (block as { url?: unknown }).url === 'string') {
+        return structuredClone(block);
+      }
       const { data, ...kept } = block;
       return {
         ...structuredClone(kept),
@@ -136,6 +166,7 @@ function sanitizeBlock(block: ContentBlock, state: SanitizeState): ContentBlock 
 }
 
 function sanitizeMedia(item: MediaAttachment, state: SanitizeState): MediaAttachment {
+  if (typeof item !== 'object' || item === null) return item;
   const out = structuredClone(item);
   if (typeof item.caption === 'string') out.caption = cleanText(item.caption, state);
   return out;

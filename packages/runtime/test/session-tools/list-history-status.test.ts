@@ -67,6 +67,28 @@ describe('sessions_list clamps and defaults', () => {
     expect(result.sessions.find((s) => s.key === 'agent:main:subagent:c1')?.kind).toBe('subagent');
   });
 
+  it('lists every session even when one transcript holds a block it cannot read', async () => {
+    h = await startToolsHarness({ tools: { sessions: { visibility: 'agent' } } });
+    await seed(h.store, 'agent:main:telegram:group:broken', { updatedAt: T0 + 2 });
+    await seed(h.store, 'agent:main:telegram:group:fine', { updatedAt: T0 + 1 });
+    await h.store.appendMessages('agent:main:telegram:group:broken', [
+      { role: 'assistant', timestamp: T0, content: [null, { type: 'text', text: 'still here' }] },
+    ] as unknown as TranscriptMessage[]);
+    await h.store.appendMessages('agent:main:telegram:group:fine', [user('hello', 1)]);
+    const listed = await call<{ sessions: { key: string; messages?: { content: unknown }[] }[] }>(
+      h.tools(MAIN).sessions_list,
+      { messageLimit: 5 },
+    );
+    expect(listed.sessions.map((s) => s.messages?.map((m) => m.content))).toEqual([
+      [[{ type: 'text', text: 'still here' }]],
+      ['hello'],
+    ]);
+    const history = await call<{ droppedBlocks?: number }>(h.tools(MAIN).sessions_history, {
+      sessionKey: 'agent:main:telegram:group:broken',
+    });
+    expect(history.droppedBlocks).toBe(1);
+  });
+
   it('caps messageLimit at 20, removes tool results, and fetches at most 4 histories at once', async () => {
     h = await startToolsHarness({ tools: { sessions: { visibility: 'agent' } } });
     for (let s = 0; s < 9; s++) {
