@@ -19,6 +19,17 @@ function write(name: string, text: string): string {
 }
 
 describe('loadBotConfig', () => {
+  it('adds a token written in the config file to the redaction list, not only tokens from the environment', async () => {
+    const file = write(
+      'c.json5',
+      '{ channels: { telegram: { accounts: [{ token: "123456:TOKEN-in-the-file" }] } } }',
+    );
+    const loaded = await loadBotConfig({ configFile: file, env: {}, baseDir: dir });
+    expect(loaded.ok).toBe(true);
+    if (!loaded.ok) return;
+    expect(loaded.config.core.redaction.secrets).toContain('123456:TOKEN-in-the-file');
+  });
+
   it('selects PostgreSQL with storage.url and masks its password in every output', async () => {
     const url = 'postgres://bot:s3cret-pw@127.0.0.1:5432/colloquy';
     const loaded = await loadBotConfig({ env: { COLLOQUY_DATABASE_URL: url }, baseDir: dir });

@@ -11,6 +11,7 @@ import {
   type WebChatSection,
   WebChatSectionSchema,
 } from './app-schema.js';
+import { collectConfigSecrets } from './config-secrets.js';
 import { applyEnvironment, ENV, type Env, environmentSecrets } from './env-overlay.js';
 import { DEFAULT_STATE_DIR, invocationDir, locateConfigFile } from './paths.js';
 import { describeValue, schemaIssues } from './schema-issues.js';
@@ -29,7 +30,7 @@ export interface PlatformSections {
 export interface BotConfig {
   /** The config file, or `undefined` when the embedded default is used. */
   file: string | undefined;
-  /** The core config (`resolveConfig`), with environment secrets added to `redaction.secrets`. */
+  /** The core config (`resolveConfig`), with every secret the config and environment hold added to `redaction.secrets`. */
   core: ColloquyConfig;
   /** The `app` section. */
   app: AppSection;
@@ -129,7 +130,7 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
   const secrets = new Set([
     ...core.redaction.secrets,
     ...environmentSecrets(env),
-    ...databasePassword(storage.url),
+    ...collectConfigSecrets(input, env),
   ]);
   core.redaction.secrets = [...secrets];
   return {
@@ -244,15 +245,4 @@ async function platformIssues(
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** The password in a database URL, as a redaction secret (none when absent or too short to matter). */
-function databasePassword(url: string | undefined): string[] {
-  if (url === undefined) return [];
-  try {
-    const password = decodeURIComponent(new URL(url).password);
-    return password.length >= 6 ? [password] : [];
-  } catch {
-    return [];
-  }
 }
