@@ -98,7 +98,9 @@ const TOOL_KINDS = new Set<SessionRecord['kind']>(['main', 'group', 'dm', 'subag
 export async function startBot(options: BotOptions): Promise<Bot> {
   // The store first: a database that cannot be reached leaves nothing behind, not even the state dir.
   const store = await openBotStore(options.config, options.logger ?? silentLogger);
-  await ensureStateDir(options.config.stateDir).catch(async (error: unknown) => {
+  const log = options.logger ?? silentLogger;
+  const tightened = (what: string) => log.warn({ path: what }, 'tightened the permissions of a state file');
+  await ensureStateDir(options.config.stateDir, tightened).catch(async (error: unknown) => {
     await store.close();
     throw error;
   });

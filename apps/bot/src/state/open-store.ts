@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Logger, Store } from '@colloquy/core';
 import type { BotConfig } from '../config/load-config.js';
-import { ensureStateDir, STATE_FILES } from './state-dir.js';
+import { ensureStateDir, STATE_FILES, tightenFiles } from './state-dir.js';
 
 /**
  * Opens the bot's Store: PostgreSQL when `storage.url` (or `COLLOQUY_DATABASE_URL`) is set, else
@@ -20,9 +20,13 @@ export async function openBotStore(config: BotConfig, log: Logger): Promise<Stor
     const { openPostgresStore } = await import('@colloquy/store-postgres');
     return openPostgresStore({ url, logger: log });
   }
-  await ensureStateDir(config.stateDir);
+  const tightened = (what: string) => log.warn({ path: what }, 'tightened the permissions of a state file');
+  await ensureStateDir(config.stateDir, tightened);
   const { openSqliteStore } = await import('@colloquy/store-sqlite');
-  return openSqliteStore({ file: join(config.stateDir, STATE_FILES.database), logger: log });
+  const file = join(config.stateDir, STATE_FILES.database);
+  const store = openSqliteStore({ file, logger: log });
+  await tightenFiles([file, `${file}-wal`, `${file}-shm`], tightened);
+  return store;
 }
 
 /**

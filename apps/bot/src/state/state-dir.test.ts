@@ -1,8 +1,24 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ensureStateDir, readOrCreateSecret, readRunInfo, removeRunInfo, writeRunInfo } from './state-dir.js';
+import {
+  ensureStateDir,
+  readOrCreateSecret,
+  readRunInfo,
+  removeRunInfo,
+  tightenFiles,
+  writeRunInfo,
+} from './state-dir.js';
 
 let dir: string;
 beforeEach(() => {
@@ -11,6 +27,35 @@ beforeEach(() => {
 afterEach(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
 
 describe('state directory', () => {
+  it('tightens a directory and database files that other users could read, and says so', async () => {
+    mkdirSync(dir, { mode: 0o755 });
+    chmodSync(dir, 0o755);
+    const db = join(dir, 'colloquy.db');
+    writeFileSync(db, '', { mode: 0o644 });
+    chmodSync(db, 0o644);
+    const told: string[] = [];
+    await ensureStateDir(dir, (what) => told.push(what));
+    await tightenFiles([db, `${db}-wal`], (what) => told.push(what));
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(db).mode & 0o777).toBe(0o600);
+    expect(told).toEqual([`${dir} (was 755, now 700)`, `${db} (was 644, now 600)`]);
+    told.length = 0;
+    await ensureStateDir(dir, (what) => told.push(what));
+    expect(told).toEqual([]);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'refuses a directory that belongs to another user (run as root)',
+    async () => {
+      mkdirSync(dir, { mode: 0o700 });
+      chownSync(dir, 65534, 65534);
+      await expect(ensureStateDir(dir)).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining('belongs to another user'),
+      });
+    },
+  );
+
   it('creates the directory 0700 and a secret 0600 once, then reads the same secret', async () => {
     await ensureStateDir(dir);
     expect(statSync(dir).mode & 0o777).toBe(0o700);

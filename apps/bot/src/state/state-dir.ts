@@ -15,12 +15,16 @@ export const STATE_FILES = {
 } as const;
 
 /**
- * Creates the state directory (mode 0700) when missing.
+ * Creates the state directory (mode 0700) when missing. One that exists with looser permissions
+ * (made by hand with 0755, say) is tightened to 0700, since it holds every transcript; `onTighten`
+ * is told, so the caller can warn.
  *
  * @param dir - the absolute state directory
- * @throws ColloquyError `CONFIG_INVALID` when it cannot be created (the message names the path)
+ * @param onTighten - called with what was tightened
+ * @throws ColloquyError `CONFIG_INVALID` when it cannot be created, or belongs to another user
+ *   (the message names the path)
  */
-export async function ensureStateDir(dir: string): Promise<void> {
+export async function ensureStateDir(dir: string, onTighten?: (what: string) => void): Promise<void> {
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
@@ -30,6 +34,38 @@ export async function ensureStateDir(dir: string): Promise<void> {
       { path: dir },
       { cause: error },
     );
+  }
+  const info = await stat(dir);
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid) {
+    throw new ColloquyError(
+      'CONFIG_INVALID',
+      `The state directory ${dir} belongs to another user (uid ${info.uid}); run Colloquy as that user, or pick a directory of your own with --state-dir or app.stateDir.`,
+      { path: dir, owner: info.uid },
+    );
+  }
+  if ((info.mode & 0o077) !== 0) {
+    await chmod(dir, 0o700);
+    onTighten?.(`${dir} (was ${(info.mode & 0o777).toString(8)}, now 700)`);
+  }
+}
+
+/**
+ * Makes files that exist readable by their owner only (0600): the database and its `-wal` and
+ * `-shm` companions, which SQLite creates with the process umask.
+ *
+ * @param files - absolute paths; missing ones are skipped
+ * @param onTighten - called with each file that was tightened
+ */
+export async function tightenFiles(
+  files: readonly string[],
+  onTighten?: (what: string) => void,
+): Promise<void> {
+  for (const file of files) {
+    const info = await stat(file).catch(() => undefined);
+    if (!info || (info.mode & 0o077) === 0) continue;
+    await chmod(file, 0o600);
+    onTighten?.(`${file} (was ${(info.mode & 0o777).toString(8)}, now 600)`);
   }
 }
 
