@@ -74,6 +74,14 @@ describe('evaluateSendPolicy', () => {
     expect(evaluateSendPolicy({ key: 'agent:main:discord:channel:1' }, rules).allowed).toBe(true);
   });
 
+  it('matches a keyPrefix without the agent head against the key without its head (spec section 11)', () => {
+    const rules = policy([{ match: { keyPrefix: 'discord:channel:' }, action: 'deny' }]);
+    expect(evaluateSendPolicy({ key: 'agent:main:discord:channel:123' }, rules).allowed).toBe(false);
+    expect(evaluateSendPolicy({ key: 'agent:ops:discord:channel:9' }, rules).allowed).toBe(false);
+    expect(evaluateSendPolicy({ key: 'agent:main:telegram:group:1' }, rules).allowed).toBe(true);
+    expect(evaluateSendPolicy({ key: 'agent:main:main' }, rules).allowed).toBe(true);
+  });
+
   it('keeps the case of platform ids in a keyPrefix', () => {
     const rules = policy([{ match: { keyPrefix: 'agent:main:telegram:dm:Alice' }, action: 'deny' }]);
     expect(evaluateSendPolicy({ key: 'agent:main:telegram:dm:Alice' }, rules).allowed).toBe(false);

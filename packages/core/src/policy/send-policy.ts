@@ -32,8 +32,9 @@ export interface SendPolicyDecision {
  * delivery, auto-reply, announces, error notices).
  *
  * Rules match when every field set in `match` matches: `channel` (case-insensitive), `chatType`, and
- * `keyPrefix` (a prefix of the normalised key; the prefix is compared normalised too). A rule with an
- * empty `match` matches every session.
+ * `keyPrefix` (a prefix of the normalised key, or of the key without its `agent:<agentId>:` head, so
+ * `discord:channel:` matches `agent:main:discord:channel:123`; the prefix is compared normalised too).
+ * A rule with an empty `match` matches every session.
  *
  * @param target - the session (a `SessionRecord` fits)
  * @param policy - `config.session.sendPolicy`
@@ -98,7 +99,12 @@ function ruleMatches(rule: SendPolicyRule, facts: TargetFacts): boolean {
   const { channel, chatType, keyPrefix } = rule.match;
   if (channel !== undefined && channel.trim().toLowerCase() !== facts.channel) return false;
   if (chatType !== undefined && chatType !== facts.chatType) return false;
-  if (keyPrefix !== undefined && !facts.key.startsWith(normalizePrefix(keyPrefix))) return false;
+  if (keyPrefix !== undefined) {
+    // The prefix matches the normalised key, or the key without its `agent:<agentId>:` head.
+    const prefix = normalizePrefix(keyPrefix);
+    const headless = facts.key.replace(/^agent:[^:]+:/, '');
+    if (!facts.key.startsWith(prefix) && !headless.startsWith(prefix)) return false;
+  }
   return true;
 }
 

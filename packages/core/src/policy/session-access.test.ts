@@ -88,13 +88,17 @@ describe('checkSessionAccess: visibility', () => {
     expect(reason).toContain('"all"');
   });
 
-  it('all: other agents need agent-to-agent enabled and the target agent allowed', () => {
+  it('all: other agents need agent-to-agent enabled and both agents allowed (spec section 11)', () => {
     expect(reasonOf(check({ targetKey: OPS_DM, config: visibility('all') }))).toContain(
       'tools.agentToAgent.enabled',
     );
     const notListed = visibility('all', { tools: { agentToAgent: { enabled: true, allow: ['research'] } } });
     expect(reasonOf(check({ targetKey: OPS_DM, config: notListed }))).toContain('tools.agentToAgent.allow');
-    const listed = visibility('all', { tools: { agentToAgent: { enabled: true, allow: ['ops'] } } });
+    const targetOnly = visibility('all', { tools: { agentToAgent: { enabled: true, allow: ['ops'] } } });
+    expect(reasonOf(check({ targetKey: OPS_DM, config: targetOnly }))).toContain('"main" is not');
+    const requesterOnly = visibility('all', { tools: { agentToAgent: { enabled: true, allow: ['main'] } } });
+    expect(reasonOf(check({ targetKey: OPS_DM, config: requesterOnly }))).toContain('"ops" is not');
+    const listed = visibility('all', { tools: { agentToAgent: { enabled: true, allow: ['ops', 'main'] } } });
     expect(check({ targetKey: OPS_DM, config: listed }).allowed).toBe(true);
     const star = visibility('all', { tools: { agentToAgent: { enabled: true, allow: ['*'] } } });
     expect(check({ targetKey: OPS_DM, config: star }).allowed).toBe(true);

@@ -130,9 +130,14 @@ export function checkSessionAccess(input: SessionAccessInput): SessionAccessDeci
         `Session "${shown()}" belongs to agent "${targetAgent}" and agent-to-agent access is off; set tools.agentToAgent.enabled to true and add "${targetAgent}" to tools.agentToAgent.allow.`,
       );
     }
-    if (a2a.allow.includes('*') || a2a.allow.includes(targetAgent)) return { allowed: true };
+    // Both agents of a cross-agent access must be admitted: the requester's and the target's.
+    const missing = [requesterAgent, targetAgent].filter(
+      (agent) => !a2a.allow.includes('*') && !a2a.allow.includes(agent),
+    );
+    if (missing.length === 0) return { allowed: true };
+    const names = missing.map((agent) => `"${agent}"`).join(' and ');
     return refuse(
-      `Session "${shown()}" belongs to agent "${targetAgent}", which is not in tools.agentToAgent.allow; add "${targetAgent}" (or "*") to tools.agentToAgent.allow.`,
+      `Session "${shown()}" belongs to agent "${targetAgent}"; agent-to-agent access needs both agents in tools.agentToAgent.allow, and ${names} ${missing.length === 1 ? 'is' : 'are'} not. Add ${names} (or "*") to tools.agentToAgent.allow.`,
     );
   }
   return refuse(visibilityReason(shown(), visibility, input, targetAgent, requesterAgent));

@@ -42,7 +42,7 @@ describe.each(VISIBILITIES)('visibility %s', (visibility) => {
   let h: ToolsHarness;
   beforeAll(async () => {
     h = await startToolsHarness({
-      tools: { sessions: { visibility }, agentToAgent: { enabled: true, allow: ['ops'] } },
+      tools: { sessions: { visibility }, agentToAgent: { enabled: true, allow: ['main', 'ops'] } },
       session: { agentToAgent: { maxPingPongTurns: 0 } },
       agents: { list: [{ id: 'main', default: true }, { id: 'ops' }, { id: 'sec' }] },
     });
