@@ -82,6 +82,24 @@ describe('evaluateSendPolicy', () => {
     expect(evaluateSendPolicy({ key: 'agent:main:main' }, rules).allowed).toBe(true);
   });
 
+  it("takes a rule's channel from the session: channel, else deliveryContext, else lastChannel (spec section 11)", () => {
+    const rules = policy([{ match: { channel: 'telegram' }, action: 'deny' }]);
+    const main = { key: 'agent:main:main' };
+    const to = { channel: 'telegram', to: '42', accountId: 'default' };
+    expect(evaluateSendPolicy(main, rules).allowed).toBe(true);
+    expect(evaluateSendPolicy({ ...main, deliveryContext: to }, rules).allowed).toBe(false);
+    expect(evaluateSendPolicy({ ...main, lastChannel: 'telegram' }, rules).allowed).toBe(false);
+    expect(evaluateSendPolicy({ ...main, channel: 'discord', deliveryContext: to }, rules).allowed).toBe(
+      true,
+    );
+    expect(
+      evaluateSendPolicy(
+        { ...main, deliveryContext: { ...to, channel: 'webchat' }, lastChannel: 'telegram' },
+        rules,
+      ).allowed,
+    ).toBe(true);
+  });
+
   it('keeps the case of platform ids in a keyPrefix', () => {
     const rules = policy([{ match: { keyPrefix: 'agent:main:telegram:dm:Alice' }, action: 'deny' }]);
     expect(evaluateSendPolicy({ key: 'agent:main:telegram:dm:Alice' }, rules).allowed).toBe(false);

@@ -10,8 +10,16 @@ import { normalizeSessionKey, parseSessionKey } from '../keys/session-key.js';
 export interface SendPolicyTarget {
   /** The session key (any spelling). */
   key: string;
-  /** The channel plugin id; when unset, taken from the key if it names one. */
+  /**
+   * The session's channel. A rule's `channel` is matched against this, else `deliveryContext.channel`,
+   * else `lastChannel`, else the channel the key names: pass the whole session record, so the tools
+   * and the delivery pipeline give the same verdict.
+   */
   channel?: string;
+  /** Where the session's replies go (its channel counts when `channel` is unset). */
+  deliveryContext?: { channel: string };
+  /** The channel the session was last active on. */
+  lastChannel?: string;
   /** The chat type; when unset, taken from the key (`dm` keys are direct, group keys group/channel). */
   chatType?: ChatType;
   /** The session's own override; unset means inherit the configured rules. */
@@ -90,7 +98,9 @@ function factsOf(target: SendPolicyTarget, key: string): TargetFacts {
     k?.type === 'dm' ? 'direct' : k?.type === 'group' ? k.chatType : undefined;
   return {
     key,
-    channel: (target.channel ?? keyChannel)?.trim().toLowerCase(),
+    channel: (target.channel ?? target.deliveryContext?.channel ?? target.lastChannel ?? keyChannel)
+      ?.trim()
+      .toLowerCase(),
     chatType: target.chatType ?? keyChatType,
   };
 }

@@ -67,15 +67,8 @@ export function createDeliver(options: DeliverOptions): Deliver {
     return outcome;
 
     async function deliverTo(target: DeliveryContext): Promise<DeliveryOutcome> {
-      const policy = evaluateSendPolicy(
-        {
-          key: session.key,
-          channel: target.channel,
-          ...(session.chatType ? { chatType: session.chatType } : {}),
-          ...(session.sendPolicy ? { sendPolicy: session.sendPolicy } : {}),
-        },
-        config.session.sendPolicy,
-      );
+      // One verdict for the session, as the tools compute it (spec section 11).
+      const policy = evaluateSendPolicy(session, config.session.sendPolicy);
       if (!policy.allowed) return { status: 'denied', reason: policy.reason };
       if (message.text.trim() === '') return { status: 'skipped', reason: 'The message is empty.' };
       const plugin = plugins.get(target.channel);

@@ -28,15 +28,7 @@ export function startTyping(session: SessionRecord, options: TypingOptions): () 
   const to = session.deliveryContext;
   const plugin = to ? options.plugins.get(to.channel) : undefined;
   if (!to || !plugin?.sendTyping || !plugin.capabilities.typing) return () => {};
-  const allowed = evaluateSendPolicy(
-    {
-      key: session.key,
-      channel: to.channel,
-      ...(session.chatType ? { chatType: session.chatType } : {}),
-      ...(session.sendPolicy ? { sendPolicy: session.sendPolicy } : {}),
-    },
-    options.config.session.sendPolicy,
-  ).allowed;
+  const allowed = evaluateSendPolicy(session, options.config.session.sendPolicy).allowed;
   if (!allowed) return () => {};
   const send = () => {
     plugin.sendTyping?.(to).catch((error: unknown) => {

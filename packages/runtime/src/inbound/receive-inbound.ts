@@ -142,16 +142,7 @@ export async function runInboundCommand(
   const session = sessionAfterInbound(ctx.config, await ctx.store.getSession(key), key, inbound, now);
   const answer = await answerCommand(ctx, hooks, inbound, session);
   const target = answer?.session ?? session;
-  const to = target.deliveryContext;
-  const allowed = evaluateSendPolicy(
-    {
-      key: target.key,
-      ...(to ? { channel: to.channel } : {}),
-      ...(target.chatType ? { chatType: target.chatType } : {}),
-      ...(target.sendPolicy ? { sendPolicy: target.sendPolicy } : {}),
-    },
-    ctx.config.session.sendPolicy,
-  ).allowed;
+  const allowed = evaluateSendPolicy(target, ctx.config.session.sendPolicy).allowed;
   if (!allowed) return '';
   if (answer) return answer.text;
   const name = inbound.text.trim().split(/\s+/)[0] ?? inbound.text;
