@@ -104,6 +104,21 @@ describe('colloquy config check and init', () => {
     expect(run.stdout).toContain('From the environment: agents.defaults.model from COLLOQUY_MODEL');
   });
 
+  it('warns when the web chat or the gateway listens on every interface', async () => {
+    const open = join(dir, 'open.json5');
+    writeFileSync(
+      open,
+      JSON.stringify({ gateway: { host: '0.0.0.0' }, channels: { webchat: { host: '0.0.0.0' } } }),
+    );
+    const run = await runCliProcess(['config', 'check', '--config', open], { cwd: dir });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Warning: channels.webchat.host is "0.0.0.0"');
+    expect(run.stdout).toContain('channels.webchat.allowedHosts');
+    expect(run.stdout).toContain('Warning: gateway.host is "0.0.0.0"');
+    const quiet = await runCliProcess(['config', 'check', '--config', app.configFile], { cwd: dir });
+    expect(quiet.stdout).not.toContain('Warning:');
+  });
+
   it('lists every bad setting with what was expected and what was found, and exits 1', async () => {
     const bad = join(dir, 'bad.json5');
     writeFileSync(

@@ -31,6 +31,13 @@ export interface WebChatPluginOptions {
   accountId?: string;
   /** Mark cookies `Secure` (set when the page is served over HTTPS by a proxy). Default `false`. */
   secureCookies?: boolean;
+  /**
+   * Host names the WebSocket may be reached by, checked against the `Host` header so that a page on
+   * another domain resolving to this machine (DNS rebinding) cannot open a visitor session. Default:
+   * the bound `host` plus `localhost`, `127.0.0.1` and `::1`; bound to every interface (`0.0.0.0`)
+   * without a list, any host is accepted (put a proxy with TLS in front and list your domain).
+   */
+  allowedHosts?: string[];
 }
 
 /** Options with every default applied. */
@@ -46,6 +53,7 @@ export interface ResolvedWebChatOptions {
   rateLimit: { burst: number; perSecond: number };
   accountId: string;
   secureCookies: boolean;
+  allowedHosts: string[] | undefined;
 }
 
 const MIN_SECRET_CHARS = 32;
@@ -101,6 +109,7 @@ export function resolveWebChatOptions(options: WebChatPluginOptions): ResolvedWe
     rateLimit,
     accountId: options.accountId ?? 'default',
     secureCookies: options.secureCookies ?? false,
+    allowedHosts: options.allowedHosts,
   };
 }
 

@@ -291,6 +291,19 @@ describe('web chat bad input', () => {
     expect((await own.next('ready')).chat.type).toBe('direct');
   });
 
+  it('refuses a WebSocket for a host name it does not serve (DNS rebinding)', async () => {
+    const { base } = await start();
+    const port = new URL(base).port;
+    await expect(
+      TestClient.connect(base, {
+        headers: { host: `rebind.evil.test:${port}` },
+        origin: `http://rebind.evil.test:${port}`,
+      }),
+    ).rejects.toThrow('HTTP 403');
+    const local = await client(base, { headers: { host: `localhost:${port}` } });
+    expect((await local.next('ready')).chat.type).toBe('direct');
+  });
+
   it('issues a new identity when the visitor cookie is tampered with', async () => {
     const { base } = await start();
     const c = await client(base);

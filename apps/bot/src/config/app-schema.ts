@@ -73,6 +73,7 @@ export const WebChatSectionSchema = Type.Object(
       ),
     ),
     secureCookies: Type.Optional(Type.Boolean()),
+    allowedHosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   },
   { ...Strict, default: {} },
 );

@@ -8,6 +8,7 @@ import type { GatewayBridge } from '../chat/gateway-bridge.js';
 import type { ResolvedWebChatOptions } from '../options.js';
 import type { ChatMessage, ChatPerson, ChatRef, ClientFrame, ErrorFrameCode } from '../protocol/frames.js';
 import { parseClientFrame } from '../protocol/parse-client-frame.js';
+import { acceptedHosts, isAcceptedHost } from '../security/host-check.js';
 import type { IdentityIssuer, RequestIdentity } from '../security/identity.js';
 import { randomId } from '../security/signed-value.js';
 import { createRateLimiter } from '../security/token-bucket.js';
@@ -39,13 +40,14 @@ const MAX_NAMES = 50_000;
 const HEARTBEAT_MS = 30_000;
 
 /**
- * Creates the WebSocket server: the `/ws` upgrade (origin check, visitor cookie, room), the frame loop
+ * Creates the WebSocket server: the `/ws` upgrade (host and origin checks, visitor cookie, room), the frame loop
  * (validation, rate limits, inbound messages, typing, profile, owner panel) and a heartbeat.
  *
  * @param deps - options, identity, hub, bridge and the runtime's `receive`
  */
 export function createSocketServer(deps: SocketServerOptions): SocketServer {
   const { options, identity, hub, bridge, log } = deps;
+  const accepted = acceptedHosts(options.host, options.allowedHosts);
   const maxPayload = 64 * 1024 + options.maxMessageChars * 4;
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
   const pendingCookies = new WeakMap<IncomingMessage, string>();
@@ -236,6 +238,10 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
         return refuse(socket, 400, 'Bad Request');
       }
       if (url.pathname !== '/ws') return refuse(socket, 404, 'Not Found');
+      if (!isAcceptedHost(req.headers.host, accepted)) {
+        log.warn({ host: req.headers.host }, 'webchat: refused a WebSocket for a host it does not serve');
+        return refuse(socket, 403, 'Forbidden');
+      }
       if (!sameOrigin(req)) {
         log.warn({ origin: req.headers.origin }, 'webchat: refused a WebSocket from another origin');
         return refuse(socket, 403, 'Forbidden');

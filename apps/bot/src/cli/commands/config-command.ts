@@ -68,8 +68,27 @@ export async function configCheckCommand(args: readonly string[], io: CliIo): Pr
     ...(config.fromEnvironment.length > 0
       ? [`  From the environment: ${config.fromEnvironment.join('; ')}`]
       : []),
+    ...exposureWarnings(config),
   );
   return 0;
+}
+
+const ALL_INTERFACES = new Set(['0.0.0.0', '::']);
+
+/** Warnings for servers bound to every interface: reachable from the network, so TLS belongs in front. */
+function exposureWarnings(config: BotConfig): string[] {
+  const warnings: string[] = [];
+  if (config.webchat.enabled && ALL_INTERFACES.has(config.webchat.host)) {
+    warnings.push(
+      `  Warning: channels.webchat.host is "${config.webchat.host}": the web chat is reachable from the network. Put a TLS proxy in front, set channels.webchat.secureCookies and list your domain in channels.webchat.allowedHosts.`,
+    );
+  }
+  if (ALL_INTERFACES.has(config.core.gateway.host)) {
+    warnings.push(
+      `  Warning: gateway.host is "${config.core.gateway.host}": the gateway (admin token auth) is reachable from the network. Keep it on 127.0.0.1, or put a TLS proxy in front.`,
+    );
+  }
+  return warnings;
 }
 
 /** The answer of {@link checkStorage}: a reachable store, or why it is not. */
