@@ -10,6 +10,13 @@ export {
 } from './agent/build-prompt.js';
 export { type ModelSelection, modelRefFor, selectModel } from './agent/model-selection.js';
 export { runToolCall, type ToolCallOutcome, toolSpecs } from './agent/tool-runner.js';
+// --- several instances on one database (implemented by @colloquy/cluster) ---
+export type {
+  ClusterAdapter,
+  ClusterEvent,
+  ClusterHandlers,
+  LaneLimits,
+} from './cluster/cluster-adapter.js';
 export { createDeliver, type Deliver, type DeliveryKind, type DeliveryRequest } from './delivery/deliver.js';
 export { startTyping, type TypingOptions } from './delivery/typing.js';
 export type { RuntimeGateway } from './gateway/create-gateway.js';

@@ -61,6 +61,21 @@ export class PgOperations implements StoreTransaction {
     return this.run(() => fn(this));
   }
 
+  /**
+   * Runs one SQL statement on this handle's connection: inside the open transaction for a `tx`,
+   * else on a pooled connection. For packages that keep their own tables in the same database and
+   * must write in the same transaction as the store, such as `@colloquy/cluster` adding a run's job.
+   * Values are bound as parameters (`$1`, `$2`, ...), never spliced into the text.
+   *
+   * @param text - the statement
+   * @param values - its parameters
+   * @returns the rows it returned
+   * @throws `STORE_ERROR` when the statement fails
+   */
+  sql<R extends QueryResultRow = QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+    return this.run(async () => (await this.db.query<R>(text, values)).rows);
+  }
+
   // --- sessions ---
 
   getSession(key: string): Promise<SessionRecord | undefined> {

@@ -11,7 +11,9 @@ import {
   type RunRecord,
   type SessionOrigin,
   type SessionRecord,
+  type StoreTransaction,
 } from '@colloquy/core';
+import { hasActiveRun } from '../cluster/run-job.js';
 import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { inputMessage } from './run-lifecycle.js';
@@ -33,7 +35,8 @@ export interface NewRun {
  * Creates a run record (`queued`) and touches its session in one transaction (or writes the session
  * record that `sessionUpdate` makes of the stored one, read in the same transaction: a new session,
  * or one updated by an inbound message), then hands the run to the command queue and publishes
- * `run.queued`.
+ * `run.queued`. With a cluster, the run's job is added in that same transaction instead, and
+ * whichever instance has room runs it.
  *
  * When the session is idle (nothing running or queued, no other enqueue in flight, an empty
  * inbox), the run's input message is appended to the transcript in the same transaction (marked
@@ -52,6 +55,29 @@ export async function enqueueRun(
   input: NewRun,
   sessionUpdate?: (current: SessionRecord | undefined) => SessionRecord,
 ): Promise<RunRecord> {
+  const run = await enqueueRunIf(ctx, input, sessionUpdate);
+  // Without a condition the run is always created.
+  return run!;
+}
+
+/**
+ * {@link enqueueRun}, but only when `condition`, read inside the transaction after the session row
+ * was written (so concurrent enqueues of one session take turns), holds; otherwise nothing is
+ * written.
+ *
+ * @param ctx - the runtime internals
+ * @param input - the run
+ * @param sessionUpdate - as for {@link enqueueRun}
+ * @param condition - checked in the transaction
+ * @returns the stored run, or `undefined` when the condition did not hold
+ * @throws `ABORTED` when the runtime is shutting down
+ */
+export async function enqueueRunIf(
+  ctx: RuntimeContext,
+  input: NewRun,
+  sessionUpdate?: (current: SessionRecord | undefined) => SessionRecord,
+  condition?: (tx: StoreTransaction) => Promise<boolean>,
+): Promise<RunRecord | undefined> {
   if (!ctx.accepting) {
     throw new ColloquyError(
       'ABORTED',
@@ -76,26 +102,41 @@ export async function enqueueRun(
     ...(input.meta ? { meta: input.meta } : {}),
   };
   const key = input.sessionKey;
-  const idle =
+  const { cluster } = ctx;
+  const idleHere =
     ctx.queue.runningBatch(key) === undefined && ctx.queue.pendingCount(key) === 0 && !ctx.enqueuing.has(key);
   ctx.enqueuing.add(key);
   try {
-    await ctx.store.transaction(async (tx) => {
-      if (sessionUpdate) await tx.putSession({ ...sessionUpdate(await tx.getSession(key)), updatedAt: now });
-      else await tx.patchSession(key, { updatedAt: now });
-      if (idle && run.message !== '' && (await tx.listInbox(key)).length === 0) {
-        run.meta = { ...run.meta, inputCommittedAt: now };
-        await tx.appendMessages(key, [inputMessage(run)]);
-      }
-      await tx.createRun(run);
-    });
-    ctx.queue.enqueue(toQueuedRun(run));
+    const created = await ctx.store
+      .transaction(async (tx) => {
+        if (sessionUpdate)
+          await tx.putSession({ ...sessionUpdate(await tx.getSession(key)), updatedAt: now });
+        else await tx.patchSession(key, { updatedAt: now });
+        if (condition && !(await condition(tx))) throw NOT_NOW;
+        const idle = cluster ? !(await hasActiveRun(tx, key)) : idleHere;
+        if (idle && run.message !== '' && (await tx.listInbox(key)).length === 0) {
+          run.meta = { ...run.meta, inputCommittedAt: now };
+          await tx.appendMessages(key, [inputMessage(run)]);
+        }
+        await tx.createRun(run);
+        await cluster?.scheduleRun(run, tx);
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error === NOT_NOW) return false;
+        throw error;
+      });
+    if (!created) return undefined;
+    if (!cluster) ctx.queue.enqueue(toQueuedRun(run));
   } finally {
     ctx.enqueuing.delete(key);
   }
   ctx.events.emit({ type: 'run.queued', runId: run.runId, sessionKey: run.sessionKey, lane: run.lane });
   return run;
 }
+
+/** Thrown inside the enqueue transaction to roll it back when its condition does not hold. */
+const NOT_NOW = Symbol('colloquy.enqueue.condition');
 
 /**
  * Builds the record of a session that `agent` creates (a sub-agent spawn, or an agent's main

@@ -35,6 +35,16 @@ export async function abortRuns(
       }
       continue;
     }
+    if (found.state === 'unknown' && run.status === 'running' && ctx.cluster) {
+      // It runs on another instance (or ran on one that died): ask, then wait for its end.
+      await ctx.cluster.publish({ type: 'run.abort', runId, reason });
+      const ended = await ctx.waiters.wait(runId, SETTLE_MS);
+      const after = ended ? await ctx.store.getRun(runId) : undefined;
+      if (after && TERMINAL_RUN_STATUSES.includes(after.status)) {
+        aborted.add(runId);
+        continue;
+      }
+    }
     await markKilled(ctx, runId, reason);
     aborted.add(runId);
   }

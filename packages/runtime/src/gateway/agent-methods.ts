@@ -196,12 +196,21 @@ export async function agentWait(ctx: RuntimeContext, params: unknown): Promise<G
   p.only(['runId', 'timeoutMs']);
   const runId = p.string('runId');
   const timeoutMs = Math.min(p.optionalNumber('timeoutMs', 0) ?? 0, MAX_WAIT_MS);
-  const run = await requireRun(ctx, runId);
-  if (!TERMINAL_RUN_STATUSES.includes(run.status) && timeoutMs > 0) {
-    await ctx.waiters.wait(runId, timeoutMs);
+  const deadline = Date.now() + timeoutMs;
+  let run = await requireRun(ctx, runId);
+  // With a cluster the end may be told by another instance; the store is read again every
+  // second in case that notice was lost with a connection.
+  const slice = ctx.cluster ? CLUSTER_RECHECK_MS : MAX_WAIT_MS;
+  for (let left = timeoutMs; !TERMINAL_RUN_STATUSES.includes(run.status) && left > 0; ) {
+    await ctx.waiters.wait(runId, Math.min(left, slice));
+    run = await requireRun(ctx, runId);
+    left = deadline - Date.now();
   }
-  return waitResult(await requireRun(ctx, runId));
+  return waitResult(run);
 }
+
+/** How often `agent.wait` reads the store again while a cluster runs the run. */
+const CLUSTER_RECHECK_MS = 1000;
 
 async function requireRun(ctx: RuntimeContext, runId: string): Promise<RunRecord> {
   const run = await ctx.store.getRun(runId);

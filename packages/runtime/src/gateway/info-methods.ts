@@ -32,14 +32,31 @@ export async function sessionStatus(
   const p = readParams('session.status', params);
   p.only(['key']);
   const session = await requireSession(ctx.store, ctx.config, p.string('key'));
-  const running = ctx.queue.runningBatch(session.key);
-  const status: SessionStatus = running ? 'running' : (session.status ?? 'idle');
+  const { activeRunId, queueDepth } = await activityOf(ctx, session.key);
+  const status: SessionStatus = activeRunId ? 'running' : (session.status ?? 'idle');
   const locator = ctx.store.transcriptLocator(session);
   return {
     session,
     status,
-    queueDepth: ctx.queue.pendingCount(session.key),
-    ...(running?.[0] ? { activeRunId: running[0].id } : {}),
+    queueDepth,
+    ...(activeRunId ? { activeRunId } : {}),
     ...(locator ? { transcriptLocator: locator } : {}),
+  };
+}
+
+/** The session's running run and how many wait: this process's queue, or with a cluster the store. */
+async function activityOf(
+  ctx: RuntimeContext,
+  sessionKey: string,
+): Promise<{ activeRunId: string | undefined; queueDepth: number }> {
+  const running = ctx.queue.runningBatch(sessionKey);
+  if (!ctx.cluster) return { activeRunId: running?.[0]?.id, queueDepth: ctx.queue.pendingCount(sessionKey) };
+  const active = await ctx.store.listRuns({ sessionKey, statuses: ['queued', 'running'] });
+  const leader = active
+    .filter((run) => run.status === 'running' && run.meta?.foldedInto === undefined)
+    .at(-1);
+  return {
+    activeRunId: running?.[0]?.id ?? leader?.runId,
+    queueDepth: active.filter((run) => run.status === 'queued').length,
   };
 }

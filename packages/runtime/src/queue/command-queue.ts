@@ -30,6 +30,11 @@ export interface CommandQueueOptions<T extends QueueItem> {
   canFold?(head: T, next: T): boolean;
   /** At most this many items in one batch (default 32). */
   maxBatch?: number;
+  /**
+   * Called with the ids of items that left the queue: a batch that settled, or a waiting item that
+   * `abort` removed.
+   */
+  onDone?(ids: readonly string[]): void;
   logger?: Logger;
 }
 
@@ -52,6 +57,11 @@ export interface QueueStats {
 export interface CommandQueue<T extends QueueItem> {
   /** Adds an item behind the session's other items and starts it when its lane has room. */
   enqueue(item: T): void;
+  /**
+   * Adds items in order before starting any, so items of one idle session that may fold share
+   * its next batch.
+   */
+  enqueueAll(items: readonly T[]): void;
   /**
    * Stops an item: a waiting one is removed (and returned, so the caller can record it), a
    * running one has its batch's signal aborted with a reason of kind `kind`.
@@ -224,6 +234,7 @@ export function createCommandQueue<T extends QueueItem>(options: CommandQueueOpt
 
   function finish(slot: SessionSlot<T>, lane: Lane, running: RunningBatch<T>): void {
     for (const item of running.items) owner.delete(item.id);
+    options.onDone?.(running.items.map((item) => item.id));
     if (slot.running === running) slot.running = undefined;
     lanes[lane].running--;
     runningTotal--;
@@ -237,17 +248,26 @@ export function createCommandQueue<T extends QueueItem>(options: CommandQueueOpt
     }
   }
 
+  function add(item: T): void {
+    if (owner.has(item.id)) return;
+    let slot = sessions.get(item.sessionKey);
+    if (!slot) {
+      slot = { key: item.sessionKey, pending: [] };
+      sessions.set(item.sessionKey, slot);
+    }
+    owner.set(item.id, item.sessionKey);
+    slot.pending.push(item);
+    markReady(slot);
+  }
+
   return {
     enqueue(item) {
-      if (owner.has(item.id)) return;
-      let slot = sessions.get(item.sessionKey);
-      if (!slot) {
-        slot = { key: item.sessionKey, pending: [] };
-        sessions.set(item.sessionKey, slot);
-      }
-      owner.set(item.id, item.sessionKey);
-      slot.pending.push(item);
-      markReady(slot);
+      add(item);
+      pump();
+    },
+
+    enqueueAll(items) {
+      for (const item of items) add(item);
       pump();
     },
 
@@ -259,6 +279,7 @@ export function createCommandQueue<T extends QueueItem>(options: CommandQueueOpt
       if (index >= 0) {
         const [item] = slot.pending.splice(index, 1);
         owner.delete(id);
+        options.onDone?.([id]);
         if (slot.pending.length === 0 && !slot.running) sessions.delete(slot.key);
         else if (index === 0) markReady(slot);
         pump();

@@ -7,9 +7,11 @@ import {
   type InboundMessage,
   silentLogger,
 } from '@colloquy/core';
-import { defaultDeliverFor, defaultLaneFor, enqueueRun } from '../agent/enqueue-run.js';
+import { defaultDeliverFor, defaultLaneFor, enqueueRun, enqueueRunIf } from '../agent/enqueue-run.js';
 import { createHistoryCache } from '../agent/history-cache.js';
 import { executeTurn } from '../agent/run-executor.js';
+import { bridgeClusterEvents, clusterHandlers } from '../cluster/cluster-handlers.js';
+import { hasActiveRun } from '../cluster/run-job.js';
 import { createDeliver, type Deliver } from '../delivery/deliver.js';
 import { createInProcessGateway, type RuntimeGateway } from '../gateway/create-gateway.js';
 import { createEventBus } from '../gateway/event-bus.js';
@@ -115,9 +117,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   let server: GatewayServer | undefined;
   let shuttingDown: Promise<void> | undefined;
 
+  const done = new Map<string, () => void>();
   const ctx = {
     config,
     store,
+    cluster: options.cluster,
+    whenDone: (runId: string) =>
+      ctx.queue.has(runId) ? new Promise<void>((resolve) => done.set(runId, resolve)) : Promise.resolve(),
     log,
     clock,
     events,
@@ -146,6 +152,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       executeTurn(ctx, batch, signal).finally(() => ctx.subagents.turnSettled(batch[0]!.sessionKey)),
     canFold: canFoldRuns,
     logger: log,
+    onDone(ids) {
+      for (const id of ids) {
+        done.get(id)?.();
+        done.delete(id);
+      }
+    },
   });
   ctx.queue.pause();
   const gateway = createInProcessGateway(ctx);
@@ -159,10 +171,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   events.subscribe((event) => {
     if (event.type === 'run.ended') waiters.notify(event.runId);
   });
+  if (ctx.cluster) bridgeClusterEvents(ctx, ctx.cluster);
 
   const inboundHooks = { commands: options.commands, isOwner: options.isOwner };
 
   async function wake(sessionKey: string, afterTurn = false): Promise<string | undefined> {
+    if (ctx.cluster) return wakeShared(sessionKey);
     if (!ctx.accepting || ctx.queue.pendingCount(sessionKey) > 0 || ctx.enqueuing.has(sessionKey)) {
       return undefined;
     }
@@ -179,6 +193,29 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       meta: { wake: true },
     });
     return run.runId;
+  }
+
+  /**
+   * With a cluster: queues a wake turn when, in one transaction holding the session row, the
+   * session has unread inbox entries and no run queued or running on any instance.
+   */
+  async function wakeShared(sessionKey: string): Promise<string | undefined> {
+    if (!ctx.accepting) return undefined;
+    const session = await store.getSession(sessionKey);
+    if (!session) return undefined;
+    const run = await enqueueRunIf(
+      ctx,
+      {
+        sessionKey,
+        message: '',
+        lane: defaultLaneFor(session),
+        deliver: defaultDeliverFor(session),
+        meta: { wake: true },
+      },
+      undefined,
+      async (tx) => (await tx.listInbox(sessionKey)).length > 0 && !(await hasActiveRun(tx, sessionKey)),
+    );
+    return run?.runId;
   }
 
   function contextFor(plugin: ChannelPlugin): ChannelContext {
@@ -201,7 +238,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       throw new ColloquyError('CONFLICT', `The runtime is ${state}; start() can be called once.`);
     }
     state = 'starting';
-    const report = await recoverRuns(ctx);
+    // With a cluster, what a dead instance left is resumed by the jobs themselves (see runJob).
+    const report = ctx.cluster ? { requeued: [], resumed: [], interrupted: [] } : await recoverRuns(ctx);
     if (report.resumed.length + report.interrupted.length + report.requeued.length > 0) {
       log.info(
         {
@@ -235,6 +273,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       throw error;
     }
     ctx.queue.resume();
+    try {
+      await ctx.cluster?.start(clusterHandlers(ctx), config.runtime.lanes);
+    } catch (error) {
+      await shutdown({ drainMs: 0 });
+      throw error;
+    }
     state = 'running';
     // Announces left pending by the previous process go out now that plugins run.
     ctx.track(ctx.subagents.start());
@@ -246,6 +290,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       state = 'stopping';
       ctx.accepting = false;
       ctx.queue.pause();
+      // With a cluster: take no new jobs; the jobs in flight settle with their turns below.
+      const clusterStopped = ctx.cluster?.stop();
       const drainMs = shutdownOptions.drainMs ?? config.runtime.shutdownDrainMs;
       if (!(await settlesWithin(ctx.queue.idle(), drainMs))) {
         const cut = ctx.queue.abortRunning(
@@ -255,6 +301,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         log.warn({ cut }, 'drain budget spent: running turns were cut and re-queued');
         await settlesWithin(ctx.queue.idle(), 2000);
       }
+      if (clusterStopped) await settlesWithin(clusterStopped, 5000);
       await settlesWithin(ctx.subagents.stop(), Math.max(250, Math.min(drainMs, 2000)));
       await settlesWithin(Promise.all(tracked), Math.max(250, Math.min(drainMs, 2000)));
       waiters.releaseAll();

@@ -25,70 +25,95 @@ export interface RecoveryReport {
  * @returns which runs went where
  */
 export async function recoverRuns(ctx: RuntimeContext): Promise<RecoveryReport> {
-  const { store, config } = ctx;
+  const { store } = ctx;
   const report: RecoveryReport = { requeued: [], resumed: [], interrupted: [] };
   const now = ctx.clock.now();
-  const staleMs = config.runtime.staleRunMinutes * 60_000;
   const toQueue: RunRecord[] = [];
   for (const run of await store.listRuns({ statuses: ['running'] })) {
-    const fresh = now - run.updatedAt <= staleMs;
-    if (fresh && run.attempts < config.runtime.maxRunAttempts) {
-      toQueue.push(
-        await store.updateRun(run.runId, {
-          status: 'queued',
-          updatedAt: now,
-          meta: { ...run.meta, resumedAt: now },
-        }),
-      );
+    const revived = await reviveRun(ctx, run, now);
+    if (revived) {
+      toQueue.push(revived);
       report.resumed.push(run.runId);
-      continue;
-    }
-    await interrupt(run);
-  }
-
-  /** Finalises a run the restart will not resume as `interrupted`, with the turn-end hooks (announce). */
-  async function interrupt(run: RunRecord): Promise<void> {
-    const fresh = now - run.updatedAt <= staleMs;
-    const why = fresh
-      ? `it was started ${run.attempts} times (runtime.maxRunAttempts = ${config.runtime.maxRunAttempts})`
-      : `it was last active more than ${config.runtime.staleRunMinutes} minutes ago (runtime.staleRunMinutes)`;
-    const error = `The runtime stopped during this run and did not resume it: ${why}. Send the message again.`;
-    const afterCommit = await store.transaction(async (tx) => {
-      const ended = await tx.updateRun(run.runId, {
-        status: 'interrupted',
-        error,
-        endedAt: now,
-        updatedAt: now,
-      });
-      const session = await tx.getSession(run.sessionKey);
-      const updated =
-        session?.status === 'running'
-          ? await tx.patchSession(session.key, { status: 'error', endedAt: now, updatedAt: now })
-          : session;
-      return runTurnEndHooks(ctx, [ended], updated, tx);
-    });
-    afterCommit();
-    ctx.events.emit({
-      type: 'run.ended',
-      runId: run.runId,
-      sessionKey: run.sessionKey,
-      status: 'interrupted',
-      error,
-    });
-    report.interrupted.push(run.runId);
+    } else report.interrupted.push(run.runId);
   }
   const queued: RunRecord[] = [];
-  const staleQueued: RunRecord[] = [];
   for (const run of await store.listRuns({ statuses: ['queued'] })) {
     if (report.resumed.includes(run.runId)) continue;
-    const fresh = now - run.updatedAt <= staleMs;
-    (fresh && run.attempts < config.runtime.maxRunAttempts ? queued : staleQueued).push(run);
+    if (isRevivable(ctx, run, now)) {
+      queued.push(run);
+      report.requeued.push(run.runId);
+    } else {
+      await interruptRun(ctx, run, now);
+      report.interrupted.push(run.runId);
+    }
   }
-  for (const run of staleQueued) await interrupt(run);
-  for (const run of queued) report.requeued.push(run.runId);
   const all = [...toQueue, ...queued].sort((a, b) => a.createdAt - b.createdAt);
   for (const run of all) {
     if (!ctx.queue.has(run.runId)) ctx.queue.enqueue(toQueuedRun(run));
   }
   return report;
+}
+
+/**
+ * A run the runtime that ran it left `running` (it died mid-turn): queued again (`resumedAt` in
+ * its meta) when its last update is within `runtime.staleRunMinutes` and it started fewer than
+ * `runtime.maxRunAttempts` times, else finalised as `interrupted` with the turn-end hooks (so a
+ * sub-agent's run is still announced).
+ *
+ * @param ctx - the runtime internals
+ * @param run - the run found `running`
+ * @param now - epoch ms
+ * @returns the run, now `queued`; `undefined` when it was interrupted
+ */
+export async function reviveRun(
+  ctx: RuntimeContext,
+  run: RunRecord,
+  now: number,
+): Promise<RunRecord | undefined> {
+  if (!isRevivable(ctx, run, now)) {
+    await interruptRun(ctx, run, now);
+    return undefined;
+  }
+  return ctx.store.updateRun(run.runId, {
+    status: 'queued',
+    updatedAt: now,
+    meta: { ...run.meta, resumedAt: now },
+  });
+}
+
+function isRevivable(ctx: RuntimeContext, run: RunRecord, now: number): boolean {
+  const { runtime } = ctx.config;
+  return now - run.updatedAt <= runtime.staleRunMinutes * 60_000 && run.attempts < runtime.maxRunAttempts;
+}
+
+/** Finalises a run the restart will not resume as `interrupted`, with the turn-end hooks (announce). */
+async function interruptRun(ctx: RuntimeContext, run: RunRecord, now: number): Promise<void> {
+  const { runtime } = ctx.config;
+  const fresh = now - run.updatedAt <= runtime.staleRunMinutes * 60_000;
+  const why = fresh
+    ? `it was started ${run.attempts} times (runtime.maxRunAttempts = ${runtime.maxRunAttempts})`
+    : `it was last active more than ${runtime.staleRunMinutes} minutes ago (runtime.staleRunMinutes)`;
+  const error = `The runtime stopped during this run and did not resume it: ${why}. Send the message again.`;
+  const afterCommit = await ctx.store.transaction(async (tx) => {
+    const ended = await tx.updateRun(run.runId, {
+      status: 'interrupted',
+      error,
+      endedAt: now,
+      updatedAt: now,
+    });
+    const session = await tx.getSession(run.sessionKey);
+    const updated =
+      session?.status === 'running'
+        ? await tx.patchSession(session.key, { status: 'error', endedAt: now, updatedAt: now })
+        : session;
+    return runTurnEndHooks(ctx, [ended], updated, tx);
+  });
+  afterCommit();
+  ctx.events.emit({
+    type: 'run.ended',
+    runId: run.runId,
+    sessionKey: run.sessionKey,
+    status: 'interrupted',
+    error,
+  });
 }

@@ -8,6 +8,7 @@ import type {
   StoreTransaction,
 } from '@colloquy/core';
 import type { HistoryCache } from '../agent/history-cache.js';
+import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import type { Deliver } from '../delivery/deliver.js';
 import type { RuntimeGateway } from '../gateway/create-gateway.js';
 import type { EventBus } from '../gateway/event-bus.js';
@@ -44,6 +45,10 @@ export interface RuntimeContext {
   readonly tools: ToolsHook | undefined;
   readonly deliver: Deliver;
   readonly queue: CommandQueue<QueuedRun>;
+  /** Set when runs are shared with other instances (then `queue` runs only what this one took). */
+  readonly cluster: ClusterAdapter | undefined;
+  /** Resolves once the run has left this instance's queue (its batch settled, or it was removed). */
+  whenDone(runId: string): Promise<void>;
   readonly waiters: RunWaiters;
   /** Prompt history, read from the store incrementally. */
   readonly history: HistoryCache;

@@ -10,6 +10,7 @@ import type {
   SessionRecord,
   Store,
 } from '@colloquy/core';
+import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import type { RuntimeGateway } from '../gateway/create-gateway.js';
 import type { SubagentRuntimeOptions } from '../subagents/registry.js';
 
@@ -107,4 +108,10 @@ export interface RuntimeOptions {
   workspaceDir?: string;
   /** Tuning of sub-agent announce delivery (retry backoff, poll) and the archive sweep. */
   subagents?: SubagentRuntimeOptions;
+  /**
+   * Share runs with other instances on one database (`createPostgresCluster` from
+   * `@colloquy/cluster`). Default none: runs wait in this process's queue, and `start()` recovers
+   * what the previous process left.
+   */
+  cluster?: ClusterAdapter;
 }

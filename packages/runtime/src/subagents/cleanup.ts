@@ -17,7 +17,7 @@ export interface SweepReport {
 export interface CleanupDeps {
   workspaceRoot: string;
   /** True while the session has a queued or running turn. */
-  isBusy(sessionKey: string): boolean;
+  isBusy(sessionKey: string): Promise<boolean>;
   /** Writes the outbox row of an ended run that has none; returns true when written. */
   reconcile(runId: string): Promise<boolean>;
 }
@@ -40,7 +40,7 @@ export async function finishChild(
 ): Promise<'deleted' | 'attachments-removed' | 'kept'> {
   const child = await ctx.store.getSession(childKey);
   const meta = child ? subagentMetaOf(child) : undefined;
-  if (!child || !meta || deps.isBusy(childKey)) return 'kept';
+  if (!child || !meta || (await deps.isBusy(childKey))) return 'kept';
   if (meta.cleanup === 'delete') {
     const { deleted } = await ctx.gateway.call('sessions.delete', { key: childKey });
     return deleted ? 'deleted' : 'kept';
@@ -72,7 +72,7 @@ export async function sweepSubagents(
   const { store, config } = ctx;
   const report: SweepReport = { archived: [], deleted: [], reconciled: [] };
   for (const child of await store.listSessions({ kinds: ['subagent'] })) {
-    if (deps.isBusy(child.key)) continue;
+    if (await deps.isBusy(child.key)) continue;
     const [latest] = await store.listRuns({ sessionKey: child.key, limit: 1 });
     if (latest && !TERMINAL_RUN_STATUSES.includes(latest.status)) continue;
     if (latest && (await deps.reconcile(latest.runId))) {

@@ -59,6 +59,10 @@ export interface SubagentRegistry {
   takeSteering(sessionKey: string): Promise<ModelMessage[]>;
   /** Delivers every due pending announce now (`force`: also those waiting for a retry). */
   drain(options?: { force?: boolean }): Promise<void>;
+  /** Delivers the due pending announces of one requester (a cluster's drain job). */
+  drainRequester(requesterSessionKey: string): Promise<void>;
+  /** Tells the registry that a steering message waits for the session's running turn. */
+  noteSteered(sessionKey: string): void;
   /** Archives, deletes and reconciles (see `sweepSubagents`). */
   sweep(now?: number): Promise<SweepReport>;
   /** Delivers what the previous process left pending and starts the timers. */
@@ -130,14 +134,24 @@ export function createSubagentRegistry(
     },
   };
 
-  function isBusy(sessionKey: string): boolean {
-    return ctx.queue.runningBatch(sessionKey) !== undefined || ctx.queue.pendingCount(sessionKey) > 0;
+  async function isBusy(sessionKey: string): Promise<boolean> {
+    if (ctx.queue.runningBatch(sessionKey) !== undefined || ctx.queue.pendingCount(sessionKey) > 0)
+      return true;
+    if (!ctx.cluster) return false;
+    return (await store.listRuns({ sessionKey, statuses: ['queued', 'running'], limit: 1 })).length > 0;
   }
 
   const turnEndHook: TurnEndHook = async (runs, session, tx) => {
     const rows = await writeOutbox(tx, runs, session, ctx.clock.now(), mainKey, locate);
+    if (rows.length === 0) return;
+    if (ctx.cluster) {
+      // The drain job commits with the rows, so an instance that dies now loses nothing.
+      const requesters = new Set(rows.filter((row) => !row.skipped).map((row) => row.requesterSessionKey));
+      for (const key of requesters) await ctx.cluster.scheduleDrain(key, tx);
+      return () => afterWrite(rows.filter((row) => row.skipped));
+    }
     // Deliver once the rows are committed (a drain that read them earlier would not see them).
-    if (rows.length > 0) return () => afterWrite(rows);
+    return () => afterWrite(rows);
   };
 
   function afterWrite(
@@ -176,6 +190,11 @@ export function createSubagentRegistry(
 
   function requestDrain(requesterKey: string, force = false): void {
     if (state !== 'running') return;
+    if (ctx.cluster) {
+      // One drain per requester across instances: its job runs in the requester's queue.
+      track(ctx.cluster.requestDrain(requesterKey));
+      return;
+    }
     if (draining.has(requesterKey)) {
       again.add(requesterKey);
       return;
@@ -433,6 +452,12 @@ export function createSubagentRegistry(
     steer: (sessionKey, message, provenance) => steerSession(ctx, steered, sessionKey, message, provenance),
     takeSteering: (sessionKey) => takeSteering(ctx, steered, sessionKey),
     drain,
+    async drainRequester(requesterKey) {
+      if (state === 'running') await drainRequester(requesterKey, false);
+    },
+    noteSteered(sessionKey) {
+      steered.add(sessionKey);
+    },
     sweep: (now = ctx.clock.now()) => sweepSubagents(ctx, cleanupDeps, now),
     async start() {
       if (state !== 'created') return;

@@ -38,7 +38,10 @@ export async function steerSession(
       key: sessionKey,
     });
   }
-  const activeId = ctx.queue.runningBatch(sessionKey)?.[0]?.id ?? ctx.queue.pendingItems(sessionKey)[0]?.id;
+  const activeId =
+    ctx.queue.runningBatch(sessionKey)?.[0]?.id ??
+    ctx.queue.pendingItems(sessionKey)[0]?.id ??
+    (ctx.cluster ? await activeRunIdInStore(ctx, sessionKey) : undefined);
   const run = activeId ? await store.getRun(activeId) : undefined;
   if (!run) {
     throw new ColloquyError(
@@ -57,7 +60,15 @@ export async function steerSession(
   };
   await store.putInbox({ sessionKey, id: `${STEER_PREFIX}${randomUUID()}`, message: entry, createdAt: now });
   steered.add(sessionKey);
+  // The turn may run on another instance: tell it to look (the next turn reads the inbox anyway).
+  if (ctx.cluster) ctx.track(ctx.cluster.publish({ type: 'session.steered', sessionKey }));
   return { runId: run.runId, sessionKey, status: run.status };
+}
+
+/** The session's running run on any instance, else its oldest queued one. */
+async function activeRunIdInStore(ctx: RuntimeContext, sessionKey: string): Promise<string | undefined> {
+  const active = await ctx.store.listRuns({ sessionKey, statuses: ['queued', 'running'] });
+  return (active.find((run) => run.status === 'running') ?? active.at(-1))?.runId;
 }
 
 /**
