@@ -52,6 +52,7 @@ export type {
   ChannelCapabilities,
   ChannelCommand,
   ChannelContext,
+  ChannelLease,
   ChannelPlugin,
   ChannelStatus,
   InboundMessage,

@@ -111,6 +111,26 @@ export interface ChannelContext {
   gateway?: Gateway;
   /** Aborted when the runtime shuts down. */
   signal: AbortSignal;
+  /**
+   * Waits until this instance may hold a connection that only one instance may hold at a time (a
+   * Telegram long poll per bot token, a Discord gateway session per shard, a WhatsApp socket per
+   * account). Alone, the lease is granted at once; in a cluster the instance holding a database
+   * lock for `name` gets it and the others wait, taking over when the holder's connection drops.
+   * Stop using the connection as soon as `lost` aborts, then ask again. Absent in older runtimes:
+   * then behave as if granted.
+   *
+   * @param name - names the connection, e.g. `telegram:<botId>`
+   * @param signal - stop waiting when aborted (the promise then rejects with `ABORTED`)
+   */
+  lease?(name: string, signal?: AbortSignal): Promise<ChannelLease>;
+}
+
+/** A connection this instance holds alone until `lost` aborts or it calls `release`. */
+export interface ChannelLease {
+  /** Aborts when another instance may take the connection over: stop using it at once. */
+  readonly lost: AbortSignal;
+  /** Gives the connection up (on stop). Idempotent. */
+  release(): Promise<void>;
 }
 
 /** A request to create a thread/topic for a session. */

@@ -1,4 +1,4 @@
-import type { Lane, RunStatus, StoreTransaction } from '@colloquy/core';
+import type { ChannelLease, Lane, RunStatus, StoreTransaction } from '@colloquy/core';
 
 /** What one instance tells the others (small: it travels through the database). */
 export type ClusterEvent =
@@ -50,6 +50,8 @@ export interface ClusterAdapter {
   publish(event: ClusterEvent): Promise<void>;
   /** Starts taking jobs and events; `limits` bound the runs of each lane on this instance. */
   start(handlers: ClusterHandlers, limits: LaneLimits): Promise<void>;
+  /** Leases for single-connection channels (`ChannelContext.lease`); absent: granted at once. */
+  lease?(name: string, signal?: AbortSignal): Promise<ChannelLease>;
   /**
    * Stops taking new jobs and resolves once the jobs in flight have settled (the runtime cuts
    * running turns when its drain budget is spent, so this does not wait forever).

@@ -1,5 +1,6 @@
 import {
   type ChannelContext,
+  type ChannelLease,
   type ChannelPlugin,
   ColloquyError,
   createPairingAccess,
@@ -230,6 +231,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       log: log.child({ plugin: plugin.id }),
       gateway,
       signal: lifetime.signal,
+      lease: (name, signal) => ctx.cluster?.lease?.(name, signal) ?? Promise.resolve(soleLease()),
     };
   }
 
@@ -350,6 +352,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     subagents: ctx.subagents,
   };
   return runtime;
+}
+
+/** The lease of a runtime alone: never lost (the plugin's `stop` ends the connection). */
+function soleLease(): ChannelLease {
+  return { lost: new AbortController().signal, release: async () => {} };
 }
 
 /** Resolves true when `promise` settles within `ms`, false otherwise (never rejects). */

@@ -1,0 +1,132 @@
+import { hostname } from 'node:os';
+import { type Logger, toColloquyError } from '@colloquy/core';
+import type pg from 'pg';
+import { CLUSTER_SCHEMA } from './cluster-schema.js';
+import { LOCK_CLASS } from './lock-keys.js';
+
+/** What one pass of the reaper did. */
+export interface ReapReport {
+  /** Instances found dead (their lock was free): their jobs were unlocked and their row removed. */
+  dead: string[];
+  /** Worker ids no live instance registered, whose jobs were locked longer than the grace. */
+  orphanWorkers: string[];
+}
+
+/** This instance's entry in the cluster: its liveness lock, its worker ids, the reaper. */
+export interface InstanceRegistry {
+  readonly id: string;
+  /** Records a graphile-worker id of this instance (before or soon after it locks a job). */
+  addWorker(workerId: string): Promise<void>;
+  /** Unlocks the jobs of instances that died, and of workers nobody registered (after a grace). */
+  reap(): Promise<ReapReport>;
+  /** Leaves the cluster: removes the row and releases the lock. Idempotent. */
+  leave(): Promise<void>;
+}
+
+/** Options of {@link joinCluster}. */
+export interface JoinOptions {
+  id: string;
+  /** Jobs locked by a worker id no instance registered are unlocked after this long. */
+  orphanGraceMs: number;
+  log: Logger;
+  /** Called once when the control connection fails: other instances will soon take this one's jobs. */
+  onLost(error: Error): void;
+}
+
+/**
+ * Joins the cluster on a dedicated control connection: takes this instance's liveness lock (a
+ * session-level advisory lock, held as long as the connection lives, released by the server the
+ * moment the process dies) and writes the instance's row. The reaper, run by every instance, reads
+ * the other rows and tries each one's lock: a lock it can take belongs to an instance that is
+ * gone, whose locked jobs (and named queues) it unlocks with `graphile_worker.force_unlock_workers`
+ * so another instance runs them at once instead of after graphile-worker's four hours.
+ *
+ * @param client - a connected client this registry owns from now on
+ * @param options - id, grace and callbacks
+ * @returns the registry
+ */
+export async function joinCluster(client: pg.Client, options: JoinOptions): Promise<InstanceRegistry> {
+  const { id, log } = options;
+  const table = `${CLUSTER_SCHEMA}.instances`;
+  await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [LOCK_CLASS.instance, id]);
+  await client.query(
+    `INSERT INTO ${table} (id, host, pid) VALUES ($1, $2, $3)
+     ON CONFLICT (id) DO UPDATE SET worker_ids = '{}', started_at = now()`,
+    [id, hostname(), process.pid],
+  );
+  let left = false;
+  let lost = false;
+  const onFailure = (error: Error) => {
+    if (left || lost) return;
+    lost = true;
+    options.onLost(error);
+  };
+  client.on('error', onFailure);
+  client.on('end', () => onFailure(new Error('the control connection to PostgreSQL ended')));
+
+  return {
+    id,
+    async addWorker(workerId) {
+      await client.query(`UPDATE ${table} SET worker_ids = array_append(worker_ids, $2) WHERE id = $1`, [
+        id,
+        workerId,
+      ]);
+    },
+
+    async reap() {
+      const report: ReapReport = { dead: [], orphanWorkers: [] };
+      if (left || lost) return report;
+      const others = await client.query<{ id: string; worker_ids: string[] }>(
+        `SELECT id, worker_ids FROM ${table} WHERE id <> $1`,
+        [id],
+      );
+      for (const other of others.rows) {
+        const probe = await client.query<{ free: boolean }>(
+          'SELECT pg_try_advisory_lock($1, hashtext($2)) AS free',
+          [LOCK_CLASS.instance, other.id],
+        );
+        if (!probe.rows[0]?.free) continue;
+        try {
+          await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [other.worker_ids]);
+          await client.query(`DELETE FROM ${table} WHERE id = $1`, [other.id]);
+          report.dead.push(other.id);
+        } finally {
+          await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS.instance, other.id]);
+        }
+      }
+      const orphans = await client.query<{ worker: string }>(
+        `SELECT DISTINCT locked_by AS worker FROM (
+           SELECT locked_by, locked_at FROM graphile_worker._private_jobs WHERE locked_by IS NOT NULL
+           UNION ALL
+           SELECT locked_by, locked_at FROM graphile_worker._private_job_queues WHERE locked_by IS NOT NULL
+         ) locked
+         WHERE locked_at < now() - make_interval(secs => $1)
+           AND NOT EXISTS (SELECT 1 FROM ${table} i WHERE locked.locked_by = ANY (i.worker_ids))`,
+        [options.orphanGraceMs / 1000],
+      );
+      report.orphanWorkers = orphans.rows.map((row) => row.worker);
+      if (report.orphanWorkers.length > 0) {
+        await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [report.orphanWorkers]);
+      }
+      if (report.dead.length + report.orphanWorkers.length > 0) {
+        log.warn(report, 'cluster: unlocked the jobs of instances that stopped');
+      }
+      return report;
+    },
+
+    async leave() {
+      if (left) return;
+      left = true;
+      try {
+        if (!lost) {
+          await client.query(`DELETE FROM ${table} WHERE id = $1`, [id]);
+          await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS.instance, id]);
+        }
+      } catch (error) {
+        log.warn({ err: toColloquyError(error).message }, 'cluster: could not leave cleanly');
+      } finally {
+        await client.end().catch(() => {});
+      }
+    },
+  };
+}

@@ -1,0 +1,243 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  type ChannelLease,
+  ColloquyError,
+  type Lane,
+  type Logger,
+  type StoreTransaction,
+  silentLogger,
+} from '@colloquy/core';
+import type { ClusterAdapter, ClusterEvent, ClusterHandlers, LaneLimits } from '@colloquy/runtime';
+import { type PostgresStore, redactDatabaseUrl } from '@colloquy/store-postgres';
+import { runMigrations } from 'graphile-worker';
+import pg from 'pg';
+import { acquireLease } from './advisory-lease.js';
+import { type ClusterEvents, listenForEvents } from './cluster-events.js';
+import { ensureClusterSchema } from './cluster-schema.js';
+import { type InstanceRegistry, joinCluster, type ReapReport } from './instance-registry.js';
+import { ADD_JOB_SQL, drainJobParams, runJobParams, startWorkers, type Workers } from './job-queue.js';
+
+/** Options of {@link createPostgresCluster}. */
+export interface PostgresClusterOptions {
+  /** The same database as the store: `postgres://user:password@host:5432/database`. */
+  url: string;
+  /** Names this instance in the registry and in logs. Default `<host>-<pid>-<random>`. */
+  instanceId?: string;
+  /** Most pooled connections for jobs and notices (LISTEN, leases and the control connection are extra). Default 10. */
+  maxConnections?: number;
+  /** How often idle workers look for jobs that became due (new jobs wake them at once). Default 1000 ms. */
+  pollIntervalMs?: number;
+  /** How often this instance looks for instances that died, to take over their jobs. Default 1000 ms. */
+  reapIntervalMs?: number;
+  /** Jobs locked by a worker that no live instance registered are unlocked after this long. Default 30,000 ms. */
+  orphanGraceMs?: number;
+  /** How often a standby instance tries a channel lease. Default 500 ms. */
+  leaseRetryMs?: number;
+  /** How often a lease holder checks its connection. Default 5000 ms. */
+  leaseHeartbeatMs?: number;
+  /**
+   * Called once if this instance's control connection to PostgreSQL fails: the others will treat
+   * it as dead and run its jobs, so it must stop running turns. Default: log the error. The
+   * reference app shuts down and exits 1, for its supervisor to restart it.
+   */
+  onInstanceLost?(error: Error): void;
+  /** Default silent. */
+  logger?: Logger;
+}
+
+/**
+ * Several Colloquy instances on one PostgreSQL database, queued by graphile-worker: the
+ * {@link ClusterAdapter} a runtime takes as `cluster`, plus channel leases and the reaper.
+ */
+export interface PostgresCluster extends ClusterAdapter {
+  /** This instance's id in the registry. */
+  readonly instanceId: string;
+  /**
+   * A lease for a single-connection channel (`ChannelContext.lease`): resolves once this instance
+   * holds the advisory lock of `name`.
+   */
+  lease(name: string, signal?: AbortSignal): Promise<ChannelLease>;
+  /** Looks for dead instances now (it also runs every `reapIntervalMs`). */
+  reap(): Promise<ReapReport>;
+}
+
+/**
+ * Connects a cluster member to the database: runs graphile-worker's migrations and creates the
+ * instance registry when missing, joins it, and opens the notice channel. Jobs are taken only
+ * once the runtime calls `start`.
+ *
+ * Pass the same database as the store, and the cluster to `createRuntime({ store, cluster })`.
+ * Only a {@link PostgresStore} can add jobs in its transactions; another store is refused.
+ *
+ * @param options - the database URL and timings
+ * @returns the cluster member
+ * @throws ColloquyError `STORE_ERROR` when the database cannot be reached (the message has no password)
+ * @example
+ * ```ts
+ * const store = await openPostgresStore({ url });
+ * const cluster = await createPostgresCluster({ url });
+ * const runtime = createRuntime({ config, store, cluster });
+ * await runtime.start();
+ * ```
+ */
+export async function createPostgresCluster(options: PostgresClusterOptions): Promise<PostgresCluster> {
+  const log = options.logger ?? silentLogger;
+  const instanceId = options.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const settings = {
+    pollIntervalMs: options.pollIntervalMs ?? 1000,
+    reapIntervalMs: options.reapIntervalMs ?? 1000,
+    orphanGraceMs: options.orphanGraceMs ?? 30_000,
+    leaseRetryMs: options.leaseRetryMs ?? 500,
+    leaseHeartbeatMs: options.leaseHeartbeatMs ?? 5000,
+  };
+  const connectionString = options.url;
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.maxConnections ?? 10,
+    application_name: 'colloquy-cluster',
+  });
+  pool.on('error', (error) => log.warn({ err: error.message }, 'cluster: a pooled connection failed'));
+  const connect = async () => {
+    const client = new pg.Client({ connectionString, application_name: 'colloquy-cluster', keepAlive: true });
+    await client.connect();
+    return client;
+  };
+
+  let registry: InstanceRegistry;
+  try {
+    await runMigrations({ pgPool: pool, logger: undefined });
+    const control = await connect();
+    await ensureClusterSchema(control);
+    registry = await joinCluster(control, {
+      id: instanceId,
+      orphanGraceMs: settings.orphanGraceMs,
+      log,
+      onLost:
+        options.onInstanceLost ??
+        ((error) => log.error({ err: error.message }, 'cluster: the control connection failed')),
+    });
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new ColloquyError(
+      'STORE_ERROR',
+      `Could not join the Colloquy cluster on ${redactDatabaseUrl(connectionString)}: ${(error as Error).message}`,
+      {},
+      { cause: error },
+    );
+  }
+
+  let workers: Workers | undefined;
+  let events: ClusterEvents | undefined;
+  let reaper: NodeJS.Timeout | undefined;
+  let reaping: Promise<ReapReport> | undefined;
+  const leases = new Set<ChannelLease>();
+  let stopped = false;
+
+  const sqlIn = (tx: StoreTransaction) => {
+    if (!hasSql(tx)) {
+      throw new ColloquyError(
+        'CONFIG_INVALID',
+        'A Colloquy cluster needs the PostgreSQL store (openPostgresStore) on the same database; the runtime was given another store.',
+      );
+    }
+    return tx.sql.bind(tx);
+  };
+  const reap = () => {
+    reaping ??= registry.reap().finally(() => {
+      reaping = undefined;
+    });
+    return reaping;
+  };
+
+  return {
+    instanceId,
+
+    async scheduleRun(run, tx) {
+      await sqlIn(tx)(ADD_JOB_SQL, runJobParams(run));
+    },
+
+    async requeueRun(run: { runId: string; sessionKey: string; lane: Lane }) {
+      await pool.query(ADD_JOB_SQL, runJobParams(run));
+    },
+
+    async scheduleDrain(requesterSessionKey, tx) {
+      await sqlIn(tx)(ADD_JOB_SQL, drainJobParams(requesterSessionKey));
+    },
+
+    async requestDrain(requesterSessionKey) {
+      if (stopped) return;
+      await pool.query(ADD_JOB_SQL, drainJobParams(requesterSessionKey));
+    },
+
+    async publish(event: ClusterEvent) {
+      await events?.publish(event);
+    },
+
+    async start(handlers: ClusterHandlers, limits: LaneLimits) {
+      if (workers) throw new ColloquyError('CONFLICT', 'This cluster member was started already.');
+      events = await listenForEvents({
+        instanceId,
+        connect,
+        query: (text, values) => pool.query(text, values),
+        onEvent: handlers.onEvent,
+        log,
+      });
+      // Jobs a dead instance left locked are free before this one takes its first.
+      await reap();
+      workers = await startWorkers({
+        pool,
+        handlers,
+        limits,
+        pollIntervalMs: settings.pollIntervalMs,
+        onWorker: (workerId) => {
+          registry.addWorker(workerId).catch((error: unknown) => {
+            log.warn({ err: (error as Error).message, workerId }, 'cluster: could not register a worker');
+          });
+        },
+        log,
+      });
+      reaper = setInterval(() => {
+        reap().catch((error: unknown) => log.warn({ err: (error as Error).message }, 'cluster: reap failed'));
+      }, settings.reapIntervalMs);
+      reaper.unref();
+      log.info({ instanceId }, 'cluster: taking jobs');
+    },
+
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (reaper) clearInterval(reaper);
+      await workers?.stop();
+      await events?.close();
+      await Promise.allSettled([...leases].map((lease) => lease.release()));
+      await reaping?.catch(() => {});
+      await registry.leave();
+      await pool.end().catch(() => {});
+    },
+
+    async lease(name, signal) {
+      const lease = await acquireLease(name, {
+        connect,
+        retryMs: settings.leaseRetryMs,
+        heartbeatMs: settings.leaseHeartbeatMs,
+        log,
+        ...(signal ? { signal } : {}),
+      });
+      leases.add(lease);
+      return {
+        lost: lease.lost,
+        async release() {
+          leases.delete(lease);
+          await lease.release();
+        },
+      };
+    },
+
+    reap,
+  };
+}
+
+function hasSql(tx: StoreTransaction): tx is StoreTransaction & { sql: PostgresStore['sql'] } {
+  return typeof (tx as { sql?: unknown }).sql === 'function';
+}

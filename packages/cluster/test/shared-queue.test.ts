@@ -1,0 +1,183 @@
+import { MemoryStore, type RunRecord, resolveConfig } from '@colloquy/core';
+import { createScriptedModel, makeSessionRecord, type ScriptedModel } from '@colloquy/core/testing';
+import { createRuntime, type Runtime } from '@colloquy/runtime';
+import { openPostgresStore, type PostgresStore } from '@colloquy/store-postgres';
+import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresCluster, type PostgresCluster } from '../src/index.js';
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startTestPostgres();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+interface Instance {
+  runtime: Runtime;
+  store: PostgresStore;
+  cluster: PostgresCluster;
+  model: ScriptedModel;
+}
+
+const running: Instance[] = [];
+afterEach(async () => {
+  await Promise.allSettled(running.splice(0).map((i) => i.runtime.shutdown({ drainMs: 200 })));
+});
+
+/** A runtime on the shared database whose model answers after `delayMs`, naming the message. */
+async function startInstance(url: string, delayMs = 15): Promise<Instance> {
+  const store = await openPostgresStore({ url });
+  const cluster = await createPostgresCluster({ url, reapIntervalMs: 200, leaseRetryMs: 100 });
+  const model = createScriptedModel((request) => {
+    const last = request.messages.at(-1);
+    const text = typeof last?.content === 'string' ? last.content : 'wake';
+    return { text: `re: ${text}`, delayMs };
+  });
+  const config = resolveConfig({
+    agents: { defaults: { model: 'scripted/test' } },
+    runtime: { lanes: { main: 3, subagent: 3, cron: 1 } },
+  });
+  const runtime = createRuntime({
+    config,
+    store,
+    cluster,
+    models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: 'test' } : undefined),
+  });
+  await runtime.start();
+  const instance = { runtime, store, cluster, model };
+  running.push(instance);
+  return instance;
+}
+
+/** The turns of one session as [start, end] of their leaders, oldest first. */
+function turnIntervals(runs: readonly RunRecord[]): [number, number][] {
+  return runs
+    .filter((run) => run.meta?.foldedInto === undefined && run.startedAt !== undefined)
+    .map((run): [number, number] => [run.startedAt!, run.endedAt ?? Number.POSITIVE_INFINITY])
+    .sort((a, b) => a[0] - b[0]);
+}
+
+describe('several runtimes on one PostgreSQL', () => {
+  it('runs every message once, on both instances, never two turns of one session at once', async () => {
+    const url = await server.createDatabase();
+    const a = await startInstance(url);
+    const b = await startInstance(url);
+    const sessions = Array.from({ length: 12 }, (_, i) => `agent:main:memory:dm:user${i}`);
+    for (const key of sessions) await a.store.putSession(makeSessionRecord(key, { kind: 'dm' }));
+    const runIds: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      const sent = sessions.map((sessionKey, i) =>
+        (i % 2 === 0 ? a : b).runtime.gateway.call('agent', {
+          sessionKey,
+          message: `m${round}`,
+          deliver: false,
+        }),
+      );
+      for (const result of await Promise.all(sent)) runIds.push(result.runId);
+    }
+    // Waited on the instance that did not necessarily run them.
+    const ended = await Promise.all(
+      runIds.map((runId, i) =>
+        (i % 2 === 0 ? b : a).runtime.gateway.call('agent.wait', { runId, timeoutMs: 20_000 }),
+      ),
+    );
+    expect(ended.map((result) => result.status)).toEqual(runIds.map(() => 'done'));
+    expect(a.model.callCount).toBeGreaterThan(0);
+    expect(b.model.callCount).toBeGreaterThan(0);
+    for (const sessionKey of sessions) {
+      const runs = await a.store.listRuns({ sessionKey });
+      expect(runs).toHaveLength(5);
+      const turns = turnIntervals(runs);
+      for (let i = 1; i < turns.length; i++) expect(turns[i]![0]).toBeGreaterThanOrEqual(turns[i - 1]![1]);
+      // Every message is in the transcript exactly once.
+      const transcript = await a.store.readTail(sessionKey, 100);
+      const inputs = transcript.filter((m) => m.role === 'user').map((m) => m.content);
+      expect(inputs.sort()).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
+    }
+  });
+
+  it('folds messages queued behind a running turn into one turn, whichever instance queued them', async () => {
+    const url = await server.createDatabase();
+    const a = await startInstance(url, 300);
+    const b = await startInstance(url, 300);
+    const sessionKey = 'agent:main:memory:dm:folder';
+    await a.store.putSession(makeSessionRecord(sessionKey, { kind: 'dm' }));
+    const first = await a.runtime.gateway.call('agent', { sessionKey, message: 'first', deliver: false });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const later = await Promise.all(
+      ['second', 'third', 'fourth'].map((message, i) =>
+        (i % 2 ? a : b).runtime.gateway.call('agent', { sessionKey, message, deliver: false }),
+      ),
+    );
+    for (const { runId } of [first, ...later]) {
+      await a.runtime.gateway.call('agent.wait', { runId, timeoutMs: 10_000 });
+    }
+    const runs = await a.store.listRuns({ sessionKey });
+    expect(turnIntervals(runs)).toHaveLength(2);
+    expect(a.model.callCount + b.model.callCount).toBe(2);
+  });
+
+  it('aborts a run that another instance is running', async () => {
+    const url = await server.createDatabase();
+    const a = await startInstance(url, 5000);
+    const b = await startInstance(url, 5000);
+    const sessionKey = 'agent:main:memory:dm:slow';
+    await a.store.putSession(makeSessionRecord(sessionKey, { kind: 'dm' }));
+    const { runId } = await a.runtime.gateway.call('agent', { sessionKey, message: 'slow', deliver: false });
+    const deadline = Date.now() + 5000;
+    while ((await a.store.getRun(runId))?.status !== 'running' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const runner = a.model.callCount > 0 ? a : b;
+    const other = runner === a ? b : a;
+    const started = Date.now();
+    await other.runtime.gateway.call('agent.abort', { runId });
+    expect((await a.store.getRun(runId))?.status).toBe('killed');
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('refuses a store other than PostgreSQL with a clear message', async () => {
+    const url = await server.createDatabase();
+    const cluster = await createPostgresCluster({ url });
+    const runtime = createRuntime({ config: resolveConfig({}), store: new MemoryStore(), cluster });
+    await runtime.start();
+    await expect(runtime.gateway.call('agent', { sessionKey: 'main', message: 'hi' })).rejects.toThrow(
+      /needs the PostgreSQL store/,
+    );
+    await runtime.shutdown({ drainMs: 0 });
+  });
+});
+
+describe('channel leases', () => {
+  it('grants a lease to one instance and hands it over when the holder’s connection dies', async () => {
+    const url = await server.createDatabase();
+    const one = await createPostgresCluster({ url, leaseRetryMs: 50, instanceId: 'one' });
+    const two = await createPostgresCluster({ url, leaseRetryMs: 50, instanceId: 'two' });
+    const held = await one.lease('telegram:42');
+    let taken = false;
+    const standby = two.lease('telegram:42').then((lease) => {
+      taken = true;
+      return lease;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(taken).toBe(false);
+    // Kill the holder's lease connection the way a dead process would lose it.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(
+      `SELECT pg_terminate_backend(l.pid) FROM pg_locks l
+       WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1`,
+      [0x436f_6c02],
+    );
+    await admin.end();
+    const lease = await standby;
+    expect(held.lost.aborted).toBe(true);
+    expect(lease.lost.aborted).toBe(false);
+    await lease.release();
+    await one.stop();
+    await two.stop();
+  });
+});
