@@ -1,6 +1,6 @@
 import { makeSessionRecord } from '@colloquy/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, startHarness, waitFor } from './support/harness.js';
+import { type Harness, makeStore, startHarness, waitFor } from './support/harness.js';
 
 const DM = 'agent:main:memory:dm:user-1';
 
@@ -33,6 +33,24 @@ describe('inbound messages', () => {
       role: 'user',
       sender: { id: 'user-1', name: 'Ada' },
     });
+  });
+
+  it('runs a message the platform delivers twice once, even after a restart', async () => {
+    const { store: first, file, cleanup } = await makeStore('sqlite');
+    h = await startHarness({ script: ['once'], store: first });
+    const inbound = h.channel.toInbound({ text: 'hello', sender: { id: 'user-1' }, messageId: 'm-7' });
+    expect(await h.runtime.receive(inbound)).toMatchObject({ action: 'queued' });
+    expect(await h.runtime.receive({ ...inbound })).toMatchObject({ action: 'ignored' });
+    await h.channel.waitForSent(1);
+    await h.runtime.shutdown({ drainMs: 200 });
+    h = await startHarness({ script: ['twice'], store: (await makeStore('sqlite', file)).store });
+    expect(await h.runtime.receive({ ...inbound })).toMatchObject({ action: 'ignored' });
+    // Another message id, or the same id in another chat, is new.
+    expect(await h.runtime.receive({ ...inbound, chat: { type: 'direct', id: 'user-2' } })).toMatchObject({
+      action: 'queued',
+    });
+    expect(await h.store.listRuns()).toHaveLength(2);
+    cleanup();
   });
 
   it('ignores group messages that do not address the bot, recording nothing', async () => {

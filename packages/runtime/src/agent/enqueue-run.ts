@@ -20,6 +20,8 @@ import { inputMessage } from './run-lifecycle.js';
 
 /** A run to create and queue. */
 export interface NewRun {
+  /** A run id fixed by the caller (an inbound message's, for deduplication). Default: a new UUID. */
+  runId?: string;
   sessionKey: string;
   message: string;
   lane: Lane;
@@ -86,7 +88,7 @@ export async function enqueueRunIf(
   }
   const now = ctx.clock.now();
   const run: RunRecord = {
-    runId: randomUUID(),
+    runId: input.runId ?? randomUUID(),
     sessionKey: input.sessionKey,
     lane: input.lane,
     status: 'queued',

@@ -1,12 +1,14 @@
 import {
   evaluateSendPolicy,
   type InboundMessage,
+  isColloquyError,
   parseSendCommand,
   type SessionRecord,
 } from '@colloquy/core';
 import { defaultLaneFor, enqueueRun } from '../agent/enqueue-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import type { CommandsHook } from '../runtime/runtime-options.js';
+import { inboundRunId } from './inbound-run-id.js';
 import { sessionAfterInbound, sessionKeyForInbound } from './session-for-inbound.js';
 
 /** The inbound options of the runtime. */
@@ -64,6 +66,7 @@ export async function receiveInbound(
   const run = await enqueueRun(
     ctx,
     {
+      runId: inboundRunId(inbound),
       sessionKey: key,
       message: inbound.text,
       lane: defaultLaneFor(session),
@@ -77,7 +80,11 @@ export async function receiveInbound(
       },
     },
     (current) => sessionAfterInbound(config, current, key, inbound, now),
-  );
+  ).catch((error: unknown) => {
+    if (isColloquyError(error) && error.code === 'CONFLICT') return undefined;
+    throw error;
+  });
+  if (!run) return { action: 'ignored', reason: 'a message received before (its run is stored)' };
   return { action: 'queued', sessionKey: key, runId: run.runId };
 }
 
