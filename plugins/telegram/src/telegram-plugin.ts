@@ -205,6 +205,7 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
               maxDelaySeconds: options.retry?.maxDelaySeconds ?? 60,
             },
             startTimeoutMs: options.startTimeoutMs ?? 15_000,
+            ...(ctx.lease ? { lease: ctx.lease.bind(ctx) } : {}),
           }),
         );
       }
@@ -345,7 +346,7 @@ function aggregate(
     return { state: 'disconnected', detail: 'no accounts under channels.telegram.accounts' };
   const failed = accounts.find((a) => a.state === 'error');
   if (failed) return { state: 'error', ...(failed.detail !== undefined ? { detail: failed.detail } : {}) };
-  for (const state of ['reconnecting', 'starting', 'disconnected'] as const) {
+  for (const state of ['reconnecting', 'starting', 'disconnected', 'standby'] as const) {
     if (accounts.some((a) => a.state === state)) return { state };
   }
   return { state: 'connected' };

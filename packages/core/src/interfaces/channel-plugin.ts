@@ -71,7 +71,8 @@ export interface SendResult {
 
 /** Plugin health, shown by `colloquy status`. */
 export interface ChannelStatus {
-  state: 'starting' | 'connected' | 'reconnecting' | 'disconnected' | 'logged-out' | 'error';
+  /** `standby`: another instance of a cluster holds this connection (see `ChannelContext.lease`). */
+  state: 'starting' | 'connected' | 'standby' | 'reconnecting' | 'disconnected' | 'logged-out' | 'error';
   detail?: string;
   accounts?: { accountId: string; state: string; detail?: string }[];
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ChannelCommand, Logger } from '@colloquy/core';
+import type { ChannelCommand, ChannelContext, ChannelLease, Logger } from '@colloquy/core';
 import { autoRetry } from '@grammyjs/auto-retry';
 import { Bot, type Context, GrammyError, webhookCallback } from 'grammy';
 import type { TelegramAccountConfig } from '../config.js';
@@ -8,7 +8,7 @@ import { toChannelError } from '../outbound/telegram-errors.js';
 import { claimToken } from '../polling/token-claims.js';
 
 /** The state of one bot account, as shown in `status()`. */
-export type AccountState = 'starting' | 'connected' | 'reconnecting' | 'disconnected' | 'error';
+export type AccountState = 'starting' | 'standby' | 'connected' | 'reconnecting' | 'disconnected' | 'error';
 
 /** What an account runner needs from the plugin. */
 export interface AccountRunnerOptions {
@@ -22,10 +22,17 @@ export interface AccountRunnerOptions {
   retry: { maxRetryAttempts: number; maxDelaySeconds: number };
   /** How long `start()` waits for the first connection before reporting `reconnecting`. */
   startTimeoutMs: number;
+  /**
+   * The runtime's lease (`ChannelContext.lease`): polling starts only while this instance holds
+   * `telegram:<botId>`, so several instances of one bot never poll at once. Webhooks need none.
+   */
+  lease?: ChannelContext['lease'];
 }
 
 const ALLOWED_UPDATES = ['message', 'channel_post'] as const;
 const STOP_TIMEOUT_MS = 5_000;
+/** How long start() waits for the polling lease before reporting `standby`. */
+const LEASE_WAIT_MS = 1_000;
 
 /**
  * One bot account: its grammY `Bot`, with 429s retried by `@grammyjs/auto-retry`, received by long
@@ -44,6 +51,7 @@ export class AccountRunner {
   #webhook: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
   #stopped = false;
   #stopping: Promise<void> | undefined;
+  #lease: ChannelLease | undefined;
 
   constructor(options: AccountRunnerOptions) {
     this.#options = options;
@@ -144,6 +152,62 @@ export class AccountRunner {
       );
       return;
     }
+    if (!this.#options.lease) {
+      await this.#poll();
+      return;
+    }
+    const name = `telegram:${this.bot.botInfo.id}`;
+    this.state = 'standby';
+    this.detail = 'waiting for the lease: another instance polls this bot';
+    // start() waits for polling to begin, but not for a lease another instance holds.
+    let began!: () => void;
+    const polling = new Promise<void>((resolve) => {
+      began = resolve;
+    });
+    void this.#pollUnderLease(this.#options.lease, name, began);
+    await Promise.race([polling, new Promise((resolve) => setTimeout(resolve, LEASE_WAIT_MS).unref())]);
+  }
+
+  /** Polls while holding the lease; when it is lost, stops polling and waits for it again. */
+  async #pollUnderLease(
+    lease: NonNullable<AccountRunnerOptions['lease']>,
+    name: string,
+    began: () => void,
+  ): Promise<void> {
+    while (!this.#stopped) {
+      let held: ChannelLease;
+      try {
+        held = await lease(name, this.#abort.signal);
+      } catch (error) {
+        if (!this.#stopped) this.#fail(toChannelError(error, 'wait for the polling lease').message);
+        return;
+      }
+      if (this.#stopped) {
+        await held.release();
+        return;
+      }
+      this.#lease = held;
+      this.#log.info({ lease: name }, 'telegram: this instance polls the bot');
+      const lost = new Promise<void>((resolve) =>
+        held.lost.addEventListener('abort', () => resolve(), { once: true }),
+      );
+      await this.#poll();
+      began();
+      await Promise.race([
+        lost,
+        this.#abort.signal.aborted ? Promise.resolve() : onAbort(this.#abort.signal),
+      ]);
+      if (this.#stopped) return;
+      this.#log.warn({ lease: name }, 'telegram: the polling lease was lost; stopping polling');
+      this.#lease = undefined;
+      if (this.bot.isRunning()) await this.bot.stop().catch(() => {});
+      await this.#polling?.catch(() => {});
+      this.state = 'standby';
+      this.detail = 'lost the lease; waiting for it again';
+    }
+  }
+
+  async #poll(): Promise<void> {
     await new Promise<void>((resolve) => {
       this.#polling = this.bot
         .start({
@@ -243,11 +307,17 @@ export class AccountRunner {
       );
     }
     if (this.#polling) await withTimeout(this.#polling, STOP_TIMEOUT_MS);
+    await this.#lease?.release();
+    this.#lease = undefined;
     this.#releaseToken?.();
     this.#releaseToken = undefined;
     this.state = 'disconnected';
     this.detail = 'stopped';
   }
+}
+
+function onAbort(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 async function withTimeout(task: Promise<unknown>, ms: number): Promise<void> {
