@@ -56,7 +56,10 @@ export interface WorkersOptions {
   limits: LaneLimits;
   /** How often idle workers look for jobs due later (new jobs arrive by LISTEN at once). */
   pollIntervalMs: number;
-  /** Called with each worker id as the worker is created, before it looks for a job. */
+  /**
+   * Called with each worker id and pool id as it is created, before it looks for a job (jobs are
+   * locked by worker id, named queues by pool id).
+   */
   onWorker(workerId: string): void;
   log: Logger;
 }
@@ -89,6 +92,8 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
   try {
     for (const spec of specs) {
       const events: WorkerEvents = new EventEmitter();
+      // Jobs are locked by worker id, named queues by pool id: both are registered.
+      events.on('pool:create', ({ workerPool }) => options.onWorker(workerPool.id));
       events.on('worker:create', ({ worker }) => options.onWorker(worker.workerId));
       runners.push(
         await run({

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PostgresCluster } from '@colloquy/cluster';
 import {
   type AgentTool,
   type ChannelPlugin,
@@ -22,6 +23,7 @@ import {
 import { createSlashCommands } from '../commands/slash-commands.js';
 import type { BotConfig } from '../config/load-config.js';
 import { noModelMessage } from '../config/model-help.js';
+import { lockStateDir } from '../state/instance-lock.js';
 import { openBotStore } from '../state/open-store.js';
 import {
   ensureStateDir,
@@ -100,28 +102,54 @@ export async function startBot(options: BotOptions): Promise<Bot> {
   const store = await openBotStore(options.config, options.logger ?? silentLogger);
   const log = options.logger ?? silentLogger;
   const tightened = (what: string) => log.warn({ path: what }, 'tightened the permissions of a state file');
-  await ensureStateDir(options.config.stateDir, tightened).catch(async (error: unknown) => {
-    await store.close();
-    throw error;
-  });
+  let unlock: (() => Promise<void>) | undefined;
+  let cluster: PostgresCluster | undefined;
   let token: (Pick<StateSecret, 'value' | 'created'> & { file?: string }) | undefined;
   try {
+    await ensureStateDir(options.config.stateDir, tightened);
+    const url = options.config.storage.url;
+    if (url === undefined) unlock = await lockStateDir(options.config.stateDir);
+    else cluster = await joinCluster(url, log);
     token = options.config.core.gateway.token
       ? { value: options.config.core.gateway.token, created: false }
       : await readOrCreateSecret(options.config.stateDir, STATE_FILES.adminToken);
-    return await launch(options, token, store);
+    return await launch(options, token, store, cluster, unlock);
   } catch (error) {
     // A token nobody was shown must not count as shown: the next start generates and prints one.
     if (token?.created && token.file) await rm(token.file, { force: true });
+    await cluster?.stop().catch(() => {});
     await store.close().catch(() => {});
+    await unlock?.();
     throw error;
   }
+}
+
+/**
+ * Joins the instances that share the PostgreSQL database. If this instance's control connection
+ * fails, the others take its jobs over, so it stops (exit code 1) for its supervisor to restart it.
+ */
+async function joinCluster(url: string, log: Logger): Promise<PostgresCluster> {
+  const { createPostgresCluster } = await import('@colloquy/cluster');
+  return createPostgresCluster({
+    url,
+    logger: log,
+    onInstanceLost(error) {
+      log.error(
+        { err: error.message },
+        "lost the control connection to PostgreSQL: the other instances take this one's runs over; stopping",
+      );
+      process.exitCode = 1;
+      process.kill(process.pid, 'SIGTERM');
+    },
+  });
 }
 
 async function launch(
   options: BotOptions,
   token: Pick<StateSecret, 'value' | 'created'>,
   store: Store,
+  cluster: PostgresCluster | undefined,
+  unlock: (() => Promise<void>) | undefined,
 ): Promise<Bot> {
   const { config } = options;
   const log = options.logger ?? silentLogger;
@@ -195,6 +223,7 @@ async function launch(
     isOwner,
     logger: log,
     serve: true,
+    ...(cluster ? { cluster } : {}),
   });
 
   function channelStates(): string[] {
@@ -255,6 +284,7 @@ async function launch(
           new Promise((resolve) => setTimeout(resolve, 1000).unref()),
         ]);
         await removeRunInfo(config.stateDir, process.pid);
+        await unlock?.();
       })();
       return stopping;
     },

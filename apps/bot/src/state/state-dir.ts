@@ -168,7 +168,12 @@ export async function readRunInfo(dir: string): Promise<RunInfo | undefined> {
   return isAlive(info.pid) ? info : undefined;
 }
 
-function isAlive(pid: number): boolean {
+/**
+ * Whether a process with this pid exists (one of another user counts).
+ *
+ * @param pid - the process id
+ */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

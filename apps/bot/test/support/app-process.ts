@@ -86,7 +86,8 @@ export async function startApp(
     gatewayUrl: string;
     webchatUrl: string;
   };
-  const token = readFileSync(join(stateDir, 'admin-token'), 'utf8').trim();
+  const configured = (config.gateway as { token?: string } | undefined)?.token;
+  const token = configured ?? readFileSync(join(stateDir, 'admin-token'), 'utf8').trim();
   let stopped: Promise<number | null> | undefined;
   const stop = () => {
     stopped ??= (async () => {

@@ -43,6 +43,11 @@ export interface AnnouncePayload {
   silent: boolean;
   /** Filled while delivering. */
   chat?: ChatOutcome;
+  /**
+   * Set just before the chat copy is handed to the channel; a row found with it but without
+   * `chat` was cut mid-send and is never sent again.
+   */
+  sendingSince?: number;
   /** Set when the requester was gone and the result went to its owner's main session. */
   parkedIn?: string;
   /**

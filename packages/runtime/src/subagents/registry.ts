@@ -288,12 +288,26 @@ export function createSubagentRegistry(
     let chat = payload.chat;
     const known = current.platformMessageId ?? sentNotRecorded.get(id);
     if (!chat && known !== undefined) chat = { outcome: 'delivered', at: ctx.clock.now(), messageId: known };
+    if (!chat && payload.sendingSince !== undefined) {
+      // A send began and its end was never recorded (the process died): it may have reached the
+      // chat, so it is not sent again. The chat never sees a result twice; the inbox has it.
+      chat = {
+        outcome: 'failed',
+        at: ctx.clock.now(),
+        reason: 'the runtime stopped while sending the chat copy; not sent again, so it cannot appear twice',
+      };
+    }
     if (!chat) {
       if (current.attempts > 0 && current.nextAttemptAt > ctx.clock.now()) return;
       const target = originTarget(payload.origin);
       if (!target) {
         chat = { outcome: 'skipped', at: ctx.clock.now(), reason: 'the requester has no chat' };
       } else {
+        const sendingSince = ctx.clock.now();
+        await store.updateOutbox(current.childSessionKey, current.runId, {
+          payload: { ...payload, sendingSince } as unknown as Record<string, unknown>,
+          updatedAt: sendingSince,
+        });
         const outcome = await ctx.deliver({
           session: requester,
           kind: 'announce',
@@ -309,7 +323,9 @@ export function createSubagentRegistry(
         } else {
           const attempts = current.attempts + 1;
           if (attempts < opts.maxChatAttempts) {
+            // The send failed for certain: it may be tried again.
             await store.updateOutbox(current.childSessionKey, current.runId, {
+              payload: payload as unknown as Record<string, unknown>,
               attempts,
               nextAttemptAt: at + backoff(attempts),
               lastError: outcome.error,

@@ -1,0 +1,231 @@
+import { openPostgresStore } from '@colloquy/store-postgres';
+import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OpenAIFake, startOpenAIFake } from '../../../packages/runtime/test/fakes/openai-fake.js';
+import { FakeTelegram } from '../../../plugins/telegram/test/support/fake-telegram.js';
+import { type AppProcess, startApp } from './support/app-process.js';
+
+/**
+ * The proof of issue 16: three app processes on one PostgreSQL, the Telegram Bot API fake and the
+ * OpenAI-compatible fake; 50 users send 10 DMs each and ask for 100 sub-agents while the instance
+ * that polls Telegram is SIGKILLed, and later another one, each restarted. Set
+ * COLLOQUY_CLUSTER_LOGS=/tmp/prefix to keep each instance's log.
+ */
+const TOKEN = '5005:cluster-token';
+const USERS = 50;
+const ROUNDS = 10;
+const SPAWNS_PER_USER = 2;
+
+let pg: TestPostgres;
+let telegram: FakeTelegram;
+let model: OpenAIFake;
+const apps: AppProcess[] = [];
+
+beforeAll(async () => {
+  pg = await startTestPostgres();
+  telegram = await FakeTelegram.start();
+  telegram.addBot(TOKEN, { id: 5005, username: 'cluster_bot' });
+  for (let user = 1; user <= USERS; user++) telegram.addChat(user, { type: 'private' });
+  model = await startOpenAIFake((request) => {
+    const messages = request.body.messages as { role: string; content: unknown }[];
+    const last = messages.at(-1);
+    if (last?.role === 'tool') return { text: 'spawned' };
+    const textOf = (m: { content: unknown } | undefined) =>
+      String(m?.content ?? '').replace(/^\[[^\]]*\]\s*/, '');
+    const text = textOf(last);
+    // Messages folded into one turn: every spawn request since the last answer is acted on.
+    const since = messages.slice(messages.findLastIndex((m) => m.role === 'assistant') + 1);
+    const spawns = since
+      .filter((m) => m.role === 'user')
+      .map((m) => /^spawn (\S+)$/.exec(textOf(m))?.[1])
+      .filter((label): label is string => label !== undefined);
+    if (spawns.length > 0) {
+      return {
+        toolCalls: spawns.map((label) => ({
+          name: 'sessions_spawn',
+          arguments: { task: `task ${label}`, label },
+        })),
+      };
+    }
+    if (text.startsWith('task ')) return { text: `done ${text.slice(5)}`, delayMs: 50 };
+    if (text.includes('Sub-agent')) return { text: 'noted' };
+    return { text: `re: ${text}`, delayMs: 20 };
+  });
+}, 60_000);
+
+afterAll(async () => {
+  if (process.env.COLLOQUY_CLUSTER_LOGS) {
+    const { writeFileSync } = await import('node:fs');
+    apps.forEach((app, i) => writeFileSync(`${process.env.COLLOQUY_CLUSTER_LOGS}-${i}.log`, app.output()));
+  }
+  await Promise.allSettled(apps.map((app) => app.cleanup()));
+  await telegram?.close();
+  await model?.close();
+  await pg?.stop();
+});
+
+/** The instance whose log says it polls Telegram now (the latest such line across instances). */
+function leaseHolder(instances: readonly AppProcess[]): AppProcess | undefined {
+  let holder: AppProcess | undefined;
+  let latest = -1;
+  for (const app of instances) {
+    for (const line of logLines(app)) {
+      if (line.msg === 'telegram: this instance polls the bot' && line.time > latest) {
+        latest = line.time;
+        holder = app;
+      }
+    }
+  }
+  return holder;
+}
+
+function logLines(app: AppProcess): { msg?: string; time: number }[] {
+  return app
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => {
+      try {
+        return JSON.parse(line) as { msg?: string; time: number };
+      } catch {
+        return { time: 0 };
+      }
+    });
+}
+
+function kill(app: AppProcess): Promise<void> {
+  return new Promise((resolve) => {
+    app.child.once('exit', () => resolve());
+    app.child.kill('SIGKILL');
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('three instances on one PostgreSQL (graphile-worker)', () => {
+  it('answers every message once and announces every sub-agent once while instances are killed', async () => {
+    const url = await pg.createDatabase();
+    const env = { COLLOQUY_DATABASE_URL: url, COLLOQUY_MODEL: 'fake/m', OPENAI_BASE_URL: model.baseURL };
+    const config = {
+      gateway: { token: 'shared-admin-token-for-the-cluster' },
+      channels: { telegram: { accounts: [{ token: TOKEN, apiRoot: telegram.apiRoot }], dmPolicy: 'open' } },
+    };
+    const slots: AppProcess[] = [];
+    for (let i = 0; i < 3; i++) {
+      const app = await startApp(config, env);
+      apps.push(app);
+      slots.push(app);
+    }
+    await telegram.waitFor(() => leaseHolder(slots), 10_000, 'a Telegram poller');
+
+    const spawnRounds = new Set([1, 3, 5, 7].slice(0, SPAWNS_PER_USER));
+    let takeoverMs: number | undefined;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let user = 1; user <= USERS; user++) {
+        const chat = { id: user, type: 'private' as const, first_name: `U${user}` };
+        const from = { id: user, is_bot: false, first_name: `U${user}` };
+        telegram.pushMessage(TOKEN, { chat, from, text: `u${user} m${round}` });
+        if (spawnRounds.has(round))
+          telegram.pushMessage(TOKEN, { chat, from, text: `spawn u${user}-r${round}` });
+      }
+      await sleep(250);
+      if (round === 2 || round === 6) {
+        // SIGKILL the poller first, then later one that does not poll; each comes back.
+        const holder = leaseHolder(slots)!;
+        const victim = round === 2 ? holder : slots.find((app) => app !== holder)!;
+        const index = slots.indexOf(victim);
+        const killedAt = Date.now();
+        await kill(victim);
+        if (round === 2) {
+          const others = slots.filter((app) => app !== victim);
+          await telegram.waitFor(
+            () => leaseHolder(others) !== holder && leaseHolder(others),
+            15_000,
+            'takeover',
+          );
+          takeoverMs = Date.now() - killedAt;
+        }
+        slots[index] = await startApp(config, env, {
+          stateDir: victim.stateDir,
+          configFile: victim.configFile,
+        });
+        apps.push(slots[index]!);
+      }
+    }
+
+    const store = await openPostgresStore({ url });
+    try {
+      const expectedInbound = USERS * ROUNDS + USERS * SPAWNS_PER_USER;
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const runs = await store.listRuns({ limit: 100_000 });
+        const inbound = runs.filter((run) => run.meta?.input !== undefined);
+        const active = runs.filter((run) => run.status === 'queued' || run.status === 'running');
+        const pending = await store.listOutbox({ statuses: ['pending'] });
+        if (inbound.length >= expectedInbound && active.length === 0 && pending.length === 0) break;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `not settled: ${inbound.length}/${expectedInbound} inbound runs, ${active.length} active, ${pending.length} announces pending`,
+          );
+        }
+        await sleep(250);
+      }
+      const runs = await store.listRuns({ limit: 100_000 });
+
+      // Every user message was stored once and answered: its run (or the turn it folded into) is done.
+      const inbound = runs.filter((run) => run.meta?.input !== undefined);
+      expect(inbound).toHaveLength(expectedInbound);
+      expect(inbound.filter((run) => run.status !== 'done')).toEqual([]);
+
+      // No two turns of one session overlapped (leaders' start and end, from the run records).
+      const bySession = new Map<string, [number, number][]>();
+      for (const run of runs) {
+        if (run.meta?.foldedInto !== undefined || run.startedAt === undefined) continue;
+        const list = bySession.get(run.sessionKey) ?? [];
+        list.push([run.startedAt, run.endedAt ?? Number.POSITIVE_INFINITY]);
+        bySession.set(run.sessionKey, list);
+      }
+      let overlaps = 0;
+      for (const turns of bySession.values()) {
+        turns.sort((a, b) => a[0] - b[0]);
+        for (let i = 1; i < turns.length; i++) if (turns[i]![0] < turns[i - 1]![1]) overlaps++;
+      }
+      expect(overlaps).toBe(0);
+
+      // No reply reached a chat twice, and each user saw the answer to their last message.
+      const sent = telegram.sentTo();
+      const seen = new Map<string, number>();
+      for (const message of sent) {
+        if (!message.visibleText.startsWith('re: ')) continue;
+        const id = `${message.chatId}\u0000${message.visibleText}`;
+        seen.set(id, (seen.get(id) ?? 0) + 1);
+      }
+      expect([...seen.entries()].filter(([, count]) => count > 1)).toEqual([]);
+      // Every message was answered: the turn it ran in (its own, or the one it folded into)
+      // delivered a reply to its chat.
+      const byId = new Map(runs.map((run) => [run.runId, run]));
+      const unanswered = inbound.filter((run) => {
+        const leader = byId.get((run.meta?.foldedInto as string | undefined) ?? run.runId);
+        return (leader?.meta?.delivery as { status?: string } | undefined)?.status !== 'delivered';
+      });
+      expect(unanswered.map((run) => `${run.sessionKey}: ${run.message}`)).toEqual([]);
+
+      // Every sub-agent was announced exactly once: one outbox row each, one chat copy each.
+      const children = (await store.listSessions({ kinds: ['subagent'], limit: 1000 })).map((s) => s.key);
+      expect(children.length).toBeGreaterThanOrEqual(USERS * SPAWNS_PER_USER);
+      const delivered = await store.listOutbox({ statuses: ['delivered', 'parked'] });
+      expect(delivered.map((row) => row.childSessionKey).sort()).toEqual([...children].sort());
+      for (const child of children) {
+        const copies = sent.filter(
+          (m) => m.visibleText.includes(`Sub-agent`) && m.visibleText.includes(child),
+        );
+        expect(copies, child).toHaveLength(1);
+      }
+      console.log(
+        `cluster proof: ${inbound.length} messages, ${children.length} sub-agents, ${sent.length} chat messages, Telegram lease takeover ${takeoverMs} ms`,
+      );
+    } finally {
+      await store.close();
+    }
+  }, 240_000);
+});
