@@ -57,6 +57,19 @@ describe('resolveDiscordConfig', () => {
     expect(paths.some((path) => path.includes('colour'))).toBe(true);
   });
 
+  it('accepts a REST root and a gateway URL per account, for a proxy', () => {
+    const config = resolveDiscordConfig({
+      accounts: [{ token: 'a', apiRoot: 'http://127.0.0.1:8080/api', gatewayUrl: 'ws://127.0.0.1:8081' }],
+    });
+    expect(config.accounts[0]).toMatchObject({
+      apiRoot: 'http://127.0.0.1:8080/api',
+      gatewayUrl: 'ws://127.0.0.1:8081',
+    });
+    expect(issuesOf({ accounts: [{ token: 'a', gatewayUrl: 'http://x' }] }).map((i) => i.path)).toEqual([
+      'channels.discord.accounts.0.gatewayUrl',
+    ]);
+  });
+
   it('requires at least one account, a token source for each, and unique account ids', () => {
     expect(issuesOf({}).map((i) => i.path)).toContain('channels.discord.accounts');
     expect(issuesOf({ accounts: [] }).map((i) => i.path)).toContain('channels.discord.accounts');

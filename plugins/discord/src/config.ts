@@ -11,12 +11,28 @@ const Snowflake = Type.String({
 
 const SnowflakeList = Type.Array(Snowflake);
 
-/** One bot account: its id inside Colloquy and its bot token (or the environment variable holding it). */
+/**
+ * One bot account: its id inside Colloquy, its bot token (or the environment variable holding it),
+ * and where it connects when Discord is reached through a proxy.
+ */
 export const DiscordAccountSchema = Type.Object(
   {
     accountId: Type.String({ minLength: 1, default: 'default' }),
     token: Type.Optional(Type.String({ minLength: 1 })),
     tokenEnv: Type.Optional(Type.String({ minLength: 1 })),
+    apiRoot: Type.Optional(
+      Type.String({
+        pattern: '^https?://',
+        description: 'REST API root; default https://discord.com/api (set it for a REST proxy).',
+      }),
+    ),
+    gatewayUrl: Type.Optional(
+      Type.String({
+        pattern: '^wss?://',
+        description:
+          'Gateway WebSocket URL used instead of the one Discord returns (a gateway proxy). Default: what Discord returns.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -43,7 +59,7 @@ export const DiscordGuildSchema = Type.Object(
 /**
  * The `channels.discord` config section (TypeBox, with defaults).
  *
- * - `accounts`: one or more bot accounts (`token` or `tokenEnv`).
+ * - `accounts`: one or more bot accounts (`token` or `tokenEnv`; `apiRoot` and `gatewayUrl` for a proxy).
  * - `requireMentionByDefault` [true]: guild messages must mention (or reply to) the bot.
  * - `guilds`: per-guild and per-channel `requireMention` and `allowUsers`.
  * - `allowGuilds`, `allowChannels`, `allowUsers`: allowlists; unset or empty means everyone.
@@ -76,7 +92,13 @@ export type DiscordGuildConfig = Static<typeof DiscordGuildSchema>;
 
 /** What users write: every field with a default may be left out. */
 export interface DiscordConfigInput {
-  accounts: { accountId?: string; token?: string; tokenEnv?: string }[];
+  accounts: {
+    accountId?: string;
+    token?: string;
+    tokenEnv?: string;
+    apiRoot?: string;
+    gatewayUrl?: string;
+  }[];
   requireMentionByDefault?: boolean;
   guilds?: Record<string, DiscordGuildConfig>;
   allowGuilds?: string[];
