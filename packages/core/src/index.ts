@@ -22,8 +22,10 @@ export {
   checkConfig,
   DEFAULT_CONFIG,
   defaultAgentId,
+  formatIssue,
   formatIssues,
   resolveConfig,
+  unknownSettingIssue,
 } from './config/index.js';
 export type { ErrorCode } from './errors/colloquy-error.js';
 // --- errors ---

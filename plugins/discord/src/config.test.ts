@@ -70,6 +70,22 @@ describe('resolveDiscordConfig', () => {
     ]);
   });
 
+  it('names the settings allowed where it finds an unknown one, and the one meant', () => {
+    const section = { accounts: [{ accountId: 'main', token: 'a', gatewayURL: 'ws://127.0.0.1:1' }] };
+    expect(issuesOf(section)).toEqual([
+      expect.objectContaining({
+        path: 'channels.discord.accounts.0.gatewayURL',
+        got: 'unknown setting',
+        allowed: ['accountId', 'token', 'tokenEnv', 'apiRoot', 'gatewayUrl'],
+        suggestion: 'gatewayUrl',
+      }),
+    ]);
+    expect(() => resolveDiscordConfig(section)).toThrow(
+      'channels.discord.accounts.0.gatewayURL: unknown setting; allowed: accountId, token, tokenEnv, ' +
+        'apiRoot, gatewayUrl; did you mean "gatewayUrl"?',
+    );
+  });
+
   it('requires at least one account, a token source for each, and unique account ids', () => {
     expect(issuesOf({}).map((i) => i.path)).toContain('channels.discord.accounts');
     expect(issuesOf({ accounts: [] }).map((i) => i.path)).toContain('channels.discord.accounts');

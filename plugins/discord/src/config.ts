@@ -1,6 +1,6 @@
-import { ColloquyError } from '@colloquy/core';
+import { ColloquyError, type ConfigIssue, formatIssue, unknownSettingIssue } from '@colloquy/core';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Value, ValueErrorType } from '@sinclair/typebox/value';
 
 // --- schema ---
 
@@ -107,12 +107,11 @@ export interface DiscordConfigInput {
   threadBindings?: { idleMinutes?: number };
 }
 
-/** One problem found in the section: a dotted path, what was expected and what was found. */
-export interface DiscordConfigIssue {
-  path: string;
-  expected: string;
-  got: string;
-}
+/**
+ * One problem found in the section: a dotted path, what was expected and what was found (for an
+ * unknown setting also the settings `allowed` there and a `suggestion`). Core's `ConfigIssue`.
+ */
+export type DiscordConfigIssue = ConfigIssue;
 
 // --- resolution ---
 
@@ -135,8 +134,13 @@ export function resolveDiscordConfig(section: unknown): DiscordConfig {
   const value = Value.Default(DiscordConfigSchema, Value.Clone(section ?? {}));
   const issues: DiscordConfigIssue[] = [];
   for (const error of Value.Errors(DiscordConfigSchema, value)) {
+    const path = toDottedPath(error.path);
+    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+      issues.push(unknownSettingIssue(path, error));
+      continue;
+    }
     issues.push({
-      path: toDottedPath(error.path),
+      path,
       expected: describeExpected(error.schema, error.message),
       got: describeValue(error.value),
     });
@@ -146,7 +150,7 @@ export function resolveDiscordConfig(section: unknown): DiscordConfig {
     const first = issues[0]!;
     throw new ColloquyError(
       'CONFIG_INVALID',
-      `Invalid Discord config at ${first.path}: expected ${first.expected}, got ${first.got}. ` +
+      `Invalid Discord config at ${formatIssue(first)}. ` +
         `Fix the "${SECTION}" section of your config${issues.length > 1 ? ` (${issues.length} problems)` : ''}.`,
       { issues },
     );
