@@ -196,6 +196,7 @@ export type { SynchronousStoreEngine, SynchronousStoreOperations } from './store
 export { SerializedStore } from './store/serialized-store.js';
 export { compareSessionsNewestFirst, matchesSessionQuery } from './store/session-query.js';
 export { createThreadBindingAccess } from './store/thread-binding-access.js';
+export { threadBindingKey } from './store/thread-binding-key.js';
 export type {
   ArgsCheck,
   AttachmentLimits,
