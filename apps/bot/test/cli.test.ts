@@ -141,7 +141,7 @@ describe('colloquy config check and init', () => {
     expect(run.stderr).toContain(
       'channels.whatsapp.dmPolicy: expected "open" | "allowlist" | "pairing", got "nobody"',
     );
-    expect(run.stderr).toContain('app.owner: expected one of the known keys');
+    expect(run.stderr).toContain('app.owner: unknown setting; allowed: stateDir, owners, logLevel');
     const json = await runCliProcess(['config', 'check', '--config', bad, '--json'], { cwd: dir });
     expect(json.code).toBe(1);
     expect((JSON.parse(json.stdout) as { issues: unknown[] }).issues).toHaveLength(5);

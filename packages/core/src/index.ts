@@ -22,8 +22,10 @@ export {
   checkConfig,
   DEFAULT_CONFIG,
   defaultAgentId,
+  formatIssue,
   formatIssues,
   resolveConfig,
+  unknownSettingIssue,
 } from './config/index.js';
 export type { ErrorCode } from './errors/colloquy-error.js';
 // --- errors ---
@@ -195,6 +197,7 @@ export type { SynchronousStoreEngine, SynchronousStoreOperations } from './store
 export { SerializedStore } from './store/serialized-store.js';
 export { compareSessionsNewestFirst, matchesSessionQuery } from './store/session-query.js';
 export { createThreadBindingAccess } from './store/thread-binding-access.js';
+export { threadBindingKey } from './store/thread-binding-key.js';
 export type {
   ArgsCheck,
   AttachmentLimits,

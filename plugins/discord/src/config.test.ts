@@ -57,6 +57,35 @@ describe('resolveDiscordConfig', () => {
     expect(paths.some((path) => path.includes('colour'))).toBe(true);
   });
 
+  it('accepts a REST root and a gateway URL per account, for a proxy', () => {
+    const config = resolveDiscordConfig({
+      accounts: [{ token: 'a', apiRoot: 'http://127.0.0.1:8080/api', gatewayUrl: 'ws://127.0.0.1:8081' }],
+    });
+    expect(config.accounts[0]).toMatchObject({
+      apiRoot: 'http://127.0.0.1:8080/api',
+      gatewayUrl: 'ws://127.0.0.1:8081',
+    });
+    expect(issuesOf({ accounts: [{ token: 'a', gatewayUrl: 'http://x' }] }).map((i) => i.path)).toEqual([
+      'channels.discord.accounts.0.gatewayUrl',
+    ]);
+  });
+
+  it('names the settings allowed where it finds an unknown one, and the one meant', () => {
+    const section = { accounts: [{ accountId: 'main', token: 'a', gatewayURL: 'ws://127.0.0.1:1' }] };
+    expect(issuesOf(section)).toEqual([
+      expect.objectContaining({
+        path: 'channels.discord.accounts.0.gatewayURL',
+        got: 'unknown setting',
+        allowed: ['accountId', 'token', 'tokenEnv', 'apiRoot', 'gatewayUrl'],
+        suggestion: 'gatewayUrl',
+      }),
+    ]);
+    expect(() => resolveDiscordConfig(section)).toThrow(
+      'channels.discord.accounts.0.gatewayURL: unknown setting; allowed: accountId, token, tokenEnv, ' +
+        'apiRoot, gatewayUrl; did you mean "gatewayUrl"?',
+    );
+  });
+
   it('requires at least one account, a token source for each, and unique account ids', () => {
     expect(issuesOf({}).map((i) => i.path)).toContain('channels.discord.accounts');
     expect(issuesOf({ accounts: [] }).map((i) => i.path)).toContain('channels.discord.accounts');

@@ -1,6 +1,6 @@
-import { ColloquyError } from '@colloquy/core';
+import { ColloquyError, type ConfigIssue, formatIssue, unknownSettingIssue } from '@colloquy/core';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Value, ValueErrorType } from '@sinclair/typebox/value';
 
 // --- schema ---
 
@@ -11,12 +11,28 @@ const Snowflake = Type.String({
 
 const SnowflakeList = Type.Array(Snowflake);
 
-/** One bot account: its id inside Colloquy and its bot token (or the environment variable holding it). */
+/**
+ * One bot account: its id inside Colloquy, its bot token (or the environment variable holding it),
+ * and where it connects when Discord is reached through a proxy.
+ */
 export const DiscordAccountSchema = Type.Object(
   {
     accountId: Type.String({ minLength: 1, default: 'default' }),
     token: Type.Optional(Type.String({ minLength: 1 })),
     tokenEnv: Type.Optional(Type.String({ minLength: 1 })),
+    apiRoot: Type.Optional(
+      Type.String({
+        pattern: '^https?://',
+        description: 'REST API root; default https://discord.com/api (set it for a REST proxy).',
+      }),
+    ),
+    gatewayUrl: Type.Optional(
+      Type.String({
+        pattern: '^wss?://',
+        description:
+          'Gateway WebSocket URL used instead of the one Discord returns (a gateway proxy). Default: what Discord returns.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -43,7 +59,7 @@ export const DiscordGuildSchema = Type.Object(
 /**
  * The `channels.discord` config section (TypeBox, with defaults).
  *
- * - `accounts`: one or more bot accounts (`token` or `tokenEnv`).
+ * - `accounts`: one or more bot accounts (`token` or `tokenEnv`; `apiRoot` and `gatewayUrl` for a proxy).
  * - `requireMentionByDefault` [true]: guild messages must mention (or reply to) the bot.
  * - `guilds`: per-guild and per-channel `requireMention` and `allowUsers`.
  * - `allowGuilds`, `allowChannels`, `allowUsers`: allowlists; unset or empty means everyone.
@@ -76,7 +92,13 @@ export type DiscordGuildConfig = Static<typeof DiscordGuildSchema>;
 
 /** What users write: every field with a default may be left out. */
 export interface DiscordConfigInput {
-  accounts: { accountId?: string; token?: string; tokenEnv?: string }[];
+  accounts: {
+    accountId?: string;
+    token?: string;
+    tokenEnv?: string;
+    apiRoot?: string;
+    gatewayUrl?: string;
+  }[];
   requireMentionByDefault?: boolean;
   guilds?: Record<string, DiscordGuildConfig>;
   allowGuilds?: string[];
@@ -85,12 +107,11 @@ export interface DiscordConfigInput {
   threadBindings?: { idleMinutes?: number };
 }
 
-/** One problem found in the section: a dotted path, what was expected and what was found. */
-export interface DiscordConfigIssue {
-  path: string;
-  expected: string;
-  got: string;
-}
+/**
+ * One problem found in the section: a dotted path, what was expected and what was found (for an
+ * unknown setting also the settings `allowed` there and a `suggestion`). Core's `ConfigIssue`.
+ */
+export type DiscordConfigIssue = ConfigIssue;
 
 // --- resolution ---
 
@@ -113,8 +134,13 @@ export function resolveDiscordConfig(section: unknown): DiscordConfig {
   const value = Value.Default(DiscordConfigSchema, Value.Clone(section ?? {}));
   const issues: DiscordConfigIssue[] = [];
   for (const error of Value.Errors(DiscordConfigSchema, value)) {
+    const path = toDottedPath(error.path);
+    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+      issues.push(unknownSettingIssue(path, error));
+      continue;
+    }
     issues.push({
-      path: toDottedPath(error.path),
+      path,
       expected: describeExpected(error.schema, error.message),
       got: describeValue(error.value),
     });
@@ -124,7 +150,7 @@ export function resolveDiscordConfig(section: unknown): DiscordConfig {
     const first = issues[0]!;
     throw new ColloquyError(
       'CONFIG_INVALID',
-      `Invalid Discord config at ${first.path}: expected ${first.expected}, got ${first.got}. ` +
+      `Invalid Discord config at ${formatIssue(first)}. ` +
         `Fix the "${SECTION}" section of your config${issues.length > 1 ? ` (${issues.length} problems)` : ''}.`,
       { issues },
     );

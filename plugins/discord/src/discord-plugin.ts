@@ -51,13 +51,15 @@ export interface DiscordPluginOptions {
   /** The `channels.discord` config section; validated with {@link resolveDiscordConfig}. */
   config: unknown;
   /**
-   * Discord REST overrides. `api` is the API root (default `https://discord.com/api`); point it at
-   * a REST proxy, or at a local fake in tests.
+   * Discord REST overrides for every account. `api` is the API root (default
+   * `https://discord.com/api`); point it at a REST proxy, or at a local fake in tests. An account's
+   * `apiRoot` setting wins over it.
    */
   rest?: { api?: string; timeoutMs?: number };
   /**
    * Replaces the gateway URL Discord returns from `GET /gateway/bot` (a gateway proxy). Resumes
-   * still use the `resume_gateway_url` of the READY event. Default: the URL Discord returns.
+   * still use the `resume_gateway_url` of the READY event. Default: the URL Discord returns. An
+   * account's `gatewayUrl` setting wins over it.
    */
   gatewayUrl?: string;
   /** Where `tokenEnv` is read. Default `process.env`. */
@@ -410,8 +412,9 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
         account: createDiscordAccount({
           accountId: accountConfig.accountId,
           token: tokens[index]!,
-          rest: restOptions(options.rest),
-          gatewayUrl: options.gatewayUrl,
+          // An account's own apiRoot/gatewayUrl (config) wins over the plugin-wide options (code).
+          rest: restOptions(options.rest, accountConfig.apiRoot),
+          gatewayUrl: accountConfig.gatewayUrl ?? options.gatewayUrl,
           log,
           onMessage: (message) =>
             void onMessage(runtime, message).catch((error: unknown) =>
@@ -473,9 +476,13 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
   };
 }
 
-function restOptions(rest: DiscordPluginOptions['rest']): { api?: string; timeout?: number } {
+function restOptions(
+  rest: DiscordPluginOptions['rest'],
+  apiRoot: string | undefined,
+): { api?: string; timeout?: number } {
   const result: { api?: string; timeout?: number } = {};
-  if (rest?.api !== undefined) result.api = rest.api;
+  const api = apiRoot ?? rest?.api;
+  if (api !== undefined) result.api = api;
   if (rest?.timeoutMs !== undefined) result.timeout = rest.timeoutMs;
   return result;
 }

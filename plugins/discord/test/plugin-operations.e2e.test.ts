@@ -110,6 +110,24 @@ describe('connection and status', () => {
     expect(plugin.status?.().state).toBe('connected');
   });
 
+  it('reaches Discord through the apiRoot and gatewayUrl of its account config alone', async () => {
+    // As `colloquy start` builds it: no code options, only the config section. The fake advertises
+    // a closed port, so only the account's gatewayUrl leads to its gateway.
+    const fake = await startFake({ advertisedGatewayUrl: 'ws://127.0.0.1:9/gateway' });
+    const plugin = createDiscordPlugin({
+      config: {
+        accounts: [{ accountId: 'main', token: TOKEN, apiRoot: fake.apiRoot, gatewayUrl: fake.gatewayUrl }],
+      },
+    });
+    running.plugins.push(plugin);
+    await startPlugin(plugin);
+    expect(fake.identifies).toHaveLength(1);
+    expect(plugin.status?.()).toMatchObject({ state: 'connected', accounts: [{ accountId: 'main' }] });
+    const alice = fake.addUser('alice');
+    const sent = await plugin.send({ channel: 'discord', to: alice.id, accountId: 'main' }, { text: 'hi' });
+    expect(fake.botMessages(fake.dmChannel(alice)).map((m) => m.id)).toContain(sent.messageId);
+  });
+
   it('runs several bot accounts, each with its own DMs and its own token on sends', async () => {
     const fake = await startFake({
       bots: [

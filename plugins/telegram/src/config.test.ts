@@ -64,8 +64,14 @@ describe('resolveTelegramConfig', () => {
     expect(issues.find((i) => i.path === 'channels.telegram.dmPolicy')?.got).toBe('"everyone"');
   });
 
-  it('rejects unknown keys', () => {
+  it('rejects unknown keys, naming the settings allowed there and the one meant', () => {
     expect(issuesOf({ dmpolicy: 'open' }).map((i) => i.path)).toContain('channels.telegram.dmpolicy');
+    expect(() =>
+      resolveTelegramConfig({ accounts: [{ token: TOKEN, apiroot: 'http://127.0.0.1:1' }] }),
+    ).toThrow(
+      'channels.telegram.accounts[0].apiroot: unknown setting; allowed: accountId, token, apiRoot, mode, ' +
+        'webhook; did you mean "apiRoot"?',
+    );
   });
 
   it('never echoes a token in an error', () => {

@@ -1,6 +1,6 @@
-import { ColloquyError } from '@colloquy/core';
+import { ColloquyError, type ConfigIssue, formatIssue, unknownSettingIssue } from '@colloquy/core';
 import { type Static, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Value, ValueErrorType } from '@sinclair/typebox/value';
 
 /** Where the `channels.telegram` section lives in the app config; issue paths start with it. */
 const SECTION_PATH = 'channels.telegram';
@@ -100,12 +100,11 @@ export type TelegramConfig = Static<typeof TelegramConfigSchema>;
 /** One resolved bot account. */
 export type TelegramAccountConfig = TelegramConfig['accounts'][number];
 
-/** One config problem: where, what was expected, what was found. */
-export interface TelegramConfigIssue {
-  path: string;
-  expected: string;
-  got: string;
-}
+/**
+ * One config problem: where, what was expected, what was found (for an unknown setting also the
+ * settings `allowed` there and a `suggestion`). Core's `ConfigIssue`.
+ */
+export type TelegramConfigIssue = ConfigIssue;
 
 /**
  * Validates the `channels.telegram` section and applies its defaults.
@@ -128,11 +127,16 @@ export function resolveTelegramConfig(section: unknown): TelegramConfig {
   const issues: TelegramConfigIssue[] = [];
   for (const error of Value.Errors(TelegramConfigSchema, withDefaults)) {
     const path = toIssuePath(error.path);
-    issues.push({ path, expected: error.message, got: describeValue(error.value, isSecretPath(path)) });
+    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+      issues.push(unknownSettingIssue(path, error));
+      continue;
+    }
+    const expected = error.message.replace(/^Expected /, '');
+    issues.push({ path, expected, got: describeValue(error.value, isSecretPath(path)) });
   }
   if (issues.length === 0) issues.push(...crossFieldIssues(withDefaults as TelegramConfig));
   if (issues.length > 0) {
-    const summary = issues.map((i) => `${i.path}: ${i.expected} (got ${i.got})`).join('; ');
+    const summary = issues.map(formatIssue).join('; ');
     throw new ColloquyError(
       'CONFIG_INVALID',
       `Invalid Telegram config: ${summary}. Fix these settings under ${SECTION_PATH} and restart.`,

@@ -24,6 +24,7 @@ import { downloadTelegramFile, type TelegramFile } from './outbound/download-fil
 import { sendText, toChatId } from './outbound/send-text.js';
 import { toChannelError } from './outbound/telegram-errors.js';
 import { importLegacyPairingFile } from './pairing/legacy-pairing-file.js';
+import { migrateTopicBindings, topicBindingKey } from './topics/topic-bindings.js';
 
 /** Options of {@link createTelegramPlugin}. */
 export interface TelegramPluginOptions {
@@ -107,6 +108,7 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
   const capabilities: ChannelCapabilities = {
     threads: true,
     threadKind: 'topic',
+    threadScope: 'chat',
     edits: false,
     reactions: false,
     media: true,
@@ -160,7 +162,7 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
         if (!isGroupAllowed(config, inbound.chat.id)) return;
         const bound =
           inbound.threadId !== undefined
-            ? await ctx.threadBindings.get(accountId, inbound.threadId)
+            ? await ctx.threadBindings.get(accountId, topicBindingKey(inbound.chat.id, inbound.threadId))
             : undefined;
         const boundHere = bound !== undefined && bound.conversationId === inbound.chat.id;
         inbound.mentionsBot = normalized.addressed || boundHere || !requiresMention(config, inbound.chat.id);
@@ -186,6 +188,7 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       }
       log = ctx.log.child({ channel: TELEGRAM_CHANNEL });
       if (options.stateDir !== undefined) await importLegacyPairingFile(options.stateDir, ctx.pairing, log);
+      await migrateTopicBindings(ctx.threadBindings, log);
       started = true;
       stopped = false;
       context = ctx;
@@ -276,7 +279,7 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       await ctx.threadBindings.put({
         accountId: request.parent.accountId,
         conversationId: request.parent.to,
-        threadId,
+        threadId: topicBindingKey(request.parent.to, threadId),
         sessionKey: request.sessionKey,
         createdAt: now,
         lastActiveAt: now,

@@ -230,7 +230,7 @@ describe('telegram plugin against a fake Bot API', () => {
     expect(target).toMatchObject({ channel: 'telegram', to: String(GROUP_ID), accountId: 'main' });
     const threadId = Number(target?.threadId);
     expect(fake.topics(GROUP_ID).get(threadId)).toBe('Research task');
-    expect(await t.store.getThreadBinding('telegram', 'main', String(threadId))).toMatchObject({
+    expect(await t.store.getThreadBinding('telegram', 'main', `${GROUP_ID}:${threadId}`)).toMatchObject({
       conversationId: String(GROUP_ID),
       sessionKey: 'agent:main:subagent:abc',
     });

@@ -21,6 +21,7 @@ let fake: FakeTelegram;
 let stateDir: string;
 let runtime: Runtime | undefined;
 let store: MemoryStore;
+let plugin: ReturnType<typeof createTelegramPlugin>;
 
 beforeEach(async () => {
   fake = await FakeTelegram.start();
@@ -41,10 +42,11 @@ afterEach(async () => {
 async function boot(
   script: Parameters<typeof createScriptedModel>[0] = (request) => `echo: ${lastUserText(request)}`,
   telegram: Partial<TelegramConfigInput> = {},
+  existing: MemoryStore = new MemoryStore(),
 ): Promise<ScriptedModel> {
   const model = createScriptedModel(script);
-  store = new MemoryStore();
-  const plugin = createTelegramPlugin({
+  store = existing;
+  plugin = createTelegramPlugin({
     config: { accounts: [{ token: TOKEN, apiRoot: fake.apiRoot }], dmPolicy: 'open', ...telegram },
     stateDir,
     pollTimeoutSeconds: 1,
@@ -111,6 +113,73 @@ describe('telegram through the runtime (scripted model)', () => {
     const reply = await fake.waitFor(() => fake.sentTo(GROUP_ID)[0], 5000, 'the topic reply');
     expect(reply).toMatchObject({ threadId: topic });
     expect(fake.chatActions.some((a) => a.threadId === topic && a.action === 'typing')).toBe(true);
+  });
+
+  it('routes two forums that reuse a topic id each to the session bound to its own topic', async () => {
+    const OTHER_ID = -100600;
+    const OTHER = { id: OTHER_ID, type: 'supergroup' as const, title: 'Other', is_forum: true as const };
+    fake.addChat(OTHER_ID, { type: 'supergroup', forum: true, title: 'Other' });
+    await boot();
+    const parent = (chat: number) => ({ channel: 'telegram', to: String(chat), accountId: 'default' });
+    const a = await plugin.createThread!({
+      parent: parent(GROUP_ID),
+      title: 'A',
+      sessionKey: 'agent:main:subagent:a',
+    });
+    const b = await plugin.createThread!({
+      parent: parent(OTHER_ID),
+      title: 'B',
+      sessionKey: 'agent:main:subagent:b',
+    });
+    // Each forum numbers its own topics: both got the same id.
+    expect(a.threadId).toBe(b.threadId);
+    const topic = Number(a.threadId);
+    for (const chat of [GROUP, OTHER]) {
+      // No mention: only a binding makes the bot answer in the topic.
+      fake.pushMessage(TOKEN, {
+        chat,
+        from: ALICE,
+        text: `in ${chat.title}`,
+        message_thread_id: topic,
+        is_topic_message: true,
+      });
+    }
+    await fake.waitFor(() => fake.sentTo(GROUP_ID)[0], 5000, 'the reply in the first forum');
+    await fake.waitFor(() => fake.sentTo(OTHER_ID)[0], 5000, 'the reply in the second forum');
+    expect(fake.sentTo(GROUP_ID)).toMatchObject([{ threadId: topic, visibleText: 'echo: in Team' }]);
+    expect(fake.sentTo(OTHER_ID)).toMatchObject([{ threadId: topic, visibleText: 'echo: in Other' }]);
+    expect(await store.getSession('agent:main:subagent:a')).toMatchObject({ lastTo: String(GROUP_ID) });
+    expect(await store.getSession('agent:main:subagent:b')).toMatchObject({ lastTo: String(OTHER_ID) });
+  });
+
+  it('keeps routing a topic bound before bindings were keyed by chat', async () => {
+    const topic = fake.addTopic(GROUP_ID, 'Old');
+    const earlier = new MemoryStore();
+    // As stored by earlier versions: under the bare topic id.
+    await earlier.putThreadBinding({
+      channel: 'telegram',
+      accountId: 'default',
+      conversationId: String(GROUP_ID),
+      threadId: String(topic),
+      sessionKey: 'agent:main:subagent:old',
+      createdAt: 1,
+      lastActiveAt: 1,
+    });
+    await boot(undefined, {}, earlier);
+    expect(await store.getThreadBinding('telegram', 'default', String(topic))).toBeUndefined();
+    expect(await store.getThreadBinding('telegram', 'default', `${GROUP_ID}:${topic}`)).toMatchObject({
+      sessionKey: 'agent:main:subagent:old',
+    });
+    fake.pushMessage(TOKEN, {
+      chat: GROUP,
+      from: ALICE,
+      text: 'still here?',
+      message_thread_id: topic,
+      is_topic_message: true,
+    });
+    const reply = await fake.waitFor(() => fake.sentTo(GROUP_ID)[0], 5000, 'the reply in the old topic');
+    expect(reply).toMatchObject({ threadId: topic, visibleText: 'echo: still here?' });
+    expect(await store.getSession('agent:main:subagent:old')).toMatchObject({ lastTo: String(GROUP_ID) });
   });
 
   it('delivers a 10,000-character reply as valid chunks of at most 4096 characters', async () => {

@@ -12,6 +12,11 @@ export class BoundedMap<K, V> {
     return this.map.has(key);
   }
 
+  /** The keys, oldest first. */
+  keys(): IterableIterator<K> {
+    return this.map.keys();
+  }
+
   set(key: K, value: V): void {
     this.map.delete(key);
     this.map.set(key, value);
@@ -36,5 +41,10 @@ export class BoundedSet<T> {
 
   add(value: T): void {
     this.map.set(value, true);
+  }
+
+  /** The members, oldest first. */
+  values(): IterableIterator<T> {
+    return this.map.keys();
   }
 }

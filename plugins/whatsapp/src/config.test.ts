@@ -60,6 +60,12 @@ describe('resolveWhatsAppConfig', () => {
     expect(paths).toContain('channels.whatsapp.colour');
   });
 
+  it('names the settings allowed next to an unknown one, and the one meant', () => {
+    expect(() => resolveWhatsAppConfig({ dmPolicyy: 'open' })).toThrow(
+      /channels\.whatsapp\.dmPolicyy: unknown setting; allowed: enabled, stateDir, dmPolicy, .*; did you mean "dmPolicy"\?/,
+    );
+  });
+
   it('rejects a chunk length too small to read', () => {
     expect(issuesOf({ chunkLength: 10 })[0]?.path).toBe('channels.whatsapp.chunkLength');
   });

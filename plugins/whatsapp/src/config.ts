@@ -1,6 +1,6 @@
-import { ColloquyError } from '@colloquy/core';
+import { ColloquyError, type ConfigIssue, formatIssue, unknownSettingIssue } from '@colloquy/core';
 import { type Static, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Value, ValueErrorType } from '@sinclair/typebox/value';
 
 /** Per-group settings, keyed by group JID (`<id>@g.us`) or `*` for every group. */
 export const WhatsAppGroupConfigSchema = Type.Object(
@@ -47,12 +47,11 @@ export type WhatsAppConfig = Static<typeof WhatsAppConfigSchema>;
 /** The config as written by users: every field optional. */
 export type WhatsAppConfigInput = Partial<WhatsAppConfig>;
 
-/** One problem found in a config section. */
-export interface WhatsAppConfigIssue {
-  path: string;
-  expected: string;
-  got: string;
-}
+/**
+ * One problem found in a config section (for an unknown setting also the settings `allowed` there
+ * and a `suggestion`). Core's `ConfigIssue`.
+ */
+export type WhatsAppConfigIssue = ConfigIssue;
 
 const describe = (value: unknown): string => {
   if (value === undefined) return 'undefined';
@@ -99,6 +98,10 @@ export function resolveWhatsAppConfig(section: unknown): WhatsAppConfig {
   for (const error of Value.Errors(WhatsAppConfigSchema, value)) {
     const path = toConfigPath(error.path);
     if (issues.some((i) => i.path === path)) continue;
+    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+      issues.push(unknownSettingIssue(path, error));
+      continue;
+    }
     const expected =
       error.schema.anyOf !== undefined
         ? (error.schema.anyOf as { const?: unknown }[]).map((s) => JSON.stringify(s.const)).join(' | ')
@@ -106,7 +109,7 @@ export function resolveWhatsAppConfig(section: unknown): WhatsAppConfig {
     issues.push({ path, expected, got: describe(error.value) });
   }
   if (issues.length > 0) {
-    const list = issues.map((i) => `${i.path}: expected ${i.expected}, got ${i.got}`).join('; ');
+    const list = issues.map(formatIssue).join('; ');
     throw new ColloquyError(
       'CONFIG_INVALID',
       `Invalid WhatsApp config: ${list}. Fix these settings in your config file.`,

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import type { Logger } from '@colloquy/core';
 import type { Contact, WAMessageKey } from '@whiskeysockets/baileys';
-import { nodeStateFs, readFileIfExists, type StateFs, writeFileAtomic } from './atomic-file.js';
+import { nodeStateFs, type StateFs } from './atomic-file.js';
 import { jidKind, jidUser, lidJid, normalizePeerEntry, phoneJid } from './jid.js';
+import { JsonStateFile } from './state-file.js';
 
 const FILE = 'lid-map.json';
 
@@ -32,30 +33,19 @@ export class PeerMap {
   private readonly lidToPhone = new Map<string, string>();
   /** Peer id -> the JID the person last wrote from (replies go back there). */
   private readonly lastJid = new Map<string, string>();
-  private saving: Promise<void> = Promise.resolve();
-  private dirty = false;
 
-  private constructor(
-    private readonly path: string,
-    private readonly fs: StateFs,
-    private readonly log: Logger,
-  ) {}
+  private constructor(private readonly file: JsonStateFile) {}
 
   /** Loads the map from `<stateDir>/lid-map.json`; a corrupt file is reported and ignored. */
   static async load(stateDir: string, log: Logger, fs: StateFs = nodeStateFs): Promise<PeerMap> {
-    const map = new PeerMap(join(stateDir, FILE), fs, log);
-    const text = await readFileIfExists(map.path, fs);
-    if (text !== undefined) {
-      try {
-        const parsed = JSON.parse(text) as PeerMapFile;
-        for (const [lid, phone] of Object.entries(parsed.lidToPhone ?? {})) map.lidToPhone.set(lid, phone);
-      } catch (error) {
-        log.warn(
-          { file: map.path, err: (error as Error).message },
-          'WhatsApp LID map is corrupt; starting empty (it is rebuilt from incoming messages)',
-        );
-      }
-    }
+    const map = new PeerMap(
+      new JsonStateFile(join(stateDir, FILE), fs, log, {
+        corrupt: 'WhatsApp LID map is corrupt; starting empty (it is rebuilt from incoming messages)',
+        saveFailed: 'could not save the WhatsApp LID map',
+      }),
+    );
+    const parsed = (await map.file.read()) as Partial<PeerMapFile> | undefined;
+    for (const [lid, phone] of Object.entries(parsed?.lidToPhone ?? {})) map.lidToPhone.set(lid, phone);
     return map;
   }
 
@@ -147,23 +137,12 @@ export class PeerMap {
 
   /** Resolves once pending writes are on disk. */
   async flush(): Promise<void> {
-    await this.saving;
+    await this.file.flush();
   }
 
   private scheduleSave(): void {
-    if (this.dirty) return;
-    this.dirty = true;
-    this.saving = this.saving.then(async () => {
-      this.dirty = false;
-      const data: PeerMapFile = { version: 1, lidToPhone: Object.fromEntries(this.lidToPhone) };
-      try {
-        await writeFileAtomic(this.path, `${JSON.stringify(data, null, 2)}\n`, this.fs);
-      } catch (error) {
-        this.log.warn(
-          { file: this.path, err: (error as Error).message },
-          'could not save the WhatsApp LID map',
-        );
-      }
-    });
+    this.file.scheduleSave(
+      (): PeerMapFile => ({ version: 1, lidToPhone: Object.fromEntries(this.lidToPhone) }),
+    );
   }
 }

@@ -17,12 +17,13 @@ import {
 import type { BaileysEventMap, Contact, SignalKeyStore, WAMessage } from '@whiskeysockets/baileys';
 import { nodeStateFs, type StateFs } from './atomic-file.js';
 import { type AtomicAuthState, resetWhatsAppAuth, useAtomicAuthState } from './auth-state.js';
-import { makeBaileysSocket, makeCacheableSignalKeyStore } from './baileys.js';
+import { makeBaileysSocket, makeCacheableSignalKeyStore, normalizeMessageContent } from './baileys.js';
 import { toBaileysLogger } from './baileys-logger.js';
 import { BoundedMap, BoundedSet } from './bounded.js';
 import { chunkText } from './chunk-text.js';
 import { type BackoffOptions, backoffDelay, classifyClose, closeStatusCode } from './close-reason.js';
 import { resolveWhatsAppConfig, type WhatsAppConfig, type WhatsAppConfigInput } from './config.js';
+import { InboundLedger } from './inbound-ledger.js';
 import { jidKind, jidUser, normalizePeerEntry } from './jid.js';
 import { importLegacyPairingFile } from './legacy-pairing-file.js';
 import { markdownToWhatsApp } from './markdown.js';
@@ -31,7 +32,7 @@ import { addressesBot, isOwnJid } from './own-account.js';
 import { PeerMap } from './peer-map.js';
 import { printQr, type QrOutput } from './qr.js';
 import type { WhatsAppEventMap, WhatsAppSocketFactory, WhatsAppSocketLike } from './socket.js';
-import { toInboundMessage } from './to-inbound.js';
+import { messageTimeMs, toInboundMessage } from './to-inbound.js';
 import { TypingIndicator } from './typing-indicator.js';
 
 /** Options of {@link createWhatsAppPlugin}: the `channels.whatsapp` settings plus wiring. */
@@ -153,6 +154,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
   private auth: AtomicAuthState | undefined;
   private keys: SignalKeyStore | undefined;
   private peers: PeerMap | undefined;
+  private ledger: InboundLedger | undefined;
 
   private sock: WhatsAppSocketLike | undefined;
   private listeners: Listener[] = [];
@@ -222,6 +224,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
       await mkdir(this.stateDir, { recursive: true });
       this.auth = await useAtomicAuthState(this.authDir, { fs: this.fs });
       this.peers = await PeerMap.load(this.stateDir, this.log, this.fs);
+      this.ledger = await InboundLedger.load(this.stateDir, this.log, this.fs);
       this.peers.learnAll(this.options.contacts ?? {});
       await importLegacyPairingFile(this.stateDir, this.accountId, ctx.pairing, this.log, this.fs);
     } catch (error) {
@@ -264,6 +267,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
 
   /** Stops once; concurrent `stop()` calls (the abort signal, then the runtime) share it. */
   private async shutdown(): Promise<void> {
+    if (this.state === 'connected') this.ledger?.stillConnected(Date.now());
     this.stopped = true;
     this.started = false;
     clearTimeout(this.reconnectTimer);
@@ -282,6 +286,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
     await this.inbound.catch(() => {});
     await this.auth?.flush();
     await this.peers?.flush();
+    await this.ledger?.flush();
     if (this.state !== 'logged-out' && this.state !== 'error') this.setState('disconnected', 'stopped');
   }
 
@@ -398,6 +403,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
       this.attempt = 0;
       const me = this.me();
       if (me?.lid) this.peers?.learn(me.lid, me.id);
+      this.ledger?.opened(Date.now());
       this.setState('connected', undefined);
       this.log.info({ user: me?.id }, 'WhatsApp connected');
       for (const waiter of this.openWaiters) waiter.resolve(sock);
@@ -408,6 +414,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
   }
 
   private onClose(error: unknown): void {
+    if (this.state === 'connected') this.ledger?.stillConnected(Date.now());
     this.detach();
     if (this.stopped) return;
     const verdict = classifyClose(error);
@@ -535,9 +542,10 @@ class WhatsAppChannel implements WhatsAppPlugin {
 
   private onUpsert(upsert: BaileysEventMap['messages.upsert']): void {
     this.touch();
-    // `notify` is a live message; `append` is history sync or our own sends from other devices.
-    if (upsert.type !== 'notify') return;
+    // `notify` is a live message. `append` is a message that arrived while this device was offline,
+    // our own send from another device, or a notification: only the first kind is answered.
     for (const msg of upsert.messages) {
+      if (upsert.type !== 'notify' && !this.arrivedWhileOffline(msg)) continue;
       this.inbound = this.inbound
         .then(() => this.handleMessage(msg))
         .catch((error: unknown) => {
@@ -547,6 +555,14 @@ class WhatsAppChannel implements WhatsAppPlugin {
           );
         });
     }
+  }
+
+  /** An `append` message someone sent while the account was offline (not ours, not history sync). */
+  private arrivedWhileOffline(msg: WAMessage): boolean {
+    if (msg.key?.fromMe) return false;
+    if (normalizeMessageContent(msg.message)?.protocolMessage?.historySyncNotification) return false;
+    const at = messageTimeMs(msg);
+    return at !== undefined && this.ledger?.isSinceLastConnection(at) === true;
   }
 
   private learnContacts(contacts: readonly Partial<Contact>[]): void {
@@ -561,7 +577,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
     const id = key?.id;
     const remoteJid = key?.remoteJid;
     if (!ctx || !peers || !id || !remoteJid) return;
-    if (this.seenIds.has(id) || this.sentIds.has(id)) return;
+    if (this.seenIds.has(id) || this.sentIds.has(id) || this.ledger?.has(id)) return;
     this.seenIds.add(id);
     peers.learnFromKey(key);
 
@@ -606,6 +622,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
     this.recent.set(id, msg);
     if (inbound.mentionsBot) this.awaitingReply.set(remoteJid, { id, at: Date.now() });
     await ctx.receive(inbound);
+    this.ledger?.record(id, Date.now());
     if (this.config.readReceipts && inbound.mentionsBot) {
       this.sock?.readMessages([key]).catch((error: unknown) => {
         this.log.debug({ err: (error as Error).message }, 'read receipt failed');

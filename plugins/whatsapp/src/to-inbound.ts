@@ -2,11 +2,13 @@ import type { InboundMessage } from '@colloquy/core';
 import type { WAMessage } from '@whiskeysockets/baileys';
 import type { MessageContent } from './message-content.js';
 
-const toMs = (seconds: WAMessage['messageTimestamp']): number | undefined => {
+/** When a message was sent (epoch ms): WhatsApp stamps it in seconds, as a number or a Long. */
+export function messageTimeMs(msg: WAMessage): number | undefined {
+  const seconds = msg.messageTimestamp;
   if (typeof seconds === 'number') return seconds * 1000;
   if (seconds && typeof seconds.toNumber === 'function') return seconds.toNumber() * 1000;
   return undefined;
-};
+}
 
 /** Builds the normalised inbound message the runtime receives. */
 export function toInboundMessage(input: {
@@ -31,7 +33,7 @@ export function toInboundMessage(input: {
   };
   if (content.media.length > 0) inbound.media = content.media;
   if (content.quoted) inbound.replyToMessageId = content.quoted.id;
-  const at = toMs(msg.messageTimestamp);
+  const at = messageTimeMs(msg);
   if (at !== undefined) inbound.timestamp = at;
   return inbound;
 }

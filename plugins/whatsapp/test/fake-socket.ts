@@ -101,6 +101,13 @@ export class FakeSocket implements WhatsAppSocketLike {
     this.ws.emit('frame');
   }
 
+  /**
+   * Emits `messages.upsert` as Baileys 6.17 does: `notify` for a live message; `append` for a
+   * message stanza flagged `offline` (it reached WhatsApp while this device was disconnected and is
+   * delivered after the reconnect), for our own sends echoed from other devices and for
+   * notifications. Baileys emits one message per event (`{ messages: [msg], type }`, no
+   * `requestId`); its event buffer may merge several into one batch.
+   */
   deliver(messages: WAMessage[], type: 'notify' | 'append' = 'notify'): void {
     this.ev.emit('messages.upsert', { messages, type });
   }
@@ -216,17 +223,19 @@ export class FakeWhatsApp {
 
 const now = (): number => Math.floor(Date.now() / 1000);
 
-/** A direct text message from `from` (a phone or LID JID). */
+/** A direct text message from `from` (a phone or LID JID), sent now or at `sentAt` (epoch ms). */
 export function dm(
   from: string,
   text: string,
-  extra: { pushName?: string; id?: string; fromMe?: boolean } = {},
+  extra: { pushName?: string; id?: string; fromMe?: boolean; sentAt?: number } = {},
 ): WAMessage {
+  // The shape Baileys' decodeMessageNode gives: the timestamp is the stanza's `t`, in seconds.
   return {
     key: { remoteJid: from, fromMe: extra.fromMe ?? false, id: extra.id ?? newMessageId() },
     message: { conversation: text },
-    messageTimestamp: now(),
+    messageTimestamp: extra.sentAt === undefined ? now() : Math.floor(extra.sentAt / 1000),
     pushName: extra.pushName ?? 'Alice',
+    broadcast: false,
   };
 }
 

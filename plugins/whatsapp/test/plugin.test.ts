@@ -321,13 +321,13 @@ describe('inbound', () => {
     expect(t.received[0]?.replyToMessageId).toBe(reply.messageId);
   });
 
-  it('ignores its own echoes, the owner typing elsewhere, status broadcasts and history sync', async () => {
+  it('ignores its own echoes, the owner typing elsewhere, status broadcasts and old appended messages', async () => {
     const { plugin, fake, t } = await boot();
     fake.echoSends = true;
     await plugin.send(to('15552220000'), { text: 'my reply' });
     fake.current.deliver([dm(ALICE, 'owner typed on the phone', { fromMe: true })]);
     fake.current.deliver([groupMessage('status@broadcast', ALICE, 'my status')]);
-    fake.current.deliver([dm(ALICE, 'old message from history')], 'append');
+    fake.current.deliver([dm(ALICE, 'old message', { sentAt: Date.now() - 86_400_000 })], 'append');
     fake.current.deliver([
       {
         key: { remoteJid: ALICE, id: 'REACT1', fromMe: false },
@@ -348,6 +348,78 @@ describe('inbound', () => {
     await eventually(() => t.received.length >= 1);
     await settle();
     expect(t.received).toHaveLength(1);
+  });
+
+  describe('messages that arrived while offline (delivered as append after a reconnect)', () => {
+    /** Drops the connection; resolves once the next one is open. */
+    async function reconnect(plugin: WhatsAppPlugin, fake: FakeWhatsApp): Promise<void> {
+      const count = fake.sockets.length;
+      fake.current.drop(428, 'Connection Closed');
+      await fake.waitForSockets(count + 1);
+      await eventually(() => plugin.status().state === 'connected');
+    }
+
+    it('answers one sent during the disconnect, once, even when it also comes as notify', async () => {
+      const { plugin, fake, t } = await boot();
+      await reconnect(plugin, fake);
+      const missed = dm(ALICE, 'sent while you were offline');
+      fake.current.deliver([missed], 'append');
+      await eventually(() => t.received.length >= 1);
+      fake.current.deliver([missed], 'notify');
+      fake.current.deliver([missed], 'append');
+      await settle();
+      expect(t.received.map((m) => m.text)).toEqual(['sent while you were offline']);
+    });
+
+    it('ignores appended messages older than the last connection, its own, and history sync', async () => {
+      const { plugin, fake, t } = await boot();
+      await reconnect(plugin, fake);
+      fake.current.deliver([dm(ALICE, 'from before', { sentAt: Date.now() - 3_600_000 })], 'append');
+      fake.current.deliver([dm(ALICE, 'sent from my phone', { fromMe: true })], 'append');
+      fake.current.deliver(
+        [
+          {
+            key: { remoteJid: OWNER, fromMe: false, id: 'HIST1' },
+            message: { protocolMessage: { type: 5, historySyncNotification: { syncType: 1 } } },
+            messageTimestamp: Math.floor(Date.now() / 1000),
+          },
+        ],
+        'append',
+      );
+      fake.current.deliver([dm(ALICE, 'live')]);
+      await eventually(() => t.received.length >= 1);
+      await settle();
+      expect(t.received.map((m) => m.text)).toEqual(['live']);
+    });
+
+    it('after a restart, answers what arrived while it was stopped, and nothing it answered before', async () => {
+      const first = await boot();
+      const answered = dm(ALICE, 'answered before the restart');
+      first.fake.current.deliver([answered]);
+      await eventually(() => first.t.received.length === 1);
+      await first.plugin.stop();
+      const before = dm(ALICE, 'before the first connection ended', { sentAt: Date.now() - 60_000 });
+
+      const second = await boot({}, { stateDir: first.stateDir, linked: false, fake: first.fake });
+      await eventually(() => second.plugin.status().state === 'connected');
+      const missed = dm(ALICE, 'sent while stopped');
+      second.fake.current.deliver([answered], 'append');
+      second.fake.current.deliver([before], 'append');
+      second.fake.current.deliver([missed], 'append');
+      await eventually(() => second.t.received.length >= 1);
+      await settle();
+      second.fake.current.deliver([missed], 'notify');
+      await settle();
+      expect(second.t.received.map((m) => m.text)).toEqual(['sent while stopped']);
+
+      // And once more after another restart: nothing runs twice.
+      await second.plugin.stop();
+      const third = await boot({}, { stateDir: first.stateDir, linked: false, fake: first.fake });
+      await eventually(() => third.plugin.status().state === 'connected');
+      third.fake.current.deliver([missed, answered], 'append');
+      await settle();
+      expect(third.t.received).toEqual([]);
+    });
   });
 
   it('in self-chat mode answers only the owner in their own chat, never its own replies', async () => {

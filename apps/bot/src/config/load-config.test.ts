@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { formatIssues } from '@colloquy/core';
 import JSON5 from 'json5';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONFIG_TEMPLATE } from './config-template.js';
@@ -138,6 +139,37 @@ describe('loadBotConfig', () => {
     const loaded = await loadBotConfig({ configFile: file, env: {}, baseDir: dir });
     expect(loaded.ok).toBe(false);
     if (!loaded.ok) expect(loaded.issues[0]?.path).toBe('channels.discord.accounts.0.tokenEnv');
+  });
+
+  it('names the settings allowed where an unknown one is written, in every section', async () => {
+    const file = write(
+      'typos.json5',
+      JSON.stringify({
+        sesion: {},
+        app: { logLevle: 'debug' },
+        channels: {
+          discord: { accounts: [{ accountId: 'main', token: 't', gatewayURL: 'ws://127.0.0.1:1' }] },
+          telegram: { accounts: [{ token: '1:a', apiroot: 'http://127.0.0.1:1' }] },
+          whatsapp: { dmPolicyy: 'open' },
+        },
+      }),
+    );
+    const loaded = await loadBotConfig({ configFile: file, env: {}, baseDir: dir });
+    expect(loaded.ok).toBe(false);
+    if (loaded.ok) return;
+    const message = formatIssues(loaded.issues);
+    expect(message).toContain(
+      'channels.discord.accounts.0.gatewayURL: unknown setting; allowed: accountId, token, tokenEnv, ' +
+        'apiRoot, gatewayUrl; did you mean "gatewayUrl"?',
+    );
+    expect(message).toContain('channels.telegram.accounts[0].apiroot: unknown setting; allowed: accountId,');
+    expect(message).toContain('; did you mean "apiRoot"?');
+    expect(message).toContain('channels.whatsapp.dmPolicyy: unknown setting; allowed: enabled,');
+    expect(message).toContain(
+      'app.logLevle: unknown setting; allowed: stateDir, owners, logLevel; did you mean "logLevel"?',
+    );
+    expect(message).toContain('sesion: unknown setting; allowed: session,');
+    expect(message).not.toContain('Unexpected property');
   });
 
   it('resolves the state dir: flag, then app.stateDir beside the file, then COLLOQUY_STATE_DIR', async () => {

@@ -233,11 +233,7 @@ async function platformIssues(
     return [];
   } catch (error) {
     if (isColloquyError(error) && error.code === 'CONFIG_INVALID' && Array.isArray(error.details.issues)) {
-      return (error.details.issues as ConfigIssue[]).map((issue) => ({
-        path: issue.path,
-        expected: issue.expected,
-        got: issue.got,
-      }));
+      return (error.details.issues as ConfigIssue[]).map((issue) => ({ ...issue }));
     }
     throw error;
   }

@@ -1,4 +1,4 @@
-import type { ConfigIssue } from '@colloquy/core';
+import { type ConfigIssue, unknownSettingIssue } from '@colloquy/core';
 import type { TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 
@@ -17,8 +17,7 @@ export function schemaIssues(schema: TSchema, value: unknown, prefix: string): C
     const path = joinPath(prefix, error.path);
     if (byPath.has(path)) continue;
     if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-      const known = Object.keys((error.schema as { properties?: Record<string, unknown> }).properties ?? {});
-      byPath.set(path, { path, expected: `one of the known keys (${known.join(', ')})`, got: 'unknown key' });
+      byPath.set(path, unknownSettingIssue(path, error));
       continue;
     }
     byPath.set(path, { path, expected: describeSchema(error.schema), got: describeValue(path, error.value) });

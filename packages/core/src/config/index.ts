@@ -1,6 +1,8 @@
 export type { ResolvedAgentConfig } from './agent-config.js';
 export { agentConfigFor, defaultAgentId } from './agent-config.js';
-export type { ConfigCheckResult, ConfigIssue } from './resolve-config.js';
+export type { ConfigIssue } from './config-issue.js';
+export { formatIssue, unknownSettingIssue } from './config-issue.js';
+export type { ConfigCheckResult } from './resolve-config.js';
 export { checkConfig, DEFAULT_CONFIG, formatIssues, resolveConfig } from './resolve-config.js';
 export type {
   AgentEntry,

@@ -172,7 +172,9 @@ describe('resolveConfig errors', () => {
 
   it('reports unknown keys with the closest known key', () => {
     const issues = issuesOf({ sesion: { mainKey: 'main' }, tools: { session: {} } });
-    expect(issues).toContainEqual(expect.objectContaining({ path: 'sesion', got: 'unknown key' }));
+    expect(issues).toContainEqual(
+      expect.objectContaining({ path: 'sesion', got: 'unknown setting', suggestion: 'session' }),
+    );
     expect(issues.find((i) => i.path === 'sesion')?.expected).toContain('did you mean "session"?');
     expect(issues.find((i) => i.path === 'tools.session')?.expected).toContain('did you mean "sessions"?');
   });

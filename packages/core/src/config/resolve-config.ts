@@ -5,17 +5,8 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
 import { ColloquyError } from '../errors/colloquy-error.js';
+import { type ConfigIssue, formatIssue, unknownSettingIssue } from './config-issue.js';
 import { type ColloquyConfig, ColloquyConfigSchema } from './schema.js';
-
-/** One problem found in a config. */
-export interface ConfigIssue {
-  /** Dotted path of the setting, e.g. `session.agentToAgent.maxPingPongTurns` or `agents.list[1].id`. */
-  path: string;
-  /** What the setting accepts, in words, e.g. `integer 0..5`. */
-  expected: string;
-  /** What was found, e.g. `9`, `"tre"`, `unknown key`, `nothing`. */
-  got: string;
-}
 
 /** The outcome of `checkConfig`. */
 export type ConfigCheckResult = { ok: true; config: ColloquyConfig } | { ok: false; issues: ConfigIssue[] };
@@ -76,7 +67,7 @@ export const DEFAULT_CONFIG: Readonly<ColloquyConfig> = deepFreeze(resolveConfig
  * @returns a multi-line message
  */
 export function formatIssues(issues: readonly ConfigIssue[]): string {
-  const lines = issues.map((i) => `  - ${i.path}: expected ${i.expected}, got ${i.got}`);
+  const lines = issues.map((i) => `  - ${formatIssue(i)}`);
   const count = issues.length === 1 ? '1 problem' : `${issues.length} problems`;
   return `Invalid Colloquy config (${count}):\n${lines.join('\n')}\nFix these settings in your config file and start again.`;
 }
@@ -95,15 +86,8 @@ function collectSchemaIssues(value: unknown): ConfigIssue[] {
 function toIssue(error: ValueError, root: unknown): ConfigIssue {
   const segments = pointerSegments(error.path);
   const path = formatPath(segments, root);
-  const last = segments[segments.length - 1] ?? '';
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-    const known = Object.keys((error.schema as { properties?: Record<string, unknown> }).properties ?? {});
-    const hint = closest(last, known);
-    return {
-      path,
-      expected: `one of the known keys (${known.join(', ')})${hint ? `; did you mean "${hint}"?` : ''}`,
-      got: 'unknown key',
-    };
+    return unknownSettingIssue(path, error);
   }
   return { path, expected: describeSchema(error.schema), got: describeValue(path, error.value) };
 }
@@ -219,34 +203,6 @@ function collectCrossFieldIssues(candidate: unknown): ConfigIssue[] {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The known key closest to a typo (edit distance <= 2), if any. */
-function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of candidates) {
-    const d = editDistance(word.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3;
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -12,6 +12,12 @@ export interface ChannelCapabilities {
   threads: boolean;
   /** How a bound thread is named in session keys: `thread` (Discord) or `topic` (Telegram). */
   threadKind?: 'thread' | 'topic';
+  /**
+   * Where a thread id is unique: `account` (default; Discord thread ids are global) or `chat`
+   * (Telegram topic ids repeat in every forum). Bindings of `chat`-scoped threads are stored under
+   * `<chat id>:<thread id>` (see `threadBindingKey`), so two chats that reuse an id keep their own.
+   */
+  threadScope?: 'account' | 'chat';
   edits: boolean;
   reactions: boolean;
   media: boolean;

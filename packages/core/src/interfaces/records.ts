@@ -253,6 +253,11 @@ export interface ThreadBinding {
   accountId: string;
   /** The chat that holds the thread. */
   conversationId: string;
+  /**
+   * The key of the binding within its channel and account (what `threadBindingKey` returns): the
+   * platform thread id, or `<conversationId>:<thread id>` for channels whose thread ids repeat
+   * across chats (`capabilities.threadScope: 'chat'`, Telegram topics).
+   */
   threadId: string;
   sessionKey: string;
   createdAt: number;

@@ -12,6 +12,7 @@ import {
   type SessionRecord,
   type StoreOperations,
   type ThreadBinding,
+  threadBindingKey,
 } from '@colloquy/core';
 
 /**
@@ -34,8 +35,9 @@ export async function sessionKeyForInbound(
   now: number,
 ): Promise<{ key: string; binding?: ThreadBinding }> {
   if (inbound.threadId) {
-    const binding = await store.getThreadBinding(inbound.channel, inbound.accountId, inbound.threadId);
-    // Thread ids are only unique within their chat (Telegram topics), so the chat must match too.
+    const bindingKey = threadBindingKey(plugin?.capabilities.threadScope, inbound.chat.id, inbound.threadId);
+    const binding = await store.getThreadBinding(inbound.channel, inbound.accountId, bindingKey);
+    // The binding must belong to this chat (a guard for thread ids keyed without their chat).
     const live = binding && (binding.expiresAt === undefined || binding.expiresAt > now);
     if (binding && live && binding.conversationId === inbound.chat.id) {
       return { key: binding.sessionKey, binding };

@@ -6,6 +6,7 @@ import {
   type DeliveryContext,
   type SessionRecord,
   SUBAGENT_META_KEY,
+  threadBindingKey,
 } from '@colloquy/core';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { removeTreeNoFollow, type WrittenAttachments, writeAttachments } from './attachment-files.js';
@@ -128,6 +129,8 @@ export async function prepareSpawn(
     result.thread = thread;
   }
   const bound = thread;
+  const boundKey = (to: DeliveryContext & { threadId: string }): string =>
+    threadBindingKey(ctx.plugins.get(to.channel)?.capabilities.threadScope, to.to, to.threadId);
   const files = written?.receipt.files.map((f) => `${f.name} (${f.bytes} bytes)`).join(', ');
   return {
     record: next,
@@ -144,7 +147,7 @@ export async function prepareSpawn(
         channel: bound.channel,
         accountId: bound.accountId,
         conversationId: bound.to,
-        threadId: bound.threadId,
+        threadId: boundKey(bound),
         sessionKey: record.key,
         createdAt: now,
         lastActiveAt: now,
@@ -153,7 +156,7 @@ export async function prepareSpawn(
     rollback: async () => {
       await removeFiles();
       // The plugin may have bound the thread already; an unborn child must not own it.
-      if (bound) await ctx.store.deleteThreadBinding(bound.channel, bound.accountId, bound.threadId);
+      if (bound) await ctx.store.deleteThreadBinding(bound.channel, bound.accountId, boundKey(bound));
     },
   };
 }
