@@ -45,6 +45,29 @@ describe('colloquy start and Ctrl-C', () => {
 });
 
 describe('a start that fails', () => {
+  it('refuses a second instance on the same SQLite state directory, and starts after a killed one', async () => {
+    app = await startApp();
+    const second = await runCliProcess(
+      ['start', '--config', app.configFile, '--state-dir', app.stateDir, '--log-format', 'json'],
+      { cwd: app.dir },
+    );
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`Colloquy is already running on the state directory ${app.stateDir}`);
+    expect(second.stderr).toContain(`(pid ${app.child.pid})`);
+    expect(second.stderr).toContain('COLLOQUY_DATABASE_URL');
+    // The first one is untouched, and a lock left by a killed process is taken over.
+    expect((await fetch(app.webchatUrl)).status).toBe(200);
+    const { stateDir, configFile } = app;
+    await new Promise<void>((resolve) => {
+      app!.child.once('exit', () => resolve());
+      app!.child.kill('SIGKILL');
+    });
+    expect(existsSync(join(stateDir, 'colloquy.lock'))).toBe(true);
+    const again = await startApp({}, {}, { stateDir, configFile });
+    await again.stop();
+    expect(existsSync(join(stateDir, 'colloquy.lock'))).toBe(false);
+  });
+
   it('explains a busy port, exits 1, and keeps no admin token it never showed', async () => {
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
