@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   type ChannelCapabilities,
   type ChannelContext,
+  type ChannelLease,
   type ChannelPlugin,
   type ChannelStatus,
   ColloquyError,
@@ -167,6 +168,9 @@ class WhatsAppChannel implements WhatsAppPlugin {
   private stopping: Promise<void> | undefined;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  /** True while this instance may hold the socket (always, without a cluster). */
+  private leaseHeld = false;
+  private lease: ChannelLease | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private lastActivityAt = 0;
   private openWaiters = new Set<{
@@ -253,7 +257,54 @@ class WhatsAppChannel implements WhatsAppPlugin {
       );
       this.watchdog.unref();
     }
-    this.connect();
+    if (ctx.lease) void this.connectUnderLease(ctx.lease);
+    else {
+      this.leaseHeld = true;
+      this.connect();
+    }
+  }
+
+  /**
+   * Connects only while this instance holds the account's lease (`whatsapp:<accountId>`): one
+   * socket per account across instances. When the lease is lost the socket is closed at once and
+   * the lease is waited for again.
+   */
+  private async connectUnderLease(lease: NonNullable<ChannelContext['lease']>): Promise<void> {
+    const name = `whatsapp:${this.accountId}`;
+    const stopSignal = this.ctx?.signal;
+    while (!this.stopped) {
+      this.setState('standby', 'waiting for the lease: another instance holds this WhatsApp account');
+      let held: ChannelLease;
+      try {
+        held = await lease(name, stopSignal);
+      } catch (error) {
+        if (!this.stopped)
+          this.setState('error', `WhatsApp could not get its lease: ${(error as Error).message}`);
+        return;
+      }
+      if (this.stopped) {
+        await held.release();
+        return;
+      }
+      this.lease = held;
+      this.leaseHeld = true;
+      this.connect();
+      await new Promise<void>((resolve) =>
+        held.lost.addEventListener('abort', () => resolve(), { once: true }),
+      );
+      this.leaseHeld = false;
+      this.lease = undefined;
+      if (this.stopped) return;
+      this.log.warn({ lease: name }, 'WhatsApp: the lease was lost; closing the socket');
+      clearTimeout(this.reconnectTimer);
+      const sock = this.sock;
+      this.detach();
+      try {
+        sock?.end(undefined);
+      } catch {
+        // already closed
+      }
+    }
   }
 
   stop(): Promise<void> {
@@ -284,6 +335,9 @@ class WhatsAppChannel implements WhatsAppPlugin {
       new ColloquyError('ABORTED', 'The WhatsApp channel stopped before the message could be sent.'),
     );
     await this.inbound.catch(() => {});
+    await this.lease?.release();
+    this.lease = undefined;
+    this.leaseHeld = false;
     await this.auth?.flush();
     await this.peers?.flush();
     await this.ledger?.flush();
@@ -322,7 +376,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
   // --- connection ---
 
   private connect(): void {
-    if (this.stopped || !this.auth || !this.keys) return;
+    if (this.stopped || !this.leaseHeld || !this.auth || !this.keys) return;
     const auth = this.auth;
     let sock: WhatsAppSocketLike;
     try {

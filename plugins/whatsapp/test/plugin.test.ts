@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { approvePairing, isColloquyError } from '@colloquy/core';
+import { approvePairing, type ChannelLease, isColloquyError } from '@colloquy/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nodeStateFs, type StateFs } from '../src/atomic-file.js';
 import { useAtomicAuthState } from '../src/auth-state.js';
@@ -680,5 +680,44 @@ describe('createWhatsAppPlugin', () => {
     fake.current.failNextSend = boom(500, 'Internal Server Error');
     const error = await plugin.send(to('15552220000'), { text: 'x' }).catch((e: unknown) => e);
     expect(isColloquyError(error) && error.details.code).toBe(500);
+  });
+});
+
+describe('the cluster lease', () => {
+  it('opens no socket until it holds the account lease, and closes it when the lease is lost', async () => {
+    const fake = new FakeWhatsApp();
+    const stateDir = await tempDir();
+    await link(stateDir, fake);
+    const plugin = createWhatsAppPlugin({
+      stateDir,
+      makeSocket: fake.makeSocket,
+      qrOutput: false,
+      dmPolicy: 'open',
+      reconnect: { initialDelayMs: 5, maxDelayMs: 40 },
+    });
+    const t = createTestContext();
+    const grants: { name: string; grant: (lease: ChannelLease) => void }[] = [];
+    t.ctx.lease = (name) => new Promise((resolve) => grants.push({ name, grant: resolve }));
+    cleanups.push(() => plugin.stop());
+    await plugin.start(t.ctx);
+    await eventually(() => grants.length === 1);
+    expect(grants[0]!.name).toBe('whatsapp:default');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(fake.sockets).toHaveLength(0);
+    expect(plugin.status().state).toBe('standby');
+
+    const lost = new AbortController();
+    grants[0]!.grant({ lost: lost.signal, release: async () => {} });
+    await eventually(() => plugin.status().state === 'connected');
+    expect(fake.sockets).toHaveLength(1);
+
+    lost.abort();
+    await eventually(() => grants.length === 2);
+    expect(plugin.status().state).toBe('standby');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(fake.sockets).toHaveLength(1);
+    grants[1]!.grant({ lost: new AbortController().signal, release: async () => {} });
+    await eventually(() => plugin.status().state === 'connected');
+    expect(fake.sockets).toHaveLength(2);
   });
 });
