@@ -58,7 +58,8 @@ export interface WebChatPluginOptions {
   addressRateLimit?: { burst: number; perSecond: number };
   /**
    * Close a socket that has not sent a chat message this many milliseconds after it opened (close
-   * code `4408`; the page reconnects when its visitor comes back to it). `0` never closes. Default
+   * code `4408`; the page reconnects when its visitor comes back to it). The owner's sockets are exempt.
+   * `0` never closes. Default
    * `300000` (5 minutes).
    */
   idleSocketMs?: number;

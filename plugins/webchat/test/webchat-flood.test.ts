@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type Started, startWebChat } from './support/start.js';
+import { ADMIN_TOKEN, type Started, startWebChat } from './support/start.js';
 import { TestClient } from './support/ws-client.js';
 
 /**
@@ -128,15 +128,18 @@ describe('web chat limits per client address', () => {
     expect(real.all('error')).toEqual([]);
   });
 
-  it('closes a socket that sends no message within idleSocketMs, and keeps one that does', async () => {
+  it('closes a socket that sends no message within idleSocketMs, and keeps one that does and the owner', async () => {
     const { base } = await start({ ...BEHIND_PROXY, idleSocketMs: 300 });
     const parked = await visitor(base, FLOODER);
+    const owner = await TestClient.connect(base, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    clients.push(owner);
     const talking = await visitor(base);
     talking.send({ type: 'message', text: 'here' });
     await talking.next('message', (f) => f.message.role === 'assistant');
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(parked.closeCode).toBe(4408);
     expect(talking.closeCode).toBeUndefined();
+    expect(owner.closeCode).toBeUndefined();
     // Its slot is free again.
     await chats(await visitor(base, FLOODER), 'back again');
   });

@@ -199,9 +199,9 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
     let queue: Promise<void> = Promise.resolve();
     let floodNoticeAt = 0;
     // A socket that never sends a chat message is closed after idleSocketMs, so parked sockets do not
-    // hold the caps; the page reconnects when its visitor comes back.
+    // hold the caps; the page reconnects when its visitor comes back. The owner's panel stays open.
     const idle =
-      options.idleSocketMs > 0
+      options.idleSocketMs > 0 && !client.admin
         ? setTimeout(() => socket.close(IDLE_CLOSE_CODE, 'idle: no message sent'), options.idleSocketMs)
         : undefined;
     idle?.unref();
