@@ -82,6 +82,16 @@ describe('web chat limits per client address', () => {
     expect(refused[0]!.body).toMatch(/Too many open chats from your address \(at most 20\)/);
 
     await chats(await visitor(base), 'hello from a real visitor');
+
+    // Closed sockets give their slots back.
+    const first = opened[0] as Extract<Attempt, { ok: true }>;
+    await new Promise((resolve) => {
+      first.socket.once('close', resolve);
+      first.socket.close();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await attempt(base, FLOODER)).ok).toBe(true);
+    expect(await attempt(base, FLOODER)).toMatchObject({ ok: false, status: 429 });
   });
 
   it('limits new identities per address per minute, on the socket and on the page', async () => {
