@@ -183,12 +183,14 @@ export type {
   SessionAccessDecision,
   SessionAccessInput,
   SessionAction,
+  UnreachableTargetInput,
 } from './policy/index.js';
 export {
   checkSessionAccess,
   effectiveVisibility,
   evaluateSendPolicy,
   parseSendCommand,
+  unreachableTargetReason,
 } from './policy/index.js';
 // --- stores ---
 export { MemoryStore } from './store/memory-store.js';

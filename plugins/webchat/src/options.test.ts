@@ -14,7 +14,23 @@ describe('web chat options', () => {
       historyLimit: 50,
       accountId: 'default',
       adminToken: undefined,
+      maxSockets: 2000,
+      maxSocketsPerAddress: 32,
+      newVisitorsPerMinute: 30,
+      addressRateLimit: { burst: 30, perSecond: 3 },
+      idleSocketMs: 300_000,
+      trustedProxies: [],
     });
+  });
+
+  it('keeps one address to at most half of the socket cap, and trusts only IP addresses as proxies', () => {
+    expect(resolveWebChatOptions({ cookieSecret, maxSockets: 10 }).maxSocketsPerAddress).toBe(5);
+    expect(() => resolveWebChatOptions({ cookieSecret, maxSockets: 10, maxSocketsPerAddress: 6 })).toThrow(
+      /maxSocketsPerAddress" must be an integer from 1 to 5/,
+    );
+    expect(() => resolveWebChatOptions({ cookieSecret, trustedProxies: ['proxy.local'] })).toThrow(
+      /trustedProxies" must be a list of IP addresses/,
+    );
   });
 
   it('refuses a missing or short cookie secret and names the option', () => {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { ColloquyError } from '@colloquy/core';
 
 /** Options of {@link createWebChatPlugin}. */
@@ -38,6 +39,38 @@ export interface WebChatPluginOptions {
    * without a list, any host is accepted (put a proxy with TLS in front and list your domain).
    */
   allowedHosts?: string[];
+  /** Open WebSockets in all. Default `2000`. */
+  maxSockets?: number;
+  /**
+   * Open WebSockets per client address, at most half of `maxSockets`, so one address cannot fill the
+   * server and lock other visitors out. Default `32`.
+   */
+  maxSocketsPerAddress?: number;
+  /**
+   * New visitor identities (cookie-less visits of the page or the socket) per client address per
+   * minute, as a token bucket of that size refilling over the minute. Default `30`.
+   */
+  newVisitorsPerMinute?: number;
+  /**
+   * Message rate limit per client address, on top of `rateLimit` per visitor, so many cookie-less
+   * visitors from one address share one budget. Default `{ burst: 30, perSecond: 3 }`.
+   */
+  addressRateLimit?: { burst: number; perSecond: number };
+  /**
+   * Close a socket that has not sent a chat message this many milliseconds after it opened (close
+   * code `4408`; the page reconnects when its visitor comes back to it). The owner's sockets are exempt.
+   * `0` never closes. Default
+   * `300000` (5 minutes).
+   */
+  idleSocketMs?: number;
+  /**
+   * Peer addresses of reverse proxies whose `X-Forwarded-For` names the client address for the
+   * per-address limits (the right-most entry that is not a trusted proxy). Default `[]`: the header is
+   * ignored and the TCP peer is the client. List your proxy (e.g. `['127.0.0.1']`) when the chat is
+   * served behind one, or every visitor shares the proxy's address; never list an address that
+   * untrusted clients connect from, or they can pick their own address.
+   */
+  trustedProxies?: string[];
 }
 
 /** Options with every default applied. */
@@ -54,6 +87,12 @@ export interface ResolvedWebChatOptions {
   accountId: string;
   secureCookies: boolean;
   allowedHosts: string[] | undefined;
+  maxSockets: number;
+  maxSocketsPerAddress: number;
+  newVisitorsPerMinute: number;
+  addressRateLimit: { burst: number; perSecond: number };
+  idleSocketMs: number;
+  trustedProxies: string[];
 }
 
 const MIN_SECRET_CHARS = 32;
@@ -90,6 +129,34 @@ export function resolveWebChatOptions(options: WebChatPluginOptions): ResolvedWe
   if (!(rateLimit.burst >= 1) || !(rateLimit.perSecond > 0)) {
     invalid('rateLimit', 'burst >= 1 and perSecond > 0', rateLimit);
   }
+  const addressRateLimit = options.addressRateLimit ?? { burst: 30, perSecond: 3 };
+  if (!(addressRateLimit.burst >= 1) || !(addressRateLimit.perSecond > 0)) {
+    invalid('addressRateLimit', 'burst >= 1 and perSecond > 0', addressRateLimit);
+  }
+  const integer = (path: string, value: number, min: number, max: number): number => {
+    if (!Number.isInteger(value) || value < min || value > max) {
+      invalid(path, `an integer from ${min} to ${max}`, value);
+    }
+    return value;
+  };
+  const maxSockets = integer('maxSockets', options.maxSockets ?? 2000, 2, 1_000_000);
+  const maxSocketsPerAddress = integer(
+    'maxSocketsPerAddress',
+    options.maxSocketsPerAddress ?? Math.min(32, Math.floor(maxSockets / 2)),
+    1,
+    Math.floor(maxSockets / 2),
+  );
+  const newVisitorsPerMinute = integer(
+    'newVisitorsPerMinute',
+    options.newVisitorsPerMinute ?? 30,
+    1,
+    1_000_000,
+  );
+  const idleSocketMs = integer('idleSocketMs', options.idleSocketMs ?? 300_000, 0, 86_400_000);
+  const trustedProxies = options.trustedProxies ?? [];
+  if (!Array.isArray(trustedProxies) || trustedProxies.some((a) => typeof a !== 'string' || isIP(a) === 0)) {
+    invalid('trustedProxies', 'a list of IP addresses', trustedProxies);
+  }
   if (options.adminToken !== undefined && options.adminToken.length < 8) {
     invalid('adminToken', 'at least 8 characters when set', '(too short)');
   }
@@ -110,6 +177,12 @@ export function resolveWebChatOptions(options: WebChatPluginOptions): ResolvedWe
     accountId: options.accountId ?? 'default',
     secureCookies: options.secureCookies ?? false,
     allowedHosts: options.allowedHosts,
+    maxSockets,
+    maxSocketsPerAddress,
+    newVisitorsPerMinute,
+    addressRateLimit,
+    idleSocketMs,
+    trustedProxies,
   };
 }
 

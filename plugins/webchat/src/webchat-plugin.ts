@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   type ChannelCapabilities,
@@ -16,6 +16,8 @@ import { chunkText } from './chat/chunk-text.js';
 import { createGatewayBridge, type GatewayBridge } from './chat/gateway-bridge.js';
 import { resolveWebChatOptions, type WebChatPluginOptions } from './options.js';
 import type { ChatMessage } from './protocol/frames.js';
+import { createAddressLimits } from './security/address-limits.js';
+import { clientAddressOf, normalizeAddress } from './security/client-address.js';
 import { createIdentityIssuer, isVisitorId } from './security/identity.js';
 import { randomId } from './security/signed-value.js';
 import { createHttpHandler } from './server/http-handler.js';
@@ -131,6 +133,9 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
           name: sender.name ?? sockets?.personOf(sender.id).name ?? 'Guest',
         }),
       });
+      const limits = createAddressLimits(resolved);
+      const trusted = new Set(resolved.trustedProxies.map(normalizeAddress));
+      const addressOf = (req: IncomingMessage) => clientAddressOf(req, trusted);
       sockets = createSocketServer({
         options: resolved,
         channelId: 'webchat',
@@ -138,10 +143,20 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
         hub,
         bridge,
         receive: (message) => ctx.receive(message),
+        limits,
+        addressOf,
         log,
       });
       const server = createServer(
-        createHttpHandler({ identity, assets, title: resolved.title, sessionRows: bridge.sessionRows, log }),
+        createHttpHandler({
+          identity,
+          assets,
+          title: resolved.title,
+          sessionRows: bridge.sessionRows,
+          limits,
+          addressOf,
+          log,
+        }),
       );
       server.on('upgrade', sockets.handleUpgrade);
       server.on('clientError', (_error, socket) => socket.destroy());

@@ -56,6 +56,12 @@ export const StorageSectionSchema = Type.Object(
 /** The resolved `storage` section. */
 export type StorageSection = Static<typeof StorageSectionSchema>;
 
+/** A token bucket: `burst` actions at once, refilled at `perSecond`. */
+const TokenBucketSchema = Type.Object(
+  { burst: Type.Integer({ minimum: 1 }), perSecond: Type.Number({ exclusiveMinimum: 0 }) },
+  Strict,
+);
+
 /** The `channels.webchat` section. */
 export const WebChatSectionSchema = Type.Object(
   {
@@ -66,14 +72,15 @@ export const WebChatSectionSchema = Type.Object(
     assistantName: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
     maxMessageChars: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     historyLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 500 })),
-    rateLimit: Type.Optional(
-      Type.Object(
-        { burst: Type.Integer({ minimum: 1 }), perSecond: Type.Number({ exclusiveMinimum: 0 }) },
-        Strict,
-      ),
-    ),
+    rateLimit: Type.Optional(TokenBucketSchema),
     secureCookies: Type.Optional(Type.Boolean()),
     allowedHosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    maxSockets: Type.Optional(Type.Integer({ minimum: 2, maximum: 1_000_000 })),
+    maxSocketsPerAddress: Type.Optional(Type.Integer({ minimum: 1 })),
+    newVisitorsPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    addressRateLimit: Type.Optional(TokenBucketSchema),
+    idleSocketMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400_000 })),
+    trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   },
   { ...Strict, default: {} },
 );

@@ -55,6 +55,7 @@ describe('resolveConfig defaults', () => {
       staleRunMinutes: 10,
       maxRunAttempts: 3,
       shutdownDrainMs: 5000,
+      historyCacheMiB: 64,
     });
     expect(config.gateway).toEqual({ host: '127.0.0.1', port: 7421 });
     expect(config.redaction.secrets).toEqual([]);

@@ -220,6 +220,8 @@ const RuntimeSchema = Type.Object(
     staleRunMinutes: Int(1, undefined, 10),
     maxRunAttempts: Int(1, 100, 3),
     shutdownDrainMs: Int(0, undefined, 5000),
+    /** Memory cap of the in-memory prompt-history cache, in MiB (least recently used sessions go first; 0 = no cache). */
+    historyCacheMiB: Int(0, undefined, 64),
   },
   { ...Strict, default: {} },
 );

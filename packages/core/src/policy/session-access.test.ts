@@ -7,6 +7,7 @@ import {
   effectiveVisibility,
   type SessionAccessInput,
   type SessionAction,
+  unreachableTargetReason,
 } from './session-access.js';
 
 const MAIN = 'agent:main:main';
@@ -84,8 +85,9 @@ describe('checkSessionAccess: visibility', () => {
     expect(check({ targetKey: GROUP, config }).allowed).toBe(true);
     expect(check({ targetKey: 'cron:nightly', config }).allowed).toBe(true);
     const reason = reasonOf(check({ targetKey: OPS_MAIN, config }));
-    expect(reason).toContain('agent "ops"');
+    expect(reason).toContain('tools.sessions.visibility is "agent"');
     expect(reason).toContain('"all"');
+    expect(reason).not.toContain('ops');
   });
 
   it('all: other agents need agent-to-agent enabled and both agents allowed (spec section 11)', () => {
@@ -97,7 +99,9 @@ describe('checkSessionAccess: visibility', () => {
     const targetOnly = visibility('all', { tools: { agentToAgent: { enabled: true, allow: ['ops'] } } });
     expect(reasonOf(check({ targetKey: OPS_DM, config: targetOnly }))).toContain('"main" is not');
     const requesterOnly = visibility('all', { tools: { agentToAgent: { enabled: true, allow: ['main'] } } });
-    expect(reasonOf(check({ targetKey: OPS_DM, config: requesterOnly }))).toContain('"ops" is not');
+    const hiddenAgent = reasonOf(check({ targetKey: OPS_DM, config: requesterOnly }));
+    expect(hiddenAgent).toContain('must list the other agent too');
+    expect(hiddenAgent).not.toContain('ops');
     const listed = visibility('all', { tools: { agentToAgent: { enabled: true, allow: ['ops', 'main'] } } });
     expect(check({ targetKey: OPS_DM, config: listed }).allowed).toBe(true);
     const star = visibility('all', { tools: { agentToAgent: { enabled: true, allow: ['*'] } } });
@@ -179,6 +183,80 @@ describe('checkSessionAccess: send, steer and kill', () => {
     expect(reasonOf(check({ action, targetKey: MAIN, config: open }))).toContain('itself');
     expect(reasonOf(check({ action, targetKey: GROUP, config: open }))).toContain('subagents list');
     expect(check({ action, requesterKey: CHILD, targetKey: MAIN, config: open }).allowed).toBe(false);
+  });
+});
+
+describe('checkSessionAccess: a refusal never tells a hidden target from a missing one (spec section 11)', () => {
+  const configs: Record<string, ColloquyConfig> = {
+    self: visibility('self'),
+    tree: visibility('tree'),
+    agent: visibility('agent'),
+    'all, a2a off': visibility('all'),
+    'all, only main allowed': visibility('all', {
+      tools: { agentToAgent: { enabled: true, allow: ['main'] } },
+    }),
+    'all, only ops allowed': visibility('all', {
+      tools: { agentToAgent: { enabled: true, allow: ['ops'] } },
+    }),
+  };
+  const hidden = [GROUP, OPS_MAIN, OPS_DM, 'agent:ops:subagent:secret-7'];
+
+  it.each(Object.entries(configs))('%s: every refused target gets the missing-target answer', (_, config) => {
+    for (const action of ['history', 'send', 'status', 'steer', 'kill'] as const) {
+      for (const sandboxed of [false, true]) {
+        const missing = unreachableTargetReason({ action, requesterKey: MAIN, sandboxed, config });
+        expect(missing).toContain('or it does not exist');
+        for (const targetKey of hidden) {
+          const decision = check({ action, targetKey, config, sandboxed });
+          if (decision.allowed) continue;
+          expect(decision.reason, `${action} ${targetKey}`).toBe(missing);
+          expect(decision.reason).not.toContain(targetKey);
+          expect(decision.reason).not.toContain('telegram');
+        }
+      }
+    }
+  });
+
+  it('names the setting that governs the refusal', () => {
+    const reason = (config: ColloquyConfig, sandboxed = false, action: SessionAction = 'history') =>
+      unreachableTargetReason({ action, requesterKey: MAIN, sandboxed, config });
+    expect(reason(configs.tree!)).toContain('tools.sessions.visibility is "tree"');
+    expect(reason(configs['all, a2a off']!)).toContain('tools.agentToAgent.enabled is false');
+    expect(reason(configs['all, only ops allowed']!)).toContain('"main" is not in tools.agentToAgent.allow');
+    expect(reason(configs['all, a2a off']!, true)).toContain(
+      'agents.defaults.sandbox.sessionToolsVisibility',
+    );
+    expect(reason(configs.agent!, false, 'kill')).toContain(
+      'subagents kill only reaches sessions this session spawned',
+    );
+  });
+
+  it('property: the refusal for any hidden key is the refusal for a missing one', () => {
+    const segment = fc.stringMatching(/^[a-z0-9_-]{1,12}$/).map((id) => `hid-${id}`);
+    const hiddenKey = fc.oneof(
+      fc.tuple(fc.constantFrom('ops', 'sec'), segment).map(([agent, id]) => `agent:${agent}:subagent:${id}`),
+      fc
+        .tuple(fc.constantFrom('telegram', 'discord'), segment)
+        .map(([ch, id]) => `agent:main:${ch}:group:${id}`),
+    );
+    fc.assert(
+      fc.property(
+        hiddenKey,
+        fc.constantFrom(...Object.keys(configs)),
+        fc.constantFrom<SessionAction>('history', 'send', 'status', 'steer', 'kill'),
+        fc.boolean(),
+        (targetKey, name, action, sandboxed) => {
+          const config = configs[name]!;
+          const decision = check({ action, targetKey, config, sandboxed });
+          if (decision.allowed) return;
+          expect(decision.reason).toBe(
+            unreachableTargetReason({ action, requesterKey: MAIN, sandboxed, config }),
+          );
+          expect(decision.reason).not.toContain(targetKey.split(':').at(-1)!);
+          expect(decision.reason).not.toContain(targetKey);
+        },
+      ),
+    );
   });
 });
 

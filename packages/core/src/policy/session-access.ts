@@ -58,6 +58,10 @@ export function effectiveVisibility(config: ColloquyConfig, sandboxed: boolean):
  * when `tools.agentToAgent.enabled` and the target agent is in `tools.agentToAgent.allow` (or `"*"`).
  * Keys without an agent (`cron:`, `hook:`, `node-`) count as the default agent's.
  *
+ * A target refused by visibility, by the agent-to-agent gate or by the children-only rule gets
+ * {@link unreachableTargetReason}, the same sentence a missing target gets: it never names the
+ * target's key or agent (spec section 11).
+ *
  * @param input - the action, both keys, the target's ancestry, the sandbox flag and the config
  * @returns `{ allowed: true }` or `{ allowed: false, reason }`
  *
@@ -107,9 +111,7 @@ export function checkSessionAccess(input: SessionAccessInput): SessionAccessDeci
       );
     }
     if (isDescendant()) return { allowed: true };
-    return refuse(
-      `subagents ${action} only works on sessions this session spawned (directly or through its children), and "${shown()}" is not one of them; use subagents list to see them.`,
-    );
+    return refuse(unreachableTargetReason(input));
   }
   if (action === 'send' && isSelf) {
     return refuse(
@@ -123,24 +125,74 @@ export function checkSessionAccess(input: SessionAccessInput): SessionAccessDeci
   const sameAgent = targetAgent === requesterAgent;
   if (sameAgent && RANK[visibility] >= RANK.agent) return { allowed: true };
   if (RANK[visibility] >= RANK.tree && isDescendant()) return { allowed: true };
-  if (!sameAgent && visibility === 'all') {
-    const a2a = config.tools.agentToAgent;
-    if (!a2a.enabled) {
-      return refuse(
-        `Session "${shown()}" belongs to agent "${targetAgent}" and agent-to-agent access is off; set tools.agentToAgent.enabled to true and add "${targetAgent}" to tools.agentToAgent.allow.`,
-      );
-    }
-    // Both agents of a cross-agent access must be admitted: the requester's and the target's.
-    const missing = [requesterAgent, targetAgent].filter(
-      (agent) => !a2a.allow.includes('*') && !a2a.allow.includes(agent),
-    );
-    if (missing.length === 0) return { allowed: true };
-    const names = missing.map((agent) => `"${agent}"`).join(' and ');
-    return refuse(
-      `Session "${shown()}" belongs to agent "${targetAgent}"; agent-to-agent access needs both agents in tools.agentToAgent.allow, and ${names} ${missing.length === 1 ? 'is' : 'are'} not. Add ${names} (or "*") to tools.agentToAgent.allow.`,
-    );
+  if (!sameAgent && visibility === 'all' && agentToAgentAdmits(config, requesterAgent, targetAgent)) {
+    return { allowed: true };
   }
-  return refuse(visibilityReason(shown(), visibility, input, targetAgent, requesterAgent));
+  return refuse(unreachableTargetReason(input));
+}
+
+/** The parts of {@link SessionAccessInput} that say who asks, not what they ask about. */
+export type UnreachableTargetInput = Pick<
+  SessionAccessInput,
+  'action' | 'requesterKey' | 'sandboxed' | 'config'
+>;
+
+/**
+ * The one answer for a target the caller may not reach *and* for a target that does not exist
+ * (spec section 11): `forbidden` with this sentence, so a caller cannot probe which keys exist.
+ * It depends only on the caller and the config, never on the target, so it cannot name a hidden
+ * key, sessionId, label or agent; it names the setting that governs the refusal.
+ *
+ * @param input - the action, the requester key, the sandbox flag and the config
+ * @returns one sentence, the same for every target the caller cannot reach
+ */
+export function unreachableTargetReason(input: UnreachableTargetInput): string {
+  const { action, config } = input;
+  const listHint = 'Use sessions_list to see the sessions you can reach.';
+  if (action === 'steer' || action === 'kill') {
+    return `That session is not a sub-agent of this session, or it does not exist: subagents ${action} only reaches sessions this session spawned (directly or through its children). Use subagents list to see them.`;
+  }
+  const head = 'That session is not visible from this session, or it does not exist';
+  const visibility = effectiveVisibility(config, input.sandboxed);
+  const configured = config.tools.sessions.visibility;
+  if (visibility !== configured) {
+    return `${head}: this session is sandboxed and agents.defaults.sandbox.sessionToolsVisibility is "spawned", which clamps tools.sessions.visibility ("${configured}") to "tree" (this session and the sessions it spawned). ${listHint} Set agents.defaults.sandbox.sessionToolsVisibility to "all" to lift the clamp.`;
+  }
+  if (visibility === 'all') {
+    const a2a = config.tools.agentToAgent;
+    const requesterAgent = requesterAgentOf(input.requesterKey, config);
+    const gate = !a2a.enabled
+      ? 'tools.agentToAgent.enabled is false'
+      : requesterAgent !== undefined && !a2a.allow.includes('*') && !a2a.allow.includes(requesterAgent)
+        ? `"${requesterAgent}" is not in tools.agentToAgent.allow`
+        : 'tools.agentToAgent.allow must list the other agent too';
+    return `${head}: tools.sessions.visibility is "all", and another agent's session is reachable only when tools.agentToAgent.enabled is true and tools.agentToAgent.allow lists both agents (or "*"); here ${gate}. ${listHint}`;
+  }
+  const scope =
+    visibility === 'self'
+      ? 'only this session'
+      : visibility === 'tree'
+        ? 'this session and the sessions it spawned'
+        : "this agent's sessions";
+  const widen =
+    visibility === 'self'
+      ? 'set tools.sessions.visibility to "tree", "agent" or "all"'
+      : visibility === 'tree'
+        ? 'set tools.sessions.visibility to "agent" (this agent\'s sessions) or "all"'
+        : 'set tools.sessions.visibility to "all" and allow both agents in tools.agentToAgent';
+  return `${head}: tools.sessions.visibility is "${visibility}" (${scope}). ${listHint} To reach more, ${widen}.`;
+}
+
+/** Both agents of a cross-agent access must be admitted: the requester's and the target's. */
+function agentToAgentAdmits(config: ColloquyConfig, requesterAgent: string, targetAgent: string): boolean {
+  const a2a = config.tools.agentToAgent;
+  if (!a2a.enabled) return false;
+  return [requesterAgent, targetAgent].every((agent) => a2a.allow.includes('*') || a2a.allow.includes(agent));
+}
+
+function requesterAgentOf(requesterKey: string, config: ColloquyConfig): string | undefined {
+  const parsed = parseSessionKey(requesterKey);
+  return parsed.ok ? (agentOf(parsed.key) ?? defaultAgentId(config)) : undefined;
 }
 
 interface ResolvedKey {
@@ -163,35 +215,6 @@ function resolveParsed(parsed: ParsedSessionKey, ctx: KeyContext): ResolvedKey {
 
 function agentOf(parsed: ParsedSessionKey): string | undefined {
   return 'agentId' in parsed ? parsed.agentId : undefined;
-}
-
-function visibilityReason(
-  shown: string,
-  visibility: SessionVisibility,
-  input: SessionAccessInput,
-  targetAgent: string,
-  requesterAgent: string,
-): string {
-  const configured = input.config.tools.sessions.visibility;
-  const clamped = visibility !== configured;
-  const scope =
-    visibility === 'self'
-      ? 'only this session'
-      : visibility === 'tree'
-        ? 'this session and the sessions it spawned'
-        : `the sessions of agent "${requesterAgent}"`;
-  const who = `Session "${shown}"${targetAgent !== requesterAgent ? ` (agent "${targetAgent}")` : ''} is not visible`;
-  if (clamped) {
-    return `${who}: this session is sandboxed and agents.defaults.sandbox.sessionToolsVisibility is "spawned", which clamps tools.sessions.visibility ("${configured}") to "tree" (${scope}); set agents.defaults.sandbox.sessionToolsVisibility to "all" to lift the clamp.`;
-  }
-  const head = `${who}: tools.sessions.visibility is "${visibility}" (${scope}).`;
-  const widen =
-    visibility === 'self'
-      ? 'set tools.sessions.visibility to "tree", "agent" or "all" to reach other sessions'
-      : visibility === 'tree'
-        ? 'set tools.sessions.visibility to "agent" (this agent\'s sessions) or "all" to reach it'
-        : 'set tools.sessions.visibility to "all" and allow the agent in tools.agentToAgent to reach it';
-  return `${head} To change this, ${widen}.`;
 }
 
 function refuse(reason: string): SessionAccessDecision {

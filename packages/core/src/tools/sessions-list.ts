@@ -112,7 +112,7 @@ async function listSessions(
   scope: ToolScope,
   args: { kinds?: string[]; limit?: number; activeMinutes?: number; messageLimit?: number },
 ): Promise<SessionsListResult> {
-  const { gateway, config, requesterKey, sandboxed = false } = scope.options;
+  const { gateway, config, sandboxed = false } = scope.options;
   const limit = clampInt(args.limit, SESSIONS_LIST_MAX_LIMIT, 1, SESSIONS_LIST_MAX_LIMIT);
   const messageLimit = clampInt(args.messageLimit, 0, 0, SESSIONS_LIST_MAX_MESSAGES);
   const activeMinutes = finiteFloor(args.activeMinutes);
@@ -143,16 +143,9 @@ async function listSessions(
       refused++;
       return false;
     }
-    const decision = checkSessionAccess({
-      action: 'list',
-      requesterKey,
-      targetKey: session.key,
-      targetAncestors: tree ? ancestorsInTree(tree, session.key) : [],
-      sandboxed,
-      config,
-    });
-    if (!decision.allowed) refused++;
-    return decision.allowed;
+    const allowed = mayList(scope, session.key, tree ? ancestorsInTree(tree, session.key) : []);
+    if (!allowed) refused++;
+    return allowed;
   });
 
   const children = tree ?? (await childrenOf(scope, allowed));
@@ -265,13 +258,18 @@ async function childrenOf(
       spawnedBy: session.key,
       limit: 50,
     });
-    if (kids.length > 0)
-      result.set(
-        session.key,
-        kids.map((k) => k.key),
-      );
+    // A visible session may have spawned under an agent the caller may not see: never name those.
+    const shown = kids.map((k) => k.key).filter((key) => mayList(scope, key, [session.key]));
+    if (shown.length > 0) result.set(session.key, shown);
   });
   return result;
+}
+
+/** The guard's `list` verdict for one key (ancestors as far as known, nearest first). */
+function mayList(scope: ToolScope, targetKey: string, targetAncestors: readonly string[]): boolean {
+  const { requesterKey, sandboxed = false, config } = scope.options;
+  return checkSessionAccess({ action: 'list', requesterKey, targetKey, targetAncestors, sandboxed, config })
+    .allowed;
 }
 
 function childKeysOf(

@@ -10,7 +10,7 @@ import {
   resolveSessionKeyAlias,
   toDisplayKey,
 } from '../keys/index.js';
-import { checkSessionAccess, type SessionAction } from '../policy/index.js';
+import { checkSessionAccess, type SessionAction, unreachableTargetReason } from '../policy/index.js';
 
 /** Options of {@link createSessionTools}: who is calling, under which config, through which gateway. */
 export interface SessionToolsOptions {
@@ -74,19 +74,24 @@ export type TargetLookup = { ok: true; session: SessionRecord } | { ok: false; f
 
 /**
  * Resolves a key (any spelling, the `main` alias, or a sessionId) to a session, then asks the one
- * guard whether `action` is allowed on it. Unknown targets and refusals come back as values.
+ * guard whether `action` is allowed on it. Refusals come back as values; a target that does not
+ * exist gets the very answer a hidden one gets (see {@link unreachable}).
  */
 export async function findAllowedTarget(
   scope: ToolScope,
   raw: string,
   action: SessionAction,
 ): Promise<TargetLookup> {
-  const found = await resolveByKeyOrId(scope, raw);
+  const found = await resolveByKeyOrId(scope, raw, action);
   if (!found.ok) return found;
   return authorize(scope, found.session, action);
 }
 
-/** Resolves `{ label, agentId? }` to a session, then applies the guard. */
+/**
+ * Resolves `{ label, agentId? }` to a session, then applies the guard. A label no session carries,
+ * or only sessions the caller may not see, gets the answer a hidden target gets; several sessions
+ * with the label are an error only when more than one of them is visible.
+ */
 export async function findAllowedTargetByLabel(
   scope: ToolScope,
   label: string,
@@ -94,21 +99,52 @@ export async function findAllowedTargetByLabel(
   action: SessionAction,
 ): Promise<TargetLookup> {
   const owner = agentId?.trim().toLowerCase() || scope.options.agentId;
+  const gateway = scope.options.gateway;
   try {
-    const { session } = await scope.options.gateway.call('sessions.resolve', {
-      label: label.trim(),
-      agentId: owner,
-    });
+    const { session } = await gateway.call('sessions.resolve', { label: label.trim(), agentId: owner });
     return authorize(scope, session, action);
   } catch (error) {
-    return {
-      ok: false,
-      failure: gatewayFailure(error, `No session labelled "${label.trim()}" for agent "${owner}".`),
-    };
+    if (isNotFound(error)) return unreachable(scope, action);
+    if (!isColloquyError(error) || error.code !== 'CONFLICT') {
+      return { ok: false, failure: gatewayFailure(error, 'The gateway could not resolve the label.') };
+    }
+    return pickVisible(scope, label.trim(), conflictKeys(error.details), action);
   }
 }
 
-async function resolveByKeyOrId(scope: ToolScope, raw: string): Promise<TargetLookup> {
+/** Of the sessions that share a label, the one the caller may reach; hidden ones are never named or counted. */
+async function pickVisible(
+  scope: ToolScope,
+  label: string,
+  keys: readonly string[],
+  action: SessionAction,
+): Promise<TargetLookup> {
+  const allowed: SessionRecord[] = [];
+  for (const key of keys) {
+    try {
+      const { session } = await scope.options.gateway.call('sessions.resolve', { key });
+      if ((await authorize(scope, session, action)).ok) allowed.push(session);
+    } catch {
+      // Gone since the conflict: nothing to pick.
+    }
+  }
+  if (allowed.length === 1) return { ok: true, session: allowed[0]! };
+  if (allowed.length === 0) return unreachable(scope, action);
+  return {
+    ok: false,
+    failure: {
+      status: 'error',
+      error: `${allowed.length} sessions you can see are labelled "${label}": pass sessionKey (a key from sessions_list) instead.`,
+    },
+  };
+}
+
+function conflictKeys(details: Record<string, unknown>): string[] {
+  const keys = details.keys;
+  return Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : [];
+}
+
+async function resolveByKeyOrId(scope: ToolScope, raw: string, action: SessionAction): Promise<TargetLookup> {
   const trimmed = raw.trim();
   if (trimmed === '') {
     return {
@@ -133,16 +169,29 @@ async function resolveByKeyOrId(scope: ToolScope, raw: string): Promise<TargetLo
       });
       return { ok: true, session };
     } catch (error) {
-      if (!isColloquyError(error) || error.code !== 'SESSION_NOT_FOUND') {
+      if (!isNotFound(error)) {
         return { ok: false, failure: gatewayFailure(error, 'The gateway could not resolve the session.') };
       }
     }
   }
+  return unreachable(scope, action);
+}
+
+function isNotFound(error: unknown): boolean {
+  return isColloquyError(error) && error.code === 'SESSION_NOT_FOUND';
+}
+
+/**
+ * The answer for a target that does not exist, word for word the guard's answer for one the caller
+ * may not see (spec section 11), so the tools cannot be used to probe which keys exist.
+ */
+function unreachable(scope: ToolScope, action: SessionAction): TargetLookup {
+  const { requesterKey, sandboxed = false, config } = scope.options;
   return {
     ok: false,
     failure: {
-      status: 'error',
-      error: `No session with key or sessionId "${trimmed}". Use sessions_list to see the sessions you can reach.`,
+      status: 'forbidden',
+      error: unreachableTargetReason({ action, requesterKey, sandboxed, config }),
     },
   };
 }

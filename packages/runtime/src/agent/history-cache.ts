@@ -1,10 +1,16 @@
-import type { StoredMessage, StoreOperations } from '@colloquy/core';
+import type { StoredMessage, StoreOperations, TranscriptMessage } from '@colloquy/core';
 import { estimateMessageTokens } from './build-prompt.js';
+
+/** The default byte cap of the history cache: 64 MiB (`runtime.historyCacheMiB`). */
+export const DEFAULT_HISTORY_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link createHistoryCache}. */
 export interface HistoryCacheOptions {
-  /** Sessions kept (least recently used dropped first). Default 512. */
-  maxSessions?: number;
+  /**
+   * The most bytes of messages held between loads, by {@link estimateMessageBytes}; least recently
+   * used sessions are dropped first. Default {@link DEFAULT_HISTORY_CACHE_BYTES} (64 MiB). 0 holds nothing.
+   */
+  maxBytes?: number;
   /** Never hold or return more than this many messages per session. Default 2000. */
   maxMessages?: number;
   /** Newest messages read per turn to catch up with the store. Default 16. */
@@ -29,6 +35,8 @@ export interface HistoryCache {
   forget(sessionKey: string): void;
   /** Sessions held. */
   size(): number;
+  /** Estimated bytes held (never more than `maxBytes` between loads). */
+  bytes(): number;
 }
 
 interface Entry {
@@ -36,8 +44,39 @@ interface Entry {
   /** Ascending, contiguous `seq`. */
   messages: StoredMessage[];
   tokens: number[];
+  /** {@link estimateMessageBytes} of each message, computed once when it is cached. */
+  sizes: number[];
+  /** The sum of `sizes`. */
+  bytes: number;
   /** True when `messages[0]` is the first message of the transcript. */
   atStart: boolean;
+}
+
+/** Bytes a message costs beyond its strings: the object, its array slots and small fields. */
+const MESSAGE_OVERHEAD_BYTES = 96;
+
+/**
+ * A cheap estimate of the memory a message holds: twice the UTF-16 length of its text (string
+ * content, or the JSON of its blocks and metadata; images count their base64 data) plus a fixed
+ * overhead per message. Meant to be computed once, when the message enters the cache.
+ *
+ * @param message - a transcript message
+ * @returns estimated bytes
+ */
+export function estimateMessageBytes(message: TranscriptMessage): number {
+  let chars = typeof message.content === 'string' ? message.content.length : jsonLength(message.content);
+  for (const field of ['provenance', 'sender', 'media'] as const) {
+    if (message[field] !== undefined) chars += jsonLength(message[field]);
+  }
+  return chars * 2 + MESSAGE_OVERHEAD_BYTES;
+}
+
+function jsonLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -48,15 +87,80 @@ interface Entry {
  * it read the tail again from scratch. So the cost of a turn follows what changed, not the length
  * of the transcript.
  *
+ * Memory is capped in bytes (`maxBytes`), not in sessions: after each load the least recently
+ * used sessions are dropped until the cache fits. A session whose prompt window is bigger than
+ * the cap on its own is still served in full; the cache then keeps only its newest messages that
+ * fit (none, if not even the newest fits), and reads the rest from the store on the next turn.
+ * While a load runs, the window it builds is outside the cap.
+ *
  * @param options - bounds
  * @returns the cache
  */
 export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCache {
-  const maxSessions = options.maxSessions ?? 512;
+  const maxBytes = Math.max(0, options.maxBytes ?? DEFAULT_HISTORY_CACHE_BYTES);
   const maxMessages = options.maxMessages ?? 2000;
   const probe = options.probe ?? 16;
   const pageSize = options.pageSize ?? 64;
+  /** Least recently used first. Entries being loaded are taken out, so `held` is theirs only in between. */
   const entries = new Map<string, Entry>();
+  let held = 0;
+
+  function take(sessionKey: string): Entry | undefined {
+    const entry = entries.get(sessionKey);
+    if (entry) {
+      entries.delete(sessionKey);
+      held -= entry.bytes;
+    }
+    return entry;
+  }
+
+  function put(sessionKey: string, entry: Entry): void {
+    take(sessionKey);
+    dropOldest(entry, entry.messages.length - newestThatFit(entry));
+    if (entry.messages.length === 0) return;
+    entries.set(sessionKey, entry);
+    held += entry.bytes;
+    for (const [key, lru] of entries) {
+      if (held <= maxBytes) break;
+      entries.delete(key);
+      held -= lru.bytes;
+    }
+  }
+
+  /** How many of the newest messages of `entry` fit `maxBytes`. */
+  function newestThatFit(entry: Entry): number {
+    let bytes = 0;
+    let count = 0;
+    for (let i = entry.sizes.length - 1; i >= 0; i--) {
+      bytes += entry.sizes[i]!;
+      if (bytes > maxBytes) break;
+      count++;
+    }
+    return count;
+  }
+
+  function dropOldest(entry: Entry, count: number): void {
+    if (count <= 0) return;
+    entry.messages.splice(0, count);
+    entry.tokens.splice(0, count);
+    for (const size of entry.sizes.splice(0, count)) entry.bytes -= size;
+    entry.atStart = false;
+  }
+
+  function append(entry: Entry, page: readonly StoredMessage[], where: 'front' | 'back'): void {
+    const tokens = page.map(estimateMessageTokens);
+    const sizes = page.map(estimateMessageBytes);
+    for (const size of sizes) entry.bytes += size;
+    if (where === 'back') {
+      entry.messages.push(...page);
+      entry.tokens.push(...tokens);
+      entry.sizes.push(...sizes);
+    } else {
+      entry.messages.unshift(...page);
+      entry.tokens.unshift(...tokens);
+      entry.sizes.unshift(...sizes);
+    }
+  }
 
   async function catchUp(store: StoreOperations, sessionKey: string, entry: Entry): Promise<boolean> {
     const page = await store.readTail(sessionKey, probe);
@@ -65,11 +169,11 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
     const newest = page[page.length - 1];
     if (!newest || newest.seq < last.seq) return false;
     if (page[0]!.seq > last.seq + 1) return false;
-    for (const message of page) {
-      if (message.seq <= last.seq) continue;
-      entry.messages.push(message);
-      entry.tokens.push(estimateMessageTokens(message));
-    }
+    append(
+      entry,
+      page.filter((message) => message.seq > last.seq),
+      'back',
+    );
     return true;
   }
 
@@ -78,20 +182,16 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
     const page = await store.readTail(sessionKey, pageSize, oldest ? { beforeSeq: oldest.seq } : undefined);
     if (page.length < pageSize) entry.atStart = true;
     if (page.length === 0) return;
-    entry.messages.unshift(...page);
-    entry.tokens.unshift(...page.map(estimateMessageTokens));
+    append(entry, page, 'front');
   }
 
   return {
     async load(store, sessionKey, sessionId, budgetTokens) {
-      let entry = entries.get(sessionKey);
-      entries.delete(sessionKey);
+      let entry = take(sessionKey);
       if (entry && (entry.sessionId !== sessionId || !(await catchUp(store, sessionKey, entry)))) {
         entry = undefined;
       }
-      entry ??= { sessionId, messages: [], tokens: [], atStart: false };
-      entries.set(sessionKey, entry);
-      if (entries.size > maxSessions) entries.delete(entries.keys().next().value!);
+      entry ??= { sessionId, messages: [], tokens: [], sizes: [], bytes: 0, atStart: false };
 
       // Walk back from the newest message until the budget is spent, reading older pages as needed.
       let used = 0;
@@ -111,17 +211,15 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
         first += entry.messages.length - before;
       }
       // Keep only what the prompt uses; older messages are read again if a later budget needs them.
-      if (first > 0) {
-        entry.messages.splice(0, first);
-        entry.tokens.splice(0, first);
-        entry.atStart = false;
-        first = 0;
-      }
-      return entry.messages.slice();
+      dropOldest(entry, first);
+      const window = entry.messages.slice();
+      put(sessionKey, entry);
+      return window;
     },
     forget(sessionKey) {
-      entries.delete(sessionKey);
+      take(sessionKey);
     },
     size: () => entries.size,
+    bytes: () => held,
   };
 }

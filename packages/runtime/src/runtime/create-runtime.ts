@@ -132,7 +132,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     models: options.models ?? createModelRouter(config),
     tools: options.tools ?? sessionToolsHook,
     waiters,
-    history: createHistoryCache(),
+    history: createHistoryCache({ maxBytes: config.runtime.historyCacheMiB * 1024 * 1024 }),
     turnEndHooks: [] as TurnEndHook[],
     typingIntervalMs: options.typingIntervalMs ?? 4000,
     autoWake: options.autoWake ?? true,

@@ -181,7 +181,7 @@ describe('sessions_history', () => {
     expect(big.messages.length).toBeLessThanOrEqual(500);
   });
 
-  it('accepts any spelling of the key and the sessionId, and errors on unknown ones', async () => {
+  it('accepts any spelling of the key and the sessionId, and refuses unknown ones as it refuses hidden ones', async () => {
     h = await startToolsHarness();
     await seed(h.store, MAIN);
     const record = await seed(h.store, 'agent:main:subagent:c1', { spawnedBy: MAIN });
@@ -200,8 +200,9 @@ describe('sessions_history', () => {
     const missing = await call<{ status: string; error: string }>(tools.sessions_history, {
       sessionKey: 'nope-123',
     });
-    expect(missing.status).toBe('error');
-    expect(missing.error).toMatch(/No session with key or sessionId "nope-123"/);
+    expect(missing.status).toBe('forbidden');
+    expect(missing.error).toMatch(/not visible from this session, or it does not exist/);
+    expect(missing.error).not.toContain('nope-123');
   });
 
   it('sanitises end to end: secrets redacted, long text cut, images omitted, 80 KiB cap keeps the newest', async () => {

@@ -71,11 +71,11 @@ describe('session tools given malformed arguments', () => {
     );
   }
 
-  it('answers a truly unknown session with an error, not a throw', async () => {
+  it('answers a truly unknown session with a forbidden value, not a throw', async () => {
     const tools = h.tools(MAIN);
     for (const name of ['sessions_history', 'session_status'] as const) {
       const result = await tools[name]!.execute('c', { sessionKey: 'agent:main:does-not-exist' } as never);
-      expect((result.details as { status: string }).status).toBe('error');
+      expect((result.details as { status: string }).status).toBe('forbidden');
     }
   });
 });

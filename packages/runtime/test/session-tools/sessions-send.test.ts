@@ -127,7 +127,8 @@ describe('sessions_send results', () => {
       sessionKey: B,
     });
     expect(await call(tools.sessions_send, { label: 'nobody', message: 'hey' })).toMatchObject({
-      status: 'error',
+      status: 'forbidden',
+      error: expect.stringContaining('or it does not exist'),
     });
     expect(
       await call(tools.sessions_send, { sessionKey: B, label: 'builders', message: 'hey' }),

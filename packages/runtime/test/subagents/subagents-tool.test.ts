@@ -255,10 +255,12 @@ describe('subagents kill', () => {
     const theirs = await spawn(harness, { task: 'not yours', label: 'dup' }, other);
     await spawn(harness, { task: 'mine', label: 'dup' });
     await spawn(harness, { task: 'mine too', label: 'dup' });
-    expect(await subagents(harness, { action: 'kill', target: theirs.childSessionKey })).toEqual({
+    const notMine = await subagents(harness, { action: 'kill', target: theirs.childSessionKey });
+    expect(notMine).toEqual({
       status: 'forbidden',
-      error: expect.stringContaining('only works on sessions this session spawned'),
+      error: expect.stringContaining('only reaches sessions this session spawned'),
     });
+    expect(JSON.stringify(notMine)).not.toContain(theirs.childSessionKey);
     expect(await subagents(harness, { action: 'kill', target: MAIN })).toMatchObject({ status: 'forbidden' });
     expect(await subagents(harness, { action: 'kill', target: 'dup' })).toEqual({
       status: 'error',
@@ -268,9 +270,7 @@ describe('subagents kill', () => {
       status: 'error',
       error: expect.stringContaining('no sub-agent #7'),
     });
-    expect(await subagents(harness, { action: 'kill', target: 'agent:main:subagent:nope' })).toMatchObject({
-      status: 'error',
-    });
+    expect(await subagents(harness, { action: 'kill', target: 'agent:main:subagent:nope' })).toEqual(notMine);
     expect(await subagents(harness, { action: 'kill' })).toEqual({
       status: 'error',
       error: expect.stringContaining('kill needs a target'),

@@ -5,6 +5,8 @@ import type { ChatMessage, ChatRef, ServerFrame } from '../protocol/frames.js';
 export interface ChatClient {
   readonly socket: WebSocket;
   readonly visitorId: string;
+  /** The client address the per-address limits count it under. */
+  readonly address: string;
   readonly chat: ChatRef;
   readonly admin: boolean;
 }

@@ -1,5 +1,10 @@
 import type { ClientFrame, ServerFrame } from '../protocol/frames.js';
 
+/** The server's close code for a socket that sent no message in time (`idleSocketMs`). */
+const IDLE_CLOSE_CODE = 4408;
+/** What counts as the visitor coming back to an idle page. */
+const COME_BACK_EVENTS = ['focus', 'pointerdown', 'keydown'] as const;
+
 /** The connection's state, shown in the header. */
 export type ConnectionState = 'connecting' | 'online' | 'offline';
 
@@ -10,7 +15,8 @@ export interface Connection {
 
 /**
  * Opens the chat socket and keeps it open: reconnects after 0.5 s, doubling up to 10 s (with jitter),
- * and at once when the browser comes back online.
+ * and at once when the browser comes back online. A socket the server closed as idle (code 4408, no
+ * message sent for a while) reconnects only when the visitor comes back to the page.
  *
  * @param url - the `ws:`/`wss:` URL
  * @param onFrame - called with every parsed server frame
@@ -45,16 +51,24 @@ export function connect(
       }
       onFrame(frame);
     });
-    ws.addEventListener('close', () => {
+    ws.addEventListener('close', (event) => {
       if (socket !== ws) return;
       socket = undefined;
       onState('offline');
+      if (event.code === IDLE_CLOSE_CODE) {
+        for (const type of COME_BACK_EVENTS) window.addEventListener(type, comeBack, { once: true });
+        return;
+      }
       const delay = Math.min(10_000, 500 * 2 ** attempt) * (0.8 + Math.random() * 0.4);
       attempt += 1;
       timer = window.setTimeout(open, delay);
     });
   };
 
+  const comeBack = (): void => {
+    for (const type of COME_BACK_EVENTS) window.removeEventListener(type, comeBack);
+    if (!socket) open();
+  };
   window.addEventListener('online', () => {
     if (!socket) open();
   });

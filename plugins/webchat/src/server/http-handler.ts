@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@colloquy/core';
 import type { SessionRow } from '../protocol/frames.js';
+import type { AddressLimits } from '../security/address-limits.js';
 import type { IdentityIssuer } from '../security/identity.js';
 import { renderPageHtml } from './page-html.js';
 import { setSecurityHeaders } from './security-headers.js';
@@ -12,6 +13,10 @@ export interface HttpHandlerOptions {
   assets: ReadonlyMap<string, StaticAsset>;
   title: string;
   sessionRows: () => Promise<{ total: number; sessions: SessionRow[] } | undefined>;
+  /** Limits per client address: the page mints visitor identities too. */
+  limits: AddressLimits;
+  /** The client address of a request (see `clientAddressOf`). */
+  addressOf: (req: IncomingMessage) => string;
   log: Logger;
 }
 
@@ -45,6 +50,12 @@ export function createHttpHandler(
 
   const servePage = (req: IncomingMessage, res: ServerResponse, url: URL): void => {
     const who = identity.identify(req.headers);
+    const refusal = who.setCookie ? options.limits.newVisitor(options.addressOf(req)) : undefined;
+    if (refusal) {
+      res.setHeader('Retry-After', '60');
+      send(req, res, refusal.status, 'text/plain; charset=utf-8', `${refusal.message}\n`);
+      return;
+    }
     const cookies: string[] = who.setCookie ? [who.setCookie] : [];
     const token = url.searchParams.get('admin');
     if (token !== null) {

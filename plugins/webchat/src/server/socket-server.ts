@@ -8,6 +8,7 @@ import type { GatewayBridge } from '../chat/gateway-bridge.js';
 import type { ResolvedWebChatOptions } from '../options.js';
 import type { ChatMessage, ChatPerson, ChatRef, ClientFrame, ErrorFrameCode } from '../protocol/frames.js';
 import { parseClientFrame } from '../protocol/parse-client-frame.js';
+import type { AddressLimits } from '../security/address-limits.js';
 import { acceptedHosts, isAcceptedHost } from '../security/host-check.js';
 import type { IdentityIssuer, RequestIdentity } from '../security/identity.js';
 import { randomId } from '../security/signed-value.js';
@@ -31,11 +32,17 @@ export interface SocketServerOptions {
   hub: ChatHub;
   bridge: GatewayBridge;
   receive: (message: InboundMessage) => Promise<void>;
+  /** Limits per client address (shared with the HTTP side, which mints identities too). */
+  limits: AddressLimits;
+  /** The client address of a request (see `clientAddressOf`). */
+  addressOf: (req: IncomingMessage) => string;
   log: Logger;
 }
 
+/** Close code of a socket that sent no chat message within `idleSocketMs`. */
+export const IDLE_CLOSE_CODE = 4408;
+
 const MAX_SOCKETS_PER_VISITOR = 8;
-const MAX_SOCKETS = 2000;
 const MAX_NAMES = 50_000;
 const HEARTBEAT_MS = 30_000;
 
@@ -46,7 +53,7 @@ const HEARTBEAT_MS = 30_000;
  * @param deps - options, identity, hub, bridge and the runtime's `receive`
  */
 export function createSocketServer(deps: SocketServerOptions): SocketServer {
-  const { options, identity, hub, bridge, log } = deps;
+  const { options, identity, hub, bridge, limits, log } = deps;
   const accepted = acceptedHosts(options.host, options.allowedHosts);
   const maxPayload = 64 * 1024 + options.maxMessageChars * 4;
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
@@ -67,9 +74,14 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
     return { id, name: names.get(visitorId) ?? `Guest ${id.slice(2, 6)}` };
   };
 
-  const refuse = (socket: Duplex, status: number, reason: string): void => {
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  const refuse = (socket: Duplex, status: number, reason: string, message = `${reason}.`): void => {
+    const body = Buffer.from(`${message}\n`);
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body.toString()}`,
+    );
   };
+  const REASONS = { 429: 'Too Many Requests', 503: 'Service Unavailable' } as const;
 
   const heartbeat = setInterval(() => {
     for (const socket of wss.clients) {
@@ -93,6 +105,15 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
   const handleMessage = async (client: ChatClient, frame: Extract<ClientFrame, { type: 'message' }>) => {
     if (!messageLimiter.take(client.visitorId)) {
       sendError(client, 'rate_limited', 'You are sending too fast; wait a few seconds.', frame.clientId);
+      return;
+    }
+    if (!limits.message(client.address)) {
+      sendError(
+        client,
+        'rate_limited',
+        'Too many messages from your address (all its visitors share one budget); wait a few seconds.',
+        frame.clientId,
+      );
       return;
     }
     const person = personOf(client.visitorId);
@@ -171,15 +192,25 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
     }
   };
 
-  const onConnection = (socket: WebSocket, who: RequestIdentity, chat: ChatRef): void => {
-    const client: ChatClient = { socket, visitorId: who.visitorId, chat, admin: who.admin };
+  const onConnection = (socket: WebSocket, who: RequestIdentity, chat: ChatRef, address: string): void => {
+    const client: ChatClient = { socket, visitorId: who.visitorId, address, chat, admin: who.admin };
     hub.join(client);
     alive.add(socket);
     let queue: Promise<void> = Promise.resolve();
     let floodNoticeAt = 0;
+    // A socket that never sends a chat message is closed after idleSocketMs, so parked sockets do not
+    // hold the caps; the page reconnects when its visitor comes back. The owner's panel stays open.
+    const idle =
+      options.idleSocketMs > 0 && !client.admin
+        ? setTimeout(() => socket.close(IDLE_CLOSE_CODE, 'idle: no message sent'), options.idleSocketMs)
+        : undefined;
+    idle?.unref();
     socket.on('pong', () => alive.add(socket));
     socket.on('error', (error) => log.debug({ err: error }, 'webchat: socket error'));
-    socket.on('close', () => hub.leave(client));
+    socket.on('close', () => {
+      clearTimeout(idle);
+      hub.leave(client);
+    });
     socket.on('message', (data, isBinary) => {
       alive.add(socket);
       if (!frameLimiter.take(client.visitorId)) {
@@ -201,6 +232,7 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
         sendError(client, parsed.code, parsed.message, parsed.clientId);
         return;
       }
+      if (parsed.frame.type === 'message') clearTimeout(idle);
       queue = queue
         .then(() => handleFrame(client, parsed.frame))
         .catch((error: unknown) => {
@@ -255,12 +287,29 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
         if (room === undefined) return refuse(socket, 400, 'Bad Request');
         chat = { type: 'group', id: room };
       }
-      if (hub.socketsOf(who.visitorId) >= MAX_SOCKETS_PER_VISITOR)
-        return refuse(socket, 429, 'Too Many Requests');
-      if (wss.clients.size >= MAX_SOCKETS) return refuse(socket, 503, 'Service Unavailable');
+      if (hub.socketsOf(who.visitorId) >= MAX_SOCKETS_PER_VISITOR) {
+        return refuse(
+          socket,
+          429,
+          REASONS[429],
+          `Too many open chats for this visitor (at most ${MAX_SOCKETS_PER_VISITOR}); close a tab.`,
+        );
+      }
+      const address = deps.addressOf(req);
+      const refusal = limits.canOpen(address) ?? (who.setCookie ? limits.newVisitor(address) : undefined);
+      if (refusal) {
+        log.warn(
+          { address, status: refusal.status },
+          'webchat: refused a WebSocket over a per-address limit',
+        );
+        return refuse(socket, refusal.status, REASONS[refusal.status], refusal.message);
+      }
+      // Counted from here until the TCP socket closes, whether or not the upgrade completes.
+      limits.opened(address);
+      socket.once('close', () => limits.closed(address));
       if (who.setCookie) pendingCookies.set(req, who.setCookie);
       const target = chat;
-      wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, who, target));
+      wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, who, target, address));
     },
     personOf,
     async close() {
