@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { ColloquyError, type Logger } from '@colloquy/core';
+import { type ChannelContext, type ChannelLease, ColloquyError, type Logger } from '@colloquy/core';
 import {
   type ChatInputCommandInteraction,
   Client,
@@ -25,6 +26,7 @@ export const DISCORD_INTENTS = [
 /** The connection state of one bot account. */
 export type AccountState =
   | 'starting'
+  | 'standby'
   | 'connected'
   | 'reconnecting'
   | 'disconnected'
@@ -44,6 +46,13 @@ export interface DiscordAccountOptions {
   onInteraction(interaction: ChatInputCommandInteraction): void;
   /** Called for every guild available at start and every guild joined later. */
   onGuild(guild: Guild): void;
+  /**
+   * The runtime's lease (`ChannelContext.lease`): the gateway connection is opened only while this
+   * instance holds `discord:<token digest>`, so several instances never run one bot twice.
+   */
+  lease?: ChannelContext['lease'];
+  /** Stops waiting for the lease (the runtime's shutdown). */
+  signal?: AbortSignal;
 }
 
 /** One connected bot account. */
@@ -112,6 +121,43 @@ export function createDiscordAccount(options: DiscordAccountOptions): DiscordAcc
   // Emitted only for guilds joined after start; start() handles the guilds present at login.
   client.on(Events.GuildCreate, (guild) => options.onGuild(guild));
 
+  let lease: ChannelLease | undefined;
+
+  async function login(): Promise<void> {
+    const ready = once(client, Events.ClientReady);
+    try {
+      await client.login(options.token);
+      await ready;
+    } catch (error) {
+      ready.catch(() => {});
+      await client.destroy().catch(() => {});
+      throw loginError(options.accountId, error, set);
+    }
+    set('connected');
+    for (const guild of client.guilds.cache.values()) options.onGuild(guild);
+  }
+
+  /** While the lease holds, the connection stays; when it is lost, it closes and waits again. */
+  async function holdLease(
+    name: string,
+    held: ChannelLease,
+    acquire: NonNullable<DiscordAccountOptions['lease']>,
+  ): Promise<void> {
+    for (let current = held; !stopped; ) {
+      await new Promise<void>((resolve) =>
+        current.lost.addEventListener('abort', () => resolve(), { once: true }),
+      );
+      if (stopped) return;
+      log.warn({ lease: name }, 'discord: the lease was lost; closing the gateway connection');
+      await client.destroy().catch(() => {});
+      set('standby', 'lost the lease; waiting for it again');
+      current = await acquire(name, options.signal);
+      lease = current;
+      if (stopped) return;
+      await login();
+    }
+  }
+
   return {
     accountId: options.accountId,
     client,
@@ -123,17 +169,27 @@ export function createDiscordAccount(options: DiscordAccountOptions): DiscordAcc
     },
     status: () => (detail === undefined ? { state } : { state, detail }),
     async start() {
-      const ready = once(client, Events.ClientReady);
-      try {
-        await client.login(options.token);
-        await ready;
-      } catch (error) {
-        ready.catch(() => {});
-        await client.destroy().catch(() => {});
-        throw loginError(options.accountId, error, set);
+      if (!options.lease) return login();
+      const name = `discord:${createHash('sha256').update(options.token).digest('hex').slice(0, 16)}`;
+      const pending = options.lease(name, options.signal);
+      // Granted at once (alone, or the first instance): log in now, and fail start() as before.
+      const first = await Promise.race([pending, delay(LEASE_WAIT_MS)]);
+      if (first) {
+        lease = first;
+        await login();
+        void holdLease(name, first, options.lease);
+        return;
       }
-      set('connected');
-      for (const guild of client.guilds.cache.values()) options.onGuild(guild);
+      set('standby', 'waiting for the lease: another instance holds this Discord connection');
+      void pending
+        .then(async (granted) => {
+          lease = granted;
+          await login();
+          await holdLease(name, granted, options.lease!);
+        })
+        .catch((error: unknown) => {
+          if (!stopped) log.error({ err: error }, 'discord: could not connect after taking the lease over');
+        });
     },
     async stop() {
       if (stopped) return;
@@ -141,8 +197,16 @@ export function createDiscordAccount(options: DiscordAccountOptions): DiscordAcc
       if (state !== 'logged-out' && state !== 'error') set('disconnected', 'stopped');
       stopped = true;
       await client.destroy();
+      await lease?.release();
     },
   };
+}
+
+/** How long start() waits for the lease before reporting `standby`. */
+const LEASE_WAIT_MS = 1_000;
+
+function delay(ms: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
 }
 
 function loginError(

@@ -102,11 +102,12 @@ const TRIGGER_TTL_MS = 10 * 60_000;
 
 const STATE_RANK: Record<AccountState, number> = {
   connected: 0,
-  starting: 1,
-  reconnecting: 2,
-  disconnected: 3,
-  'logged-out': 4,
-  error: 5,
+  standby: 1,
+  starting: 2,
+  reconnecting: 3,
+  disconnected: 4,
+  'logged-out': 5,
+  error: 6,
 };
 
 /**
@@ -425,6 +426,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
               log.error({ err: error, interactionId: interaction.id }, 'could not handle a discord command'),
             ),
           onGuild: (guild) => onGuild(runtime, guild),
+          ...(ctx.lease ? { lease: ctx.lease.bind(ctx), signal: ctx.signal } : {}),
         }),
       };
       accounts.set(accountConfig.accountId, runtime);
