@@ -56,6 +56,13 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
   );
   let left = false;
   let lost = false;
+  // One statement at a time on the control connection (the reaper and worker registration share it).
+  let tail: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = tail.then(work, work);
+    tail = next.catch(() => {});
+    return next;
+  };
   const onFailure = (error: Error) => {
     if (left || lost) return;
     lost = true;
@@ -67,66 +74,72 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
   return {
     id,
     async addWorker(workerId) {
-      await client.query(`UPDATE ${table} SET worker_ids = array_append(worker_ids, $2) WHERE id = $1`, [
-        id,
-        workerId,
-      ]);
+      await serial(() =>
+        client.query(`UPDATE ${table} SET worker_ids = array_append(worker_ids, $2) WHERE id = $1`, [
+          id,
+          workerId,
+        ]),
+      );
     },
 
-    async reap() {
-      const report: ReapReport = { dead: [], orphanWorkers: [] };
-      if (left || lost) return report;
-      const others = await client.query<{ id: string; worker_ids: string[] }>(
-        `SELECT id, worker_ids FROM ${table} WHERE id <> $1`,
-        [id],
+    reap: () => serial(reap),
+
+    leave: () => serial(leave),
+  };
+
+  async function reap(): Promise<ReapReport> {
+    const report: ReapReport = { dead: [], orphanWorkers: [] };
+    if (left || lost) return report;
+    const others = await client.query<{ id: string; worker_ids: string[] }>(
+      `SELECT id, worker_ids FROM ${table} WHERE id <> $1`,
+      [id],
+    );
+    for (const other of others.rows) {
+      const probe = await client.query<{ free: boolean }>(
+        'SELECT pg_try_advisory_lock($1, hashtext($2)) AS free',
+        [LOCK_CLASS.instance, other.id],
       );
-      for (const other of others.rows) {
-        const probe = await client.query<{ free: boolean }>(
-          'SELECT pg_try_advisory_lock($1, hashtext($2)) AS free',
-          [LOCK_CLASS.instance, other.id],
-        );
-        if (!probe.rows[0]?.free) continue;
-        try {
-          await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [other.worker_ids]);
-          await client.query(`DELETE FROM ${table} WHERE id = $1`, [other.id]);
-          report.dead.push(other.id);
-        } finally {
-          await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS.instance, other.id]);
-        }
+      if (!probe.rows[0]?.free) continue;
+      try {
+        await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [other.worker_ids]);
+        await client.query(`DELETE FROM ${table} WHERE id = $1`, [other.id]);
+        report.dead.push(other.id);
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS.instance, other.id]);
       }
-      const orphans = await client.query<{ worker: string }>(
-        `SELECT DISTINCT locked_by AS worker FROM (
+    }
+    const orphans = await client.query<{ worker: string }>(
+      `SELECT DISTINCT locked_by AS worker FROM (
            SELECT locked_by, locked_at FROM graphile_worker._private_jobs WHERE locked_by IS NOT NULL
            UNION ALL
            SELECT locked_by, locked_at FROM graphile_worker._private_job_queues WHERE locked_by IS NOT NULL
          ) locked
          WHERE locked_at < now() - make_interval(secs => $1)
            AND NOT EXISTS (SELECT 1 FROM ${table} i WHERE locked.locked_by = ANY (i.worker_ids))`,
-        [options.orphanGraceMs / 1000],
-      );
-      report.orphanWorkers = orphans.rows.map((row) => row.worker);
-      if (report.orphanWorkers.length > 0) {
-        await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [report.orphanWorkers]);
-      }
-      if (report.dead.length + report.orphanWorkers.length > 0) {
-        log.warn(report, 'cluster: unlocked the jobs of instances that stopped');
-      }
-      return report;
-    },
+      [options.orphanGraceMs / 1000],
+    );
+    report.orphanWorkers = orphans.rows.map((row) => row.worker);
+    if (report.orphanWorkers.length > 0) {
+      await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [report.orphanWorkers]);
+    }
+    if (report.dead.length + report.orphanWorkers.length > 0) {
+      log.warn(report, 'cluster: unlocked the jobs of instances that stopped');
+    }
+    return report;
+  }
 
-    async leave() {
-      if (left) return;
-      left = true;
-      try {
-        if (!lost) {
-          await client.query(`DELETE FROM ${table} WHERE id = $1`, [id]);
-          await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS.instance, id]);
-        }
-      } catch (error) {
-        log.warn({ err: toColloquyError(error).message }, 'cluster: could not leave cleanly');
-      } finally {
-        await client.end().catch(() => {});
+  async function leave(): Promise<void> {
+    if (left) return;
+    left = true;
+    try {
+      if (!lost) {
+        await client.query(`DELETE FROM ${table} WHERE id = $1`, [id]);
+        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS.instance, id]);
       }
-    },
-  };
+    } catch (error) {
+      log.warn({ err: toColloquyError(error).message }, 'cluster: could not leave cleanly');
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
 }

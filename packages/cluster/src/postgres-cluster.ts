@@ -98,6 +98,10 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
     application_name: 'colloquy-cluster',
   });
   pool.on('error', (error) => log.warn({ err: error.message }, 'cluster: a pooled connection failed'));
+  // A checked-out connection that fails must not crash the process (graphile-worker asks for this too).
+  pool.on('connect', (client) => {
+    client.on('error', (error) => log.warn({ err: error.message }, 'cluster: a connection failed'));
+  });
   const connect = async () => {
     const client = new pg.Client({ connectionString, application_name: 'colloquy-cluster', keepAlive: true });
     await client.connect();
