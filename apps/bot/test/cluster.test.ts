@@ -56,7 +56,9 @@ beforeAll(async () => {
 afterAll(async () => {
   if (process.env.COLLOQUY_CLUSTER_LOGS) {
     const { writeFileSync } = await import('node:fs');
-    apps.forEach((app, i) => writeFileSync(`${process.env.COLLOQUY_CLUSTER_LOGS}-${i}.log`, app.output()));
+    for (const [i, app] of apps.entries()) {
+      writeFileSync(`${process.env.COLLOQUY_CLUSTER_LOGS}-${i}.log`, app.output());
+    }
   }
   await Promise.allSettled(apps.map((app) => app.cleanup()));
   await telegram?.close();
