@@ -1,5 +1,4 @@
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { PostgresCluster } from '@colloquy/cluster';
 import {
   type AgentTool,
