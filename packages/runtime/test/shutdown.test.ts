@@ -36,16 +36,36 @@ describe('graceful shutdown and restart', () => {
     await expect(store.getRun(runId)).rejects.toThrow();
   });
 
+  it('asks channels to stop receiving before it stops accepting, and delivers replies after', async () => {
+    h = await startHarness({ script: [{ text: 'answer to the last one', delayMs: 50 }] });
+    const channel = h.channel;
+    const order: string[] = [];
+    let inFlight: Promise<unknown> | undefined;
+    // A channel whose last message arrives while it is being told to stop receiving.
+    (channel as { stopReceiving?: () => Promise<void> }).stopReceiving = async () => {
+      order.push('stopReceiving');
+      inFlight = h!.runtime.receive(channel.toInbound({ text: 'the last one', sender: { id: 'u9' } }));
+      await inFlight;
+    };
+    await h.runtime.shutdown({ drainMs: 3000 });
+    expect(order).toEqual(['stopReceiving']);
+    await expect(inFlight).resolves.toMatchObject({ action: 'queued' });
+    expect(channel.sent.map((s) => s.message.text)).toEqual(['answer to the last one']);
+  });
+
   it('refuses new work once shutdown began', async () => {
     h = await startHarness({ script: [{ text: 'slow', delayMs: 300 }] });
     await h.runtime.gateway.call('agent', { sessionKey: 'main', message: 'hi' });
     await h.model.waitForRequests(1);
     const stopping = h.runtime.shutdown({ drainMs: 2000 });
+    // Channels stop receiving first; then the runtime refuses, saying so (nothing is dropped silently).
+    await new Promise((resolve) => setImmediate(resolve));
     const refused = await h.runtime.gateway
       .call('agent', { sessionKey: 'main', message: 'more' })
       .catch((e: unknown) => e);
     expect(isColloquyError(refused) && refused.code).toBe('ABORTED');
-    expect(await h.runtime.receive(h.channel.toInbound('late'))).toMatchObject({ action: 'ignored' });
+    const late = await h.runtime.receive(h.channel.toInbound('late')).catch((e: unknown) => e);
+    expect(isColloquyError(late) && late.code).toBe('ABORTED');
     await stopping;
   });
 

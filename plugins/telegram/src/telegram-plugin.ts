@@ -216,6 +216,10 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       await Promise.all([...runners.values()].map((r) => r.start()));
     },
 
+    async stopReceiving() {
+      await Promise.all([...runners.values()].map((r) => r.stopReceiving()));
+    },
+
     stop() {
       if (!started) return Promise.resolve();
       stopping ??= (async () => {

@@ -197,6 +197,10 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
       log.info({ url: running.url }, 'webchat: listening');
     },
 
+    async stopReceiving() {
+      running?.sockets.stopAccepting();
+    },
+
     stop,
 
     async send(to: DeliveryContext, message: OutboundMessage): Promise<SendResult> {

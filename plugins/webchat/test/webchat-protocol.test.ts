@@ -1,3 +1,4 @@
+import { ColloquyError } from '@colloquy/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWebChatPlugin } from '../src/index.js';
 import { FakeHost } from './support/fake-host.js';
@@ -56,6 +57,59 @@ describe('web chat HTTP', () => {
     expect(await (await fetch(new URL('healthz', base))).text()).toBe('ok\n');
   });
 });
+
+describe('web chat acknowledgements', () => {
+  it('echoes a message only once the runtime has taken it, and tells the sender when it did not', async () => {
+    const host = new FakeHost();
+    const plugin = createWebChatPlugin({ cookieSecret: COOKIE_SECRET, adminToken: ADMIN_TOKEN, port: 0 });
+    const ctx = host.context(plugin);
+    const gates: (() => void)[] = [];
+    let refuse = false;
+    await plugin.start({
+      ...ctx,
+      receive: async (message) => {
+        await new Promise<void>((resolve) => gates.push(resolve));
+        if (refuse) throw new ColloquyError('ABORTED', 'The runtime is shutting down.');
+        await ctx.receive(message);
+      },
+    });
+    running.push({ plugin, host, base: plugin.address(), stop: () => plugin.stop() });
+    const c = await client(plugin.address());
+    c.send({ type: 'message', text: 'first', clientId: 'a1' });
+    await waitUntil(() => gates.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(c.frames.some((f) => f.type === 'message' && f.clientId === 'a1')).toBe(false);
+    gates[0]!();
+    await c.next('message', (f) => f.clientId === 'a1');
+
+    refuse = true;
+    c.send({ type: 'message', text: 'second', clientId: 'a2' });
+    await waitUntil(() => gates.length === 2);
+    gates[1]!();
+    const error = await c.next('error', (f) => f.clientId === 'a2');
+    expect(error).toMatchObject({ code: 'unavailable' });
+    expect(String(error.message)).toContain('send it again');
+    expect(c.frames.some((f) => f.type === 'message' && f.clientId === 'a2')).toBe(false);
+  });
+
+  it('refuses messages with an explicit error once told to stop receiving, and still delivers replies', async () => {
+    const { base, host, plugin } = await start();
+    const c = await client(base);
+    await plugin.stopReceiving!();
+    c.send({ type: 'message', text: 'too late', clientId: 'z1' });
+    const error = await c.next('error', (f) => f.clientId === 'z1');
+    expect(error).toMatchObject({ code: 'unavailable' });
+    expect(host.received).toHaveLength(0);
+  });
+});
+
+async function waitUntil(check: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 describe('web chat direct messages', () => {
   it('hands a visitor message to the runtime and streams the reply back', async () => {

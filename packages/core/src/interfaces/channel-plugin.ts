@@ -161,6 +161,14 @@ export interface ChannelPlugin {
   readonly id: string;
   readonly capabilities: ChannelCapabilities;
   start(ctx: ChannelContext): Promise<void>;
+  /**
+   * The first step of a shutdown: take no more inbound messages (stop polling, refuse new chat
+   * messages with an explicit error) while `send` keeps working for the replies still being
+   * written. A message refused here must not count as received by the platform (no Telegram offset
+   * confirmed for it, a web chat error frame to its sender). Optional: without it the runtime
+   * refuses messages itself once it stops accepting.
+   */
+  stopReceiving?(): Promise<void>;
   /** Stops polling/sockets and releases every resource. Idempotent. */
   stop(): Promise<void>;
   /** Sends a message; resolves with the platform message id(s). Throws `ColloquyError` `CHANNEL_ERROR`. */

@@ -1,4 +1,5 @@
 import {
+  ColloquyError,
   evaluateSendPolicy,
   type InboundMessage,
   isColloquyError,
@@ -37,13 +38,19 @@ export type InboundOutcome =
  * @param hooks - `commands` and `isOwner`
  * @param inbound - the normalised message
  * @returns what was done
+ * @throws `ABORTED` once the runtime is shutting down: the message was not taken (tell the sender)
  */
 export async function receiveInbound(
   ctx: RuntimeContext,
   hooks: InboundHooks,
   inbound: InboundMessage,
 ): Promise<InboundOutcome> {
-  if (!ctx.accepting) return { action: 'ignored', reason: 'the runtime is shutting down' };
+  if (!ctx.accepting) {
+    throw new ColloquyError(
+      'ABORTED',
+      'The runtime is shutting down and did not take this message; send it again once it has restarted.',
+    );
+  }
   if (inbound.chat.type !== 'direct' && !inbound.mentionsBot) {
     return { action: 'ignored', reason: 'a group message that does not address the bot' };
   }

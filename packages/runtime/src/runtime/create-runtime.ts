@@ -42,7 +42,7 @@ export interface ShutdownOptions {
 export interface Runtime {
   /** The in-process gateway (what tools, the CLI and plugins call). */
   readonly gateway: RuntimeGateway;
-  /** Hands an inbound message to the runtime (what `ChannelContext.receive` calls). */
+  /** Hands an inbound message to the runtime (what `ChannelContext.receive` calls). Rejects with `ABORTED` once shutdown began. */
   receive(inbound: InboundMessage): Promise<InboundOutcome>;
   /**
    * Recovers runs left by the previous process, starts the plugins, the WebSocket server (with
@@ -290,6 +290,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   function shutdown(shutdownOptions: ShutdownOptions = {}): Promise<void> {
     shuttingDown ??= (async () => {
       state = 'stopping';
+      // Channels stop taking messages first (a refused message is never acknowledged to its
+      // sender or platform), then the runtime stops accepting and drains.
+      await Promise.all(
+        [...plugins.values()].map((plugin) =>
+          plugin.stopReceiving
+            ? settlesWithin(plugin.stopReceiving(), 5000).catch(() => false)
+            : Promise.resolve(true),
+        ),
+      );
       ctx.accepting = false;
       ctx.queue.pause();
       // With a cluster: take no new jobs; the jobs in flight settle with their turns below.

@@ -50,6 +50,7 @@ export class AccountRunner {
   #polling: Promise<void> | undefined;
   #webhook: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
   #stopped = false;
+  #receiving = true;
   #stopping: Promise<void> | undefined;
   #lease: ChannelLease | undefined;
 
@@ -187,6 +188,7 @@ export class AccountRunner {
         return;
       }
       this.#lease = held;
+      if (!this.#receiving) return;
       this.#log.info({ lease: name }, 'telegram: this instance polls the bot');
       const lost = new Promise<void>((resolve) =>
         held.lost.addEventListener('abort', () => resolve(), { once: true }),
@@ -265,7 +267,7 @@ export class AccountRunner {
    */
   handleWebhook(req: IncomingMessage, res: ServerResponse): void {
     const handler = this.#webhook;
-    if (!handler || this.#stopped) {
+    if (!handler || this.#stopped || !this.#receiving) {
       res.writeHead(503, { 'content-type': 'text/plain' }).end('Telegram account not ready');
       return;
     }
@@ -283,6 +285,26 @@ export class AccountRunner {
     this.#log.error({ accountId: this.account.accountId }, detail);
     this.#releaseToken?.();
     this.#releaseToken = undefined;
+  }
+
+  /**
+   * Stops taking updates (the first step of a shutdown): polling stops and confirms the offset of
+   * the updates already stored; the webhook answers 503, so Telegram delivers again later. Sending
+   * still works.
+   */
+  async stopReceiving(): Promise<void> {
+    this.#receiving = false;
+    if (this.bot.isRunning()) {
+      await withTimeout(
+        this.bot.stop().catch((error: unknown) => {
+          this.#log.warn(
+            { err: toChannelError(error, 'confirm the update offset').message },
+            'telegram stop',
+          );
+        }),
+        STOP_TIMEOUT_MS,
+      );
+    }
   }
 
   /** Stops polling (confirming the offset), stops serving the webhook, releases the token. */

@@ -20,6 +20,11 @@ export interface SocketServer {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** The public face of a visitor (alias and current name). */
   personOf(visitorId: string): ChatPerson;
+  /**
+   * Refuses new messages from now on with an `unavailable` error frame (the first step of a
+   * shutdown); sockets stay open so replies still arrive.
+   */
+  stopAccepting(): void;
   /** Closes every socket with "going away" and stops the heartbeat. */
   close(): Promise<void>;
 }
@@ -95,6 +100,8 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
   }, HEARTBEAT_MS);
   heartbeat.unref();
 
+  let accepting = true;
+
   const sendError = (client: ChatClient, code: ErrorFrameCode, message: string, clientId?: string): void => {
     hub.sendTo(
       client,
@@ -116,18 +123,25 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
       );
       return;
     }
+    if (!accepting) {
+      sendError(
+        client,
+        'unavailable',
+        'The assistant is restarting and did not take this message; send it again in a moment.',
+        frame.clientId,
+      );
+      return;
+    }
     const person = personOf(client.visitorId);
     const message: ChatMessage = {
-      id: `in_${Date.now().toString(36)}${randomId(6)}`,
+      // A client's own id makes a resend after a reconnect the same message (it runs once).
+      id:
+        frame.clientId === undefined ? `in_${Date.now().toString(36)}${randomId(6)}` : `c_${frame.clientId}`,
       role: 'user',
       text: frame.text,
       sender: person,
       at: Date.now(),
     };
-    hub.remember(client.chat.id, message);
-    if (frame.clientId === undefined) hub.sendTo(client, { type: 'message', message });
-    else hub.sendTo(client, { type: 'message', message, clientId: frame.clientId });
-    hub.broadcast(client.chat.id, { type: 'message', message }, client);
     const direct = client.chat.type === 'direct';
     const inbound: InboundMessage = {
       channel: deps.channelId,
@@ -148,10 +162,16 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
       sendError(
         client,
         'unavailable',
-        'The assistant could not take your message; try again shortly.',
+        'The assistant could not take your message; send it again in a moment.',
         frame.clientId,
       );
+      return;
     }
+    // The echo is the acknowledgement: sent only once the runtime has stored the message.
+    hub.remember(client.chat.id, message);
+    if (frame.clientId === undefined) hub.sendTo(client, { type: 'message', message });
+    else hub.sendTo(client, { type: 'message', message, clientId: frame.clientId });
+    hub.broadcast(client.chat.id, { type: 'message', message }, client);
   };
 
   const handleFrame = async (client: ChatClient, frame: ClientFrame): Promise<void> => {
@@ -312,6 +332,9 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
       wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, who, target, address));
     },
     personOf,
+    stopAccepting() {
+      accepting = false;
+    },
     async close() {
       clearInterval(heartbeat);
       for (const socket of wss.clients) socket.close(1001, 'server shutting down');
