@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isColloquyError } from '../errors/colloquy-error.js';
+import { classifySessionKey } from './classify-session-key.js';
 import {
   formatSessionKey,
   MAX_SESSION_KEY_LENGTH,
@@ -94,6 +95,14 @@ describe('parseSessionKey', () => {
       peerId: 'AbC@s.whatsapp.net',
       thread: { kind: 'thread', id: 'T1' },
     });
+  });
+
+  it('treats an unrecognised key as opaque past its agent head, keeping its case (spec section 11)', () => {
+    expect(normalizeSessionKey(' Agent:MAIN:Custom:ThingY:ABC ')).toBe('agent:main:Custom:ThingY:ABC');
+    expect(normalizeSessionKey('agent:main:Custom:ThingY:ABC')).not.toBe(
+      normalizeSessionKey('agent:main:custom:thingy:abc'),
+    );
+    expect(classifySessionKey('agent:main:Custom:ThingY:ABC', { mainKey: 'main' })).toBe('other');
   });
 
   it('keeps unrecognised but well-formed keys as other', () => {
