@@ -25,7 +25,7 @@ function script(request: RecordedRequest): FakeReply {
   if (last?.role === 'tool')
     return { text: ['I asked a helper ', 'to count them; ', 'it will report back.'], chunkDelayMs: 40 };
   const lastUser = users.at(-1) ?? '';
-  if (lastUser.includes('42 stars')) return { text: 'Noted the helper’s report.' };
+  if (lastUser.includes('42 stars')) return { text: 'My helper counted 42 stars in Lyra.' };
   if (lastUser.includes('research'))
     return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: TASK, label: 'star counter' } }] };
   return { text: GREETING, chunkDelayMs: 120 };
@@ -84,7 +84,7 @@ describe.skipIf(!HAS_CHROMIUM)('the reference app in Chromium', () => {
     expect(await page.locator('.msg.streaming').count()).toBe(0);
   });
 
-  it('shows a spawned sub-agent running then done in the owner panel, and its announce once', async () => {
+  it('shows a spawned sub-agent running then done in the owner panel, and its result once, in the parent’s words', async () => {
     await page.locator('#panel:not([hidden])').waitFor({ timeout: 10_000 });
     await say('please research the stars');
     const child = '.node[data-key^="agent:main:subagent:"]';
@@ -95,10 +95,12 @@ describe.skipIf(!HAS_CHROMIUM)('the reference app in Chromium', () => {
     await page.locator(`${child}[data-status="done"]`).waitFor({ timeout: 15_000 });
     expect(await page.locator(child).count()).toBe(1);
     await page
-      .locator('.msg[data-role="assistant"]', { hasText: 'Noted the helper’s report.' })
+      .locator('.msg[data-role="assistant"]', { hasText: 'My helper counted 42 stars in Lyra.' })
       .waitFor({ timeout: 15_000 });
     await page.waitForTimeout(500);
     expect(await page.locator('.msg[data-role="assistant"]', { hasText: '42 stars' }).count()).toBe(1);
+    // The raw completion block (ids, stats) is for the owner's transcript view, not the chat.
+    expect(await page.locator('.msg', { hasText: 'Sub-agent' }).count()).toBe(0);
     await page.screenshot({ path: `${OUT}app-subagent-announced.png`, fullPage: true });
     expect(problems).toEqual([]);
   });

@@ -160,12 +160,12 @@ describe('without a model', () => {
 });
 
 describe('sub-agents from the chat', () => {
-  it('/spawn starts a sub-agent whose announce reaches the chat once; /subagents lists it', async () => {
+  it('/spawn starts a sub-agent whose result reaches the chat once, in the parent’s words; /subagents lists it', async () => {
     fixture = await startBotFixture({
       script: (request) => {
         if (request.system.toLowerCase().includes('sub-agent')) return 'The moon is 384,400 km away.';
         const reply = agent(request);
-        return reply.includes('384,400') ? 'Noted.' : reply;
+        return reply.includes('384,400') ? 'My helper found it: the moon is 384,400 km away.' : reply;
       },
     });
     const [started] = await fixture.say('/spawn find the distance to the moon');
@@ -175,7 +175,9 @@ describe('sub-agents from the chat', () => {
       () => fixture!.channel.textsTo('user-1').find((t) => t.includes('384,400 km')),
       10_000,
     );
-    expect(announce).toContain(childKey);
+    expect(announce).toBe('My helper found it: the moon is 384,400 km away.');
+    // The raw completion block (Status, Result, Stats) never reaches the chat.
+    expect(fixture.channel.textsTo('user-1').some((t) => t.includes('Status: ok'))).toBe(false);
     const [list] = await fixture.say('/subagents');
     expect(list).toContain('1 sub-agent, 0 active:');
     expect(list).toContain(`#1 find the distance to the moon · done · `);

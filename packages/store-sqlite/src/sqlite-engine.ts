@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import {
   ColloquyError,
   type InboxEntry,
@@ -842,7 +843,9 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    * {@link exportTranscriptJsonl} accepts it back.
    */
   transcriptLocator(session: SessionRecord): string {
-    return formatTranscriptLocator(this.file, session.sessionId);
+    // The file's name, not its path: a locator is shown to models and chats, and the database
+    // lives in the state directory it is relative to.
+    return formatTranscriptLocator(basename(this.file), session.sessionId);
   }
 
   /**
@@ -938,7 +941,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     let sessionId = ref;
     if (isTranscriptLocator(ref)) {
       const located = parseTranscriptLocator(ref);
-      if (located.file !== this.file) {
+      if (located.file !== this.file && located.file !== basename(this.file)) {
         throw new ColloquyError(
           'INVALID_ARGUMENT',
           `The locator ${ref} points at ${located.file}, not at this store (${this.file}); open that file instead.`,

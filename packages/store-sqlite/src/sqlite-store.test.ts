@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import {
   isColloquyError,
@@ -330,8 +331,9 @@ describe('SqliteStore', () => {
       const file = temp.file('loc.db');
       const store = open(file);
       await seed(store, 1);
+      // Relative to the store's directory: no server path in what models and chats see.
       expect(await store.transcriptLocator((await store.getSession('agent:main:main'))!)).toBe(
-        `sqlite:${store.file}#sid-1`,
+        `sqlite:${basename(store.file)}#sid-1`,
       );
       expect(store.file).toBe(file);
     });

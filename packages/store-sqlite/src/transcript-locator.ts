@@ -3,16 +3,17 @@ import { ColloquyError } from '@colloquy/core';
 const PREFIX = 'sqlite:';
 
 /**
- * The locator of a session's transcript inside a store file: `sqlite:<absolute file>#<sessionId>`.
- * It plays the role of a transcript path: logs and tools can print it, and
- * {@link parseTranscriptLocator} turns it back into the file and the session.
+ * The locator of a session's transcript inside a store file: `sqlite:<file>#<sessionId>`. A store
+ * names its file relative to its directory (`sqlite:colloquy.db#...`), so a locator shown to a model
+ * or a chat never reveals a server path; {@link parseTranscriptLocator} turns it back into the file
+ * and the session.
  *
  * @param file - the store file (as `SqliteStore.file` reports it)
  * @param sessionId - the session's `sessionId`
  * @returns the locator string
  * @example
  * ```ts
- * formatTranscriptLocator('/var/lib/colloquy/store.db', '6f1c...'); // 'sqlite:/var/lib/colloquy/store.db#6f1c...'
+ * formatTranscriptLocator('colloquy.db', '6f1c...'); // 'sqlite:colloquy.db#6f1c...'
  * ```
  */
 export function formatTranscriptLocator(file: string, sessionId: string): string {

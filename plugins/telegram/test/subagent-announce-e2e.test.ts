@@ -113,41 +113,32 @@ function spawnResult(model: ScriptedModel): { status: string; childSessionKey: s
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake Bot API)', () => {
-  it('announces into that topic exactly once, and the parent’s next turn reads the announce', async () => {
+  it('the parent’s reply on the result is the one message in that topic; its next turn read the announce', async () => {
     const model = await boot({ task: TASK });
     const topic = askInTopic();
     const parentKey = `agent:main:telegram:group:${GROUP_ID}:topic:${topic}`;
 
-    const announce = await fake.waitFor(
-      () => fake.sentTo(GROUP_ID).find((m) => m.visibleText.startsWith('Sub-agent ')),
+    // The parent's turn on the result: it read the announce and its reply is the one message
+    // the topic gets about it. The raw block is never posted.
+    const after = await fake.waitFor(
+      () => fake.sentTo(GROUP_ID).find((m) => m.visibleText === PARENT_AFTER_ANNOUNCE),
       5000,
-      'the sub-agent announce',
+      'the parent’s reply after the announce',
     );
     const spawned = spawnResult(model);
     expect(spawned).toMatchObject({
       status: 'accepted',
       childSessionKey: expect.stringMatching(/^agent:main:subagent:/),
     });
-    expect(announce.threadId).toBe(topic);
-    expect(announce.visibleText).toContain('Status: ok');
-    expect(announce.visibleText).toContain(`Result:\n${CHILD_RESULT}`);
-
-    // The parent's turn after the announce: it read it, and answered in the topic.
-    const after = await fake.waitFor(
-      () => fake.sentTo(GROUP_ID).find((m) => m.visibleText === PARENT_AFTER_ANNOUNCE),
-      5000,
-      'the parent’s reply after the announce',
-    );
     expect(after.threadId).toBe(topic);
     await sleep(SETTLE_MS);
 
-    expect(announcesOf(spawned.childSessionKey)).toHaveLength(1);
+    expect(announcesOf(spawned.childSessionKey)).toHaveLength(0);
     expect(
-      fake.callsOf('sendMessage').filter((c) => String(c.params.text).includes('finished.')),
-    ).toHaveLength(1);
-    expect(fake.sentTo(GROUP_ID).map((m) => [m.threadId, m.visibleText.split('\n')[0]])).toEqual([
+      fake.callsOf('sendMessage').filter((c) => String(c.params.text).includes('finished')),
+    ).toHaveLength(0);
+    expect(fake.sentTo(GROUP_ID).map((m) => [m.threadId, m.visibleText])).toEqual([
       [topic, PARENT_ACK],
-      [topic, `Sub-agent ${spawned.childSessionKey} finished.`],
       [topic, PARENT_AFTER_ANNOUNCE],
     ]);
 
@@ -164,30 +155,28 @@ describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake 
     expect(await store.listInbox(parentKey)).toEqual([]);
   });
 
-  it('with thread: true, opens a topic for the child, announces once into the topic of origin, and routes the child’s topic to it', async () => {
+  it('with thread: true, opens a topic for the child, which answers there (first run included), while the parent answers the result in its own topic', async () => {
     const model = await boot({ task: TASK, label: 'Hotels', thread: true });
     const topic = askInTopic();
 
-    const announce = await fake.waitFor(
-      () => fake.sentTo(GROUP_ID).find((m) => m.visibleText.startsWith('Sub-agent ')),
+    // The child's first reply goes into its own topic; the parent's reply on the result goes to
+    // the topic it was asked in.
+    const firstChildReply = await fake.waitFor(
+      () => fake.sentTo(GROUP_ID).find((m) => m.visibleText === CHILD_RESULT),
       5000,
-      'the sub-agent announce',
+      'the child’s first reply',
     );
     const spawned = spawnResult(model);
     expect(spawned).toMatchObject({ status: 'accepted', mode: 'session', threadId: expect.any(String) });
     const childTopic = Number(spawned.threadId);
     expect(childTopic).not.toBe(topic);
+    expect(firstChildReply.threadId).toBe(childTopic);
 
     // The child's topic was created with createForumTopic in the same chat, named by the label.
     const created = fake.callsOf('createForumTopic');
     expect(created).toHaveLength(1);
     expect(created[0]?.params).toMatchObject({ chat_id: GROUP_ID, name: 'Hotels' });
     expect(fake.topics(GROUP_ID).get(childTopic)).toBe('Hotels');
-
-    // The announce goes to the topic the parent was asked in, not the child's topic.
-    expect(announce.threadId).toBe(topic);
-    expect(announce.visibleText).toContain(`Sub-agent "Hotels" (${spawned.childSessionKey}) finished.`);
-    expect(announce.visibleText).toContain(`Result:\n${CHILD_RESULT}`);
 
     // A human message in the child's topic reaches the child, which answers there.
     await fake.waitFor(
@@ -203,7 +192,10 @@ describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake 
       is_topic_message: true,
     });
     const childReply = await fake.waitFor(
-      () => fake.sentTo(GROUP_ID).find((m) => m.threadId === childTopic),
+      () =>
+        fake
+          .sentTo(GROUP_ID)
+          .find((m) => m.threadId === childTopic && m.visibleText.startsWith('child heard')),
       5000,
       'the child’s reply in its topic',
     );
@@ -212,17 +204,17 @@ describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake 
     expect(childTranscript.some((m) => m.role === 'user' && m.content === 'any with a pool?')).toBe(true);
     await sleep(SETTLE_MS);
 
-    // Still exactly one announce: the child's topic conversation is not announced again.
-    expect(announcesOf(`"Hotels" (${spawned.childSessionKey})`)).toHaveLength(1);
+    // No raw announce anywhere; each topic got its own conversation.
     expect(
-      fake.callsOf('sendMessage').filter((c) => String(c.params.text).includes('finished.')),
-    ).toHaveLength(1);
-    expect(fake.sentTo(GROUP_ID).map((m) => [m.threadId, m.visibleText.split('\n')[0]])).toEqual([
-      [topic, PARENT_ACK],
-      [topic, `Sub-agent "Hotels" (${spawned.childSessionKey}) finished.`],
-      [topic, PARENT_AFTER_ANNOUNCE],
-      [childTopic, 'child heard: any with a pool?'],
-    ]);
+      fake.callsOf('sendMessage').filter((c) => String(c.params.text).includes('finished')),
+    ).toHaveLength(0);
+    const byTopic = (id: number) =>
+      fake
+        .sentTo(GROUP_ID)
+        .filter((m) => m.threadId === id)
+        .map((m) => m.visibleText);
+    expect(byTopic(topic)).toEqual([PARENT_ACK, PARENT_AFTER_ANNOUNCE]);
+    expect(byTopic(childTopic)).toEqual([CHILD_RESULT, 'child heard: any with a pool?']);
     const parentKey = `agent:main:telegram:group:${GROUP_ID}:topic:${topic}`;
     expect(
       (await store.readTail(parentKey, 100)).filter((m) => m.provenance?.kind === 'announce'),

@@ -1,9 +1,10 @@
-import type {
-  ContentBlock,
-  ModelMessage,
-  StoredMessage,
-  StoreOperations,
-  TranscriptMessage,
+import {
+  ANNOUNCE_SKIP,
+  type ContentBlock,
+  type ModelMessage,
+  type StoredMessage,
+  type StoreOperations,
+  type TranscriptMessage,
 } from '@colloquy/core';
 import { describeMedia } from './describe-media.js';
 
@@ -205,7 +206,7 @@ function provenancePrefix(message: TranscriptMessage): string | undefined {
     case 'inter_session':
       return `[Message${from}${p.sourceTool ? ` via ${p.sourceTool}` : ''}; it is not from the human user]`;
     case 'announce':
-      return `[Announce${from}; it is not from the human user]`;
+      return `[Announce${from}; it is not from the human user. Your reply to it is the one chat message about this result: tell the user what matters in your own words, or reply exactly ${ANNOUNCE_SKIP} to post nothing]`;
     case 'system':
       return '[System notice]';
   }

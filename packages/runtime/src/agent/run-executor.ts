@@ -14,14 +14,16 @@ import { filterSubagentTools, subagentPromptOf } from '../subagents/tool-filter.
 import { runAgentLoop } from './agent-loop.js';
 import { buildSystemPrompt, estimateTokens, toModelMessages } from './build-prompt.js';
 import { selectModel } from './model-selection.js';
+import { deliverPlanned, type PlannedReply, planReply } from './reply-delivery.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn, type TurnOutcome } from './run-lifecycle.js';
 import { toolSpecs } from './tool-runner.js';
 import { costOf } from './usage.js';
 
 /**
  * Executes one turn of a session (the command queue's executor): begins it durably, runs the
- * model with the session's tools, ends it durably, publishes events, delivers the reply (or an
- * error notice) and wakes the session again when unread inbox entries arrived meanwhile.
+ * model with the session's tools, ends it durably with the chat message it owes (see
+ * `planReply`), publishes events, sends that message once and wakes the session again when unread
+ * inbox entries arrived meanwhile.
  *
  * @param ctx - the runtime internals
  * @param batch - the turn's queued runs, leader first
@@ -66,13 +68,26 @@ export async function executeTurn(
     }
   }
 
+  const plan = begun.session ? planReply(begun.session, begun.runs[0]!, outcome) : undefined;
   let ended: EndedTurn;
   try {
-    ended = await endTurn(ctx, sessionKey, begun.runs, outcome);
+    ended = await endTurn(ctx, sessionKey, begun.runs, outcome, plan);
     await ctx.store.flush?.();
   } catch (error) {
     ctx.log.error({ err: error, sessionKey }, 'could not store the end of a turn');
-    ended = await failRuns(ctx, sessionKey, begun.runs, toColloquyError(error).message);
+    const message = toColloquyError(error).message;
+    const failed: TurnOutcome = {
+      status: 'error',
+      error: message,
+      notice: 'The answer could not be saved, so it was not sent; send your message again.',
+    };
+    ended = await failRuns(
+      ctx,
+      sessionKey,
+      begun.runs,
+      message,
+      begun.session && planReply(begun.session, begun.runs[0]!, failed),
+    );
   }
   for (const run of ended.runs) {
     if (run.status === 'queued') continue;
@@ -88,8 +103,7 @@ export async function executeTurn(
   if (outcome.requeue) return;
 
   const leader = ended.runs[0];
-  if (leader?.deliver && ended.session)
-    await deliverOutcome(ctx, ended.session, leader, outcome, ended.finalSeq);
+  if (leader && ended.session) await deliverPlanned(ctx, ended.session, leader);
   if (ctx.autoWake && ctx.accepting && ctx.queue.pendingCount(sessionKey) === 0) {
     await ctx.wake(sessionKey, true);
   }
@@ -202,18 +216,27 @@ function outcomeOfError(error: unknown, signal: AbortSignal): TurnOutcome {
   return { status: 'error', error: e.message, notice: `The agent could not answer: ${e.message}` };
 }
 
+/** Marks the turn's runs `error` one by one when its end could not be committed; the leader carries `plan`. */
 async function failRuns(
   ctx: RuntimeContext,
   sessionKey: string,
   runs: readonly RunRecord[],
   error: string,
+  plan: PlannedReply | undefined,
 ): Promise<EndedTurn> {
   const now = ctx.clock.now();
   const updated: RunRecord[] = [];
-  for (const run of runs) {
+  for (const [index, run] of runs.entries()) {
+    const meta = index === 0 && plan ? { meta: { ...run.meta, pendingDelivery: plan } } : {};
     try {
       updated.push(
-        await ctx.store.updateRun(run.runId, { status: 'error', error, endedAt: now, updatedAt: now }),
+        await ctx.store.updateRun(run.runId, {
+          status: 'error',
+          error,
+          endedAt: now,
+          updatedAt: now,
+          ...meta,
+        }),
       );
     } catch (e) {
       ctx.log.error({ err: e, runId: run.runId }, 'could not mark a run as failed');
@@ -221,47 +244,4 @@ async function failRuns(
     }
   }
   return { session: await ctx.store.getSession(sessionKey).catch(() => undefined), runs: updated };
-}
-
-async function deliverOutcome(
-  ctx: RuntimeContext,
-  session: SessionRecord,
-  leader: RunRecord,
-  outcome: TurnOutcome,
-  finalSeq: number | undefined,
-): Promise<void> {
-  const text = outcome.status === 'done' ? outcome.reply?.trim() : outcome.notice;
-  if (!text) return;
-  const kind = outcome.status === 'done' ? 'reply' : 'error-notice';
-  // In groups and channels the answer quotes the message that asked for it.
-  const trigger =
-    session.chatType !== undefined && session.chatType !== 'direct' ? triggerMessageId(leader) : undefined;
-  const delivered = await ctx.deliver({
-    session,
-    kind,
-    message: {
-      text,
-      ...(kind === 'error-notice' ? { format: 'plain' as const } : {}),
-      ...(trigger ? { replyToMessageId: trigger } : {}),
-    },
-  });
-  try {
-    const at = ctx.clock.now();
-    await ctx.store.transaction(async (tx) => {
-      await tx.updateRun(leader.runId, { meta: { ...leader.meta, delivery: { kind, ...delivered, at } } });
-      if (delivered.status === 'delivered' && finalSeq !== undefined && kind === 'reply') {
-        await tx.setMessagePlatformId(session.key, finalSeq, delivered.messageId);
-      }
-    });
-  } catch (error) {
-    ctx.log.warn({ err: error, runId: leader.runId }, 'could not record the delivery of a reply');
-  }
-}
-
-/** The platform id of the inbound message that started a run, when a channel message did. */
-function triggerMessageId(run: RunRecord): string | undefined {
-  const input = run.meta?.input;
-  if (typeof input !== 'object' || input === null) return undefined;
-  const id = (input as { platformMessageId?: unknown }).platformMessageId;
-  return typeof id === 'string' && id !== '' ? id : undefined;
 }

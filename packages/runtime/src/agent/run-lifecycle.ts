@@ -10,6 +10,7 @@ import type {
 } from '@colloquy/core';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { runTurnEndHooks } from '../runtime/turn-end-hooks.js';
+import { announceFallbacksOf, type PlannedReply } from './reply-delivery.js';
 import { addUsage } from './usage.js';
 
 /** A turn that began: the session as updated and its runs, now `running`. */
@@ -59,6 +60,11 @@ export function beginTurn(
       );
     }
     const leader = queued[0]!.runId;
+    // Sub-agent results read by this turn: their fallback lines, in case it cannot answer them.
+    const fallbacks = [
+      ...announceFallbacksOf(queued[0]!),
+      ...inbox.flatMap((entry) => fallbackOf(entry.message)),
+    ];
     const runs: RunRecord[] = [];
     for (const run of queued) {
       const updated = await tx.updateRun(run.runId, {
@@ -70,6 +76,7 @@ export function beginTurn(
           ...run.meta,
           inputCommittedAt: run.meta?.inputCommittedAt ?? now,
           ...(run.runId === leader ? {} : { foldedInto: leader }),
+          ...(run.runId === leader && fallbacks.length > 0 ? { announceFallbacks: fallbacks } : {}),
         },
       });
       runs.push(updated);
@@ -82,6 +89,13 @@ export function beginTurn(
     });
     return { session: updated, runs };
   });
+}
+
+/** The fallback line of a sub-agent announce in the inbox (see `announceFallback`), if it is one. */
+function fallbackOf(message: TranscriptMessage): string[] {
+  if (message.provenance?.kind !== 'announce') return [];
+  const line = (message.details as { announce?: { fallback?: unknown } } | undefined)?.announce?.fallback;
+  return typeof line === 'string' ? [line] : [];
 }
 
 /** The input of a run as the user message it becomes. Inbound details travel in `run.meta.input`. */
@@ -139,7 +153,8 @@ const SESSION_STATUS: Record<TurnOutcome['status'], SessionStatus> = {
 
 /**
  * Ends a turn durably, in ONE transaction: the final assistant message is appended, then the runs
- * take their final status (so a run is `done` only once its final message is committed), the
+ * take their final status (so a run is `done` only once its final message is committed; the
+ * leader carries the chat message the turn owes, `plan`, as `meta.pendingDelivery`), the
  * session's status, usage and cost are updated, and the turn-end hooks run. With
  * `outcome.requeue` the runs go back to `queued` and the session to `idle` instead.
  *
@@ -147,6 +162,7 @@ const SESSION_STATUS: Record<TurnOutcome['status'], SessionStatus> = {
  * @param sessionKey - the session
  * @param runs - the turn's runs, leader first
  * @param outcome - how it ended
+ * @param plan - the chat message the turn owes (see `planReply`)
  * @returns the stored state after the end
  */
 export async function endTurn(
@@ -154,6 +170,7 @@ export async function endTurn(
   sessionKey: string,
   runs: readonly RunRecord[],
   outcome: TurnOutcome,
+  plan?: PlannedReply,
 ): Promise<EndedTurn> {
   const ended = await ctx.store.transaction(async (tx) => {
     const now = ctx.clock.now();
@@ -176,10 +193,15 @@ export async function endTurn(
         );
         continue;
       }
+      const pending =
+        run.runId === leader && plan
+          ? { ...plan, ...(finalSeq !== undefined ? { finalSeq } : {}) }
+          : undefined;
       const finished = await tx.updateRun(run.runId, {
         status: outcome.status,
         endedAt: now,
         updatedAt: now,
+        ...(pending ? { meta: { ...run.meta, pendingDelivery: pending } } : {}),
         ...(outcome.reply !== undefined ? { reply: outcome.reply } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
         ...(run.runId === leader && outcome.usage ? { usage: outcome.usage } : {}),

@@ -1,4 +1,5 @@
 import type { RunRecord, StoreTransaction } from '@colloquy/core';
+import { deliverUnsent } from '../agent/reply-delivery.js';
 import { canFoldRuns, type QueuedRun, toQueuedRun } from '../queue/queued-run.js';
 import { reviveRun } from '../runtime/recover-runs.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
@@ -23,7 +24,9 @@ const MAX_BATCH = 32;
  */
 export async function runJob(ctx: RuntimeContext, runId: string): Promise<void> {
   const run = await ctx.store.getRun(runId);
-  if (!run || (run.status !== 'queued' && run.status !== 'running')) return;
+  if (!run) return;
+  // An instance that died after the turn ended may not have sent the reply it planned.
+  if (run.status !== 'queued' && run.status !== 'running') return deliverUnsent(ctx, [run]);
   if (ctx.queue.has(runId)) return;
   if (!ctx.accepting) {
     // Shutting down: leave the run to another instance (or to this one after its restart).

@@ -126,7 +126,10 @@ export async function agentRun(
     created = prepared.record;
     session = created;
   }
-  const deliver = deliverParam ?? (session.deliveryContext !== undefined && lane !== 'subagent');
+  // A thread-bound child answers in its own thread, first run included (spec section 5).
+  const deliver =
+    prepared?.result.thread !== undefined ||
+    (deliverParam ?? (session.deliveryContext !== undefined && lane !== 'subagent'));
   const extraPrompt = [extraSystemPrompt, prepared?.promptNote].filter(Boolean).join('\n\n') || undefined;
   const newRecord = created;
   let run: RunRecord;

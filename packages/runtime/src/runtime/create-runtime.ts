@@ -10,6 +10,7 @@ import {
 } from '@colloquy/core';
 import { defaultDeliverFor, defaultLaneFor, enqueueRun, enqueueRunIf } from '../agent/enqueue-run.js';
 import { createHistoryCache } from '../agent/history-cache.js';
+import { deliverUnsent } from '../agent/reply-delivery.js';
 import { executeTurn } from '../agent/run-executor.js';
 import { bridgeClusterEvents, clusterHandlers } from '../cluster/cluster-handlers.js';
 import { hasActiveRun } from '../cluster/run-job.js';
@@ -282,8 +283,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       throw error;
     }
     state = 'running';
-    // Announces left pending by the previous process go out now that plugins run.
+    // Announces left pending by the previous process go out now that plugins run, and so do
+    // replies its turns planned but did not send (with a cluster, each run's job does this).
     ctx.track(ctx.subagents.start());
+    if (!ctx.cluster) ctx.track(deliverUnsent(ctx));
     return report;
   }
 

@@ -43,11 +43,6 @@ export interface AnnouncePayload {
   silent: boolean;
   /** Filled while delivering. */
   chat?: ChatOutcome;
-  /**
-   * Set just before the chat copy is handed to the channel; a row found with it but without
-   * `chat` was cut mid-send and is never sent again.
-   */
-  sendingSince?: number;
   /** Set when the requester was gone and the result went to its owner's main session. */
   parkedIn?: string;
   /**
@@ -192,8 +187,30 @@ export function announceMessage(payload: AnnouncePayload, at: number): Transcrip
       sourceRunId: payload.runId,
       sourceTool: 'sessions_spawn',
     },
-    details: { announce: { status: payload.status, runId: payload.runId } },
+    details: {
+      announce: { status: payload.status, runId: payload.runId, fallback: announceFallback(payload) },
+    },
   };
+}
+
+/** How much of a result the plain fallback line carries. */
+export const ANNOUNCE_FALLBACK_MAX_CHARS = 500;
+
+/**
+ * The plain line the requester's chat gets when the requester cannot answer the announce itself
+ * (no model, or its turn failed): `<label> finished (<status>): <result, at most 500 chars>`.
+ * It names no ids and no paths.
+ *
+ * @param payload - the announce
+ * @returns the line
+ */
+export function announceFallback(payload: Pick<AnnouncePayload, 'label' | 'status' | 'result'>): string {
+  const flat = payload.result.replace(/\s+/g, ' ').trim() || '(no result)';
+  const cut =
+    flat.length <= ANNOUNCE_FALLBACK_MAX_CHARS
+      ? flat
+      : `${flat.slice(0, ANNOUNCE_FALLBACK_MAX_CHARS - 1).replace(/[\uD800-\uDBFF]$/, '')}…`;
+  return `${payload.label ?? 'A sub-agent'} finished (${payload.status}): ${cut}`;
 }
 
 /**

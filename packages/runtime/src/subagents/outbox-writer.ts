@@ -19,7 +19,8 @@ export interface WrittenRow {
 
 /**
  * True when a run's end is announced to the session that spawned its session: the run ended, it
- * belongs to a sub-agent session, it was not delivered to a chat itself, it led its turn (folded
+ * belongs to a sub-agent session, it was the spawned task or was not delivered to a chat itself (a
+ * thread-bound child's conversation in its thread is not announced), it led its turn (folded
  * companions share the leader's result), and it was not a `sessions_send` exchange (whose reply
  * goes back to the sender directly).
  *
@@ -33,7 +34,10 @@ export function announceRequesterOf(
   session: SessionRecord | undefined,
   mainKey: string,
 ): string | undefined {
-  if (!TERMINAL_RUN_STATUSES.includes(run.status) || run.deliver) return undefined;
+  if (!TERMINAL_RUN_STATUSES.includes(run.status)) return undefined;
+  // A thread-bound child's spawned run answers in its thread and is announced too; later
+  // conversation in the thread is not.
+  if (run.deliver && run.provenance?.sourceTool !== 'sessions_spawn') return undefined;
   if (run.meta?.foldedInto !== undefined) return undefined;
   if (run.provenance?.sourceTool === 'sessions_send') return undefined;
   const kind = session?.kind ?? classifySessionKey(run.sessionKey, { mainKey });

@@ -29,12 +29,10 @@ import { sessionWorkspaceDir } from './workspace.js';
 
 /** Tuning of announce delivery and the sub-agent sweep. */
 export interface SubagentRuntimeOptions {
-  /** First retry delay of a failed chat delivery; doubles each attempt. Default 1000 ms. */
+  /** First retry delay of a failed announce delivery (to the inbox); doubles each attempt. Default 1000 ms. */
   retryBaseMs?: number;
   /** The longest retry delay. Default 300,000 ms (5 minutes). */
   retryMaxMs?: number;
-  /** Chat delivery attempts before the chat copy is given up (the inbox copy stays). Default 8. */
-  maxChatAttempts?: number;
   /** How often due outbox rows are looked for. Default 1000 ms. */
   pollMs?: number;
   /** How often the archive/cleanup sweep runs. Default 60,000 ms. */
@@ -74,7 +72,6 @@ export interface SubagentRegistry {
 const DEFAULTS: Required<SubagentRuntimeOptions> = {
   retryBaseMs: 1000,
   retryMaxMs: 300_000,
-  maxChatAttempts: 8,
   pollMs: 1000,
   sweepMs: 60_000,
 };
@@ -84,8 +81,8 @@ const DEFAULTS: Required<SubagentRuntimeOptions> = {
  * 1. the outbox row is written in the same transaction that ends the child's run (`turnEndHook`);
  * 2. the requester's inbox entry is insert-or-ignore with id `announce:<child>:<runId>`, written in
  *    one transaction with the row's `inboxAt`;
- * 3. the chat copy goes through the delivery pipeline (send policy applies) only while the row has
- *    no `platformMessageId`, and the id is recorded the moment the send returns;
+ * 3. no chat copy of the raw block: the requester's turn on it is the one chat message (its reply
+ *    is planned with the end of that turn and sent once, see `deliverPlanned`);
  * 4. rows drain when the requester is idle (no running turn), one requester at a time; failures
  *    retry with exponential backoff (`attempts`, `nextAttemptAt`);
  * 5. a requester that no longer exists gets the result parked in its agent's main session inbox.
@@ -111,8 +108,6 @@ export function createSubagentRegistry(
   const fresh = new Set<string>();
   const draining = new Map<string, Promise<void>>();
   const again = new Set<string>();
-  /** Platform message ids sent but not yet recorded on their row (guards a failed record). */
-  const sentNotRecorded = new Map<string, string>();
   const toFinish = new Set<string>();
   let flushScheduled = false;
   /** Nothing is delivered before `start()` (plugins are not running yet) or after `stop()`. */
@@ -240,7 +235,7 @@ export function createSubagentRegistry(
     }
     for (const row of rows) {
       if (state !== 'running') return;
-      await guarded(row, () => sendToChatAndSettle(row, requester));
+      await guarded(row, () => settle(row, requester));
     }
     if (ctx.autoWake && !(requester.kind === 'subagent' && requester.status === 'killed')) {
       try {
@@ -277,80 +272,42 @@ export function createSubagentRegistry(
   }
 
   /**
-   * Step 2: the requester's chat, at most once (never again once a platform message id is known,
-   * in the store or in memory), then in ONE transaction the chat outcome, the row's `delivered`
-   * status and the run's announce outcome. A failed send is retried with backoff.
+   * Step 2: settles a row that is in the inbox. The raw block is never posted to a chat: the
+   * requester's turn on it (the wake that follows) is the one chat message about the result, in its
+   * own voice, or the plain fallback line when it cannot answer (see `announceFallback`). The block
+   * goes to the log and stays in the requester's transcript, where the owner reads it.
    */
-  async function sendToChatAndSettle(current: OutboxEntry, requester: SessionRecord): Promise<void> {
+  async function settle(current: OutboxEntry, requester: SessionRecord): Promise<void> {
     if (current.status !== 'pending' || current.inboxAt === undefined) return;
     const payload = current.payload as unknown as AnnouncePayload;
-    const id = rowId(current);
-    let chat = payload.chat;
-    const known = current.platformMessageId ?? sentNotRecorded.get(id);
-    if (!chat && known !== undefined) chat = { outcome: 'delivered', at: ctx.clock.now(), messageId: known };
-    if (!chat && payload.sendingSince !== undefined) {
-      // A send began and its end was never recorded (the process died): it may have reached the
-      // chat, so it is not sent again. The chat never sees a result twice; the inbox has it.
-      chat = {
-        outcome: 'failed',
-        at: ctx.clock.now(),
-        reason: 'the runtime stopped while sending the chat copy; not sent again, so it cannot appear twice',
-      };
-    }
-    if (!chat) {
-      if (current.attempts > 0 && current.nextAttemptAt > ctx.clock.now()) return;
-      const target = originTarget(payload.origin);
-      if (!target) {
-        chat = { outcome: 'skipped', at: ctx.clock.now(), reason: 'the requester has no chat' };
-      } else {
-        const sendingSince = ctx.clock.now();
-        await store.updateOutbox(current.childSessionKey, current.runId, {
-          payload: { ...payload, sendingSince } as unknown as Record<string, unknown>,
-          updatedAt: sendingSince,
-        });
-        const outcome = await ctx.deliver({
-          session: requester,
-          kind: 'announce',
-          to: target,
-          message: { text: payload.text },
-        });
-        const at = ctx.clock.now();
-        if (outcome.status === 'delivered') {
-          sentNotRecorded.set(id, outcome.messageId);
-          chat = { outcome: 'delivered', at, messageId: outcome.messageId };
-        } else if (outcome.status === 'denied' || outcome.status === 'skipped') {
-          chat = { outcome: outcome.status, at, reason: outcome.reason };
-        } else {
-          const attempts = current.attempts + 1;
-          if (attempts < opts.maxChatAttempts) {
-            // The send failed for certain: it may be tried again.
-            await store.updateOutbox(current.childSessionKey, current.runId, {
-              payload: payload as unknown as Record<string, unknown>,
-              attempts,
-              nextAttemptAt: at + backoff(attempts),
-              lastError: outcome.error,
-              updatedAt: at,
-            });
-            return;
-          }
-          chat = { outcome: 'failed', at, reason: `${outcome.error} (after ${attempts} attempts)` };
-        }
-      }
-    }
-    const settledChat = chat;
+    const at = ctx.clock.now();
+    const chat: ChatOutcome = {
+      outcome: 'skipped',
+      at,
+      reason: originTarget(payload.origin)
+        ? "the requester's own reply to it is the chat message"
+        : 'the requester has no chat',
+    };
+    log.info(
+      {
+        childSessionKey: current.childSessionKey,
+        runId: current.runId,
+        requester: requester.key,
+        status: payload.status,
+        announce: payload.text,
+      },
+      'a sub-agent finished; its result is in the requester inbox',
+    );
     await store.transaction(async (tx) => {
-      const now = ctx.clock.now();
       await tx.updateOutbox(current.childSessionKey, current.runId, {
         status: 'delivered',
-        deliveredAt: now,
-        updatedAt: now,
-        payload: { ...payload, chat: settledChat } as unknown as Record<string, unknown>,
-        ...(settledChat.messageId !== undefined ? { platformMessageId: settledChat.messageId } : {}),
+        deliveredAt: at,
+        updatedAt: at,
+        payload: { ...payload, chat } as unknown as Record<string, unknown>,
       });
-      await recordOutcome(tx, current.runId, outcomeOf(settledChat, now));
+      await recordOutcome(tx, current.runId, outcomeOf(chat, at));
     });
     current.status = 'delivered';
-    sentNotRecorded.delete(id);
     if (payload.needsCleanup) track(finish(current.childSessionKey));
   }
 
@@ -502,25 +459,6 @@ export function createSubagentRegistry(
   };
 }
 
-function rowId(row: Pick<OutboxEntry, 'childSessionKey' | 'runId'>): string {
-  return `${row.childSessionKey}\u0000${row.runId}`;
-}
-
-function outcomeOf(chat: ChatOutcome | undefined, at: number): AnnounceOutcome {
-  if (!chat || chat.outcome === 'delivered') return { outcome: 'delivered', at };
-  if (chat.outcome === 'denied') {
-    return {
-      outcome: 'denied',
-      reason: `in the requester's inbox; chat copy denied: ${chat.reason ?? ''}`.trim(),
-      at,
-    };
-  }
-  if (chat.outcome === 'skipped') {
-    return { outcome: 'delivered', reason: `inbox only: ${chat.reason ?? 'no chat'}`, at };
-  }
-  return {
-    outcome: 'failed',
-    reason: `in the requester's inbox; chat copy failed: ${chat.reason ?? ''}`.trim(),
-    at,
-  };
+function outcomeOf(chat: ChatOutcome, at: number): AnnounceOutcome {
+  return { outcome: 'delivered', reason: `in the requester inbox; ${chat.reason ?? ''}`.trim(), at };
 }

@@ -45,11 +45,11 @@ describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
     );
   });
 
-  it('announces a finished child once to the parent inbox and chat, with status, result, notes and stats', async () => {
+  it('announces a finished child once to the parent inbox; the chat gets only the parent’s own reply', async () => {
     h = await startSubagentHarness({
       storeKind,
       script: (request) =>
-        isSubagent(request) ? 'The answer is 42.' : `parent saw: ${lastUserText(request)}`,
+        isSubagent(request) ? 'The answer is 42.' : `parent saw: ${lastUserText(request)?.slice(0, 40)}`,
     });
     await seedMain(h.store);
     const spawned = await call<{ status: string; runId: string; childSessionKey: string }>(
@@ -62,17 +62,16 @@ describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
       async () => (await store.getOutbox(spawned.childSessionKey, spawned.runId))?.status === 'delivered',
     );
     await waitFor(
-      async () => (await store.getSession(MAIN))?.status === 'done',
+      async () => (await store.getSession(MAIN))?.status === 'done' && h!.channel.sent.length > 0,
       3000,
       'the parent woke and answered',
     );
 
+    // The raw block (Status, Result, Notes, Stats) is in the parent's inbox and transcript only.
     const row = (await store.getOutbox(spawned.childSessionKey, spawned.runId))!;
-    expect(row.platformMessageId).toMatch(/^memory-out-/);
     expect(row.inboxAt).toBeTypeOf('number');
-    const chat = h.channel.sent.filter((m) => m.text.startsWith('Sub-agent'));
-    expect(chat).toHaveLength(1);
-    const text = chat[0]!.text;
+    const [announce] = await announcesIn(store, MAIN);
+    const text = announce!.text;
     expect(text).toContain(`Sub-agent "calc" (${spawned.childSessionKey}) finished.`);
     expect(text).toContain('Status: ok');
     expect(text).toContain('Result:\nThe answer is 42.');
@@ -83,14 +82,65 @@ describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
     expect(text).toContain(`sessionId ${child.sessionId}`);
     expect(text).toContain('transcript ');
 
-    // The parent's next turn read it, as an announce (not as its human).
-    expect(await announcesIn(store, MAIN)).toEqual([{ runId: spawned.runId, text }]);
+    // The chat sees one message about it: the parent's reply, in its own voice; no ids, no paths.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const chat = h.channel.sent.map((m) => m.text);
+    expect(chat).toHaveLength(1);
+    expect(chat[0]).toMatch(/^parent saw: /);
+    expect(chat.join('\n')).not.toContain(spawned.childSessionKey);
+    expect(chat.join('\n')).not.toContain('Stats:');
+
+    // The parent's turn read it as an announce (not as its human), told how to answer.
     const parentTurn = h.model.requests.find((r) => !isSubagent(r))!;
     expect(userTexts(parentTurn).at(-1)).toMatch(
-      /^\[Announce from session agent:main:subagent:[^\]]+; it is not from the human user\]/,
+      /^\[Announce from session agent:main:subagent:[^\]]+; it is not from the human user\. Your reply to it is the one chat message about this result: .* ANNOUNCE_SKIP to post nothing\]/,
     );
     expect((await store.getRun(spawned.runId))?.announce).toMatchObject({ outcome: 'delivered' });
     expect(await store.listInbox(MAIN)).toEqual([]);
+  });
+
+  it('posts nothing when the parent answers a result with exactly ANNOUNCE_SKIP', async () => {
+    h = await startSubagentHarness({
+      storeKind,
+      script: (request) => (isSubagent(request) ? 'routine result' : 'ANNOUNCE_SKIP'),
+    });
+    await seedMain(h.store);
+    const spawned = await call<{ runId: string; childSessionKey: string }>(
+      (await h.tools(MAIN)).sessions_spawn,
+      { task: 'Routine' },
+    );
+    const store = h.store;
+    await waitFor(
+      async () => (await store.getOutbox(spawned.childSessionKey, spawned.runId))?.status === 'delivered',
+    );
+    await waitFor(async () => (await store.getSession(MAIN))?.status === 'done');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(h.channel.sent).toEqual([]);
+    expect(await announcesIn(store, MAIN)).toHaveLength(1);
+  });
+
+  it('posts the plain fallback line once when the parent cannot answer (its model fails)', async () => {
+    h = await startSubagentHarness({
+      storeKind,
+      script: (request) =>
+        isSubagent(request)
+          ? `The answer is ${'long '.repeat(200)}42.`
+          : { error: { code: 'MODEL_ERROR', message: 'the model is down' } },
+    });
+    await seedMain(h.store);
+    const spawned = await call<{ runId: string; childSessionKey: string }>(
+      (await h.tools(MAIN)).sessions_spawn,
+      { task: 'Compute', label: 'calc' },
+    );
+    const store = h.store;
+    await waitFor(async () => h!.channel.sent.length > 0, 3000, 'the fallback');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const chat = h.channel.sent.map((m) => m.text);
+    expect(chat).toHaveLength(1);
+    expect(chat[0]).toMatch(/^calc finished \(ok\): The answer is long long /);
+    expect(chat[0]!.length).toBeLessThanOrEqual('calc finished (ok): '.length + 500);
+    expect(chat[0]).not.toContain(spawned.childSessionKey);
+    expect((await store.getOutbox(spawned.childSessionKey, spawned.runId))?.status).toBe('delivered');
   });
 
   it('keeps an exact ANNOUNCE_SKIP silent and records it as skipped', async () => {
@@ -213,73 +263,95 @@ describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
     const announces = await announcesIn(store, MAIN);
     expect(announces).toHaveLength(3);
     expect(new Set(announces.map((a) => a.runId)).size).toBe(3);
-    expect(h.channel.sent.filter((m) => m.text.startsWith('Sub-agent'))).toHaveLength(3);
+    // One chat message per parent turn, never a raw block.
+    expect(h.channel.sent.filter((m) => m.text.startsWith('Sub-agent'))).toHaveLength(0);
+    expect(h.channel.sent.filter((m) => m.text === 'all in')).toHaveLength(1);
     expect(parentTurns).toBe(3);
   });
 });
 
 describe('announce delivery under faults', () => {
-  it.each([
-    [
-      'settling the row',
-      (patch: { status?: string; platformMessageId?: string }) => patch.status === 'delivered',
-    ],
-    [
-      'recording the platform message id',
-      (patch: { platformMessageId?: string }) => patch.platformMessageId !== undefined,
-    ],
-  ])(
-    'sends the chat copy once when %s throws right after the platform send succeeded',
-    async (_what, failsOn) => {
-      let failNext = true;
-      const { store: inner, cleanup } = await (await import('../support/harness.js')).makeStore('sqlite');
-      // A store that fails the first write after a successful platform send (recording the outcome),
-      // whether it is made on the store or on a transaction handle.
-      const failing = <T extends object>(target: T): T =>
-        new Proxy(target, {
-          get(object, name, receiver) {
-            const value = Reflect.get(object, name, receiver);
-            if (typeof value !== 'function') return value;
-            if (name === 'transaction') {
-              return (fn: (tx: StoreTransaction) => Promise<unknown>) =>
-                (value as StoreTransaction['transaction']).call(receiver, (tx) => fn(failing(tx)));
+  it('sends the parent’s reply once when recording its delivery fails, and not again after a restart', async () => {
+    let failNext = true;
+    const { store: inner, file, cleanup } = await (await import('../support/harness.js')).makeStore('sqlite');
+    // A store that fails the first record of a delivered reply (right after the platform send),
+    // whether it is made on the store or on a transaction handle.
+    const failing = <T extends object>(target: T): T =>
+      new Proxy(target, {
+        get(object, name, receiver) {
+          const value = Reflect.get(object, name, receiver);
+          if (typeof value !== 'function') return value;
+          if (name === 'transaction') {
+            return (fn: (tx: StoreTransaction) => Promise<unknown>) =>
+              (value as StoreTransaction['transaction']).call(receiver, (tx) => fn(failing(tx)));
+          }
+          if (name !== 'updateRun') return value;
+          return (...args: unknown[]) => {
+            const patch = args[1] as { meta?: { delivery?: { status?: string } } };
+            if (failNext && patch.meta?.delivery?.status === 'delivered') {
+              failNext = false;
+              throw new Error('injected crash right after the platform send');
             }
-            if (name !== 'updateOutbox') return value;
-            return (...args: unknown[]) => {
-              const patch = args[2] as { status?: string; platformMessageId?: string };
-              if (failNext && failsOn(patch)) {
-                failNext = false;
-                throw new Error('injected crash right after the platform send');
-              }
-              return (value as (...a: unknown[]) => unknown).apply(object, args);
-            };
-          },
-        });
-      const store = failing(inner);
-      h = await startSubagentHarness({ store, script: (r) => (isSubagent(r) ? 'done once' : 'noted') });
-      await seedMain(h.store);
-      const spawned = await call<{ runId: string; childSessionKey: string }>(
-        (await h.tools(MAIN)).sessions_spawn,
-        {
-          task: 'Report once',
+            return (value as (...a: unknown[]) => unknown).apply(object, args);
+          };
         },
-      );
-      await waitFor(
-        async () => (await inner.getOutbox(spawned.childSessionKey, spawned.runId))?.status === 'delivered',
-        4000,
-      );
-      expect(failNext).toBe(false);
-      const row = (await inner.getOutbox(spawned.childSessionKey, spawned.runId))!;
-      expect(row.attempts).toBe(1);
-      expect(row.lastError).toContain('injected crash');
-      expect(h.channel.sent.filter((m) => m.text.includes('done once'))).toHaveLength(1);
-      await waitFor(async () => (await inner.getSession(MAIN))?.status === 'done');
-      expect(await announcesIn(inner, MAIN)).toHaveLength(1);
-      await h.close();
-      h = undefined;
-      cleanup();
-    },
-  );
+      });
+    h = await startSubagentHarness({
+      store: failing(inner),
+      script: (r) => (isSubagent(r) ? 'done once' : 'told the user once'),
+    });
+    await seedMain(h.store);
+    await call((await h.tools(MAIN)).sessions_spawn, { task: 'Report once' });
+    await waitFor(() => !failNext && h!.channel.sent.length === 1, 4000, 'the reply and the failed record');
+    await waitFor(async () => (await inner.getSession(MAIN))?.status === 'done');
+    await h.close();
+    const reopened = (await import('../support/harness.js')).makeStore;
+    h = await startSubagentHarness({ store: (await reopened('sqlite', file)).store, script: () => 'never' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(h.channel.sent).toEqual([]);
+    const wake = (await h.store.listRuns({ sessionKey: MAIN })).find((run) => run.meta?.wake === true)!;
+    expect(wake.meta?.delivery).toMatchObject({ status: 'failed' });
+    await h.close();
+    h = undefined;
+    cleanup();
+  });
+
+  it('sends a reply planned by a turn whose process died before sending it, once, after the restart', async () => {
+    const { store, file, cleanup } = await (await import('../support/harness.js')).makeStore('sqlite');
+    await seedMain(store);
+    const now = Date.now();
+    await store.createRun({
+      runId: 'r-planned',
+      sessionKey: MAIN,
+      lane: 'main',
+      status: 'done',
+      createdAt: now,
+      updatedAt: now,
+      endedAt: now,
+      message: '',
+      deliver: true,
+      attempts: 1,
+      reply: 'the answer that was never sent',
+      meta: { pendingDelivery: { kind: 'reply', text: 'the answer that was never sent' } },
+    });
+    await store.close();
+    const reopen = (await import('../support/harness.js')).makeStore;
+    h = await startSubagentHarness({ store: (await reopen('sqlite', file)).store, script: () => 'unused' });
+    await waitFor(() => h!.channel.sent.length === 1);
+    expect(h.channel.sent[0]?.message.text).toBe('the answer that was never sent');
+    const stored = h.store;
+    await waitFor(
+      async () =>
+        ((await stored.getRun('r-planned'))?.meta?.delivery as { status?: string })?.status === 'delivered',
+    );
+    await h.close();
+    h = await startSubagentHarness({ store: (await reopen('sqlite', file)).store, script: () => 'unused' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(h.channel.sent).toEqual([]);
+    await h.close();
+    h = undefined;
+    cleanup();
+  });
 
   it('holds the announce while the requester is busy, then delivers it exactly once', async () => {
     h = await startSubagentHarness({
@@ -315,35 +387,14 @@ describe('announce delivery under faults', () => {
         (await announcesIn(store, MAIN)).length === 1 && (await store.getSession(MAIN))?.status === 'done',
     );
     await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(h.channel.sent.filter((m) => m.text.includes('child finished'))).toHaveLength(1);
+    expect(h.channel.sent.filter((m) => m.text.includes('child finished'))).toHaveLength(0);
+    expect(h.channel.sent.map((m) => m.text)).toEqual(['noted the result']);
     expect(await announcesIn(store, MAIN)).toHaveLength(1);
     const replies = h.model.requests.filter((r) => !isSubagent(r));
     expect(replies).toHaveLength(2);
   });
 
-  it('retries a failed chat send with backoff and records the attempts', async () => {
-    h = await startSubagentHarness({ script: (r) => (isSubagent(r) ? 'retry me' : 'noted') });
-    await seedMain(h.store);
-    h.channel.failNextSend();
-    const spawned = await call<{ runId: string; childSessionKey: string }>(
-      (await h.tools(MAIN)).sessions_spawn,
-      {
-        task: 'Report',
-      },
-    );
-    const store = h.store;
-    await waitFor(
-      async () => (await store.getOutbox(spawned.childSessionKey, spawned.runId))?.status === 'delivered',
-      4000,
-    );
-    const row = (await store.getOutbox(spawned.childSessionKey, spawned.runId))!;
-    expect(row.attempts).toBe(1);
-    expect(row.lastError).toContain('scripted send failure');
-    expect(h.channel.sent.filter((m) => m.text.includes('retry me'))).toHaveLength(1);
-    expect(await announcesIn(store, MAIN)).toHaveLength(1);
-  });
-
-  it('keeps the announce in the inbox when send policy denies the chat copy, and records the denial', async () => {
+  it('keeps the announce in the inbox when send policy denies the parent’s reply, and records the denial', async () => {
     h = await startSubagentHarness({
       config: { session: { sendPolicy: { rules: [{ match: { channel: 'memory' }, action: 'deny' }] } } },
       script: (r) => (isSubagent(r) ? 'quiet result' : 'noted'),
@@ -359,9 +410,13 @@ describe('announce delivery under faults', () => {
     await waitFor(
       async () => (await store.getOutbox(spawned.childSessionKey, spawned.runId))?.status === 'delivered',
     );
-    expect(h.channel.sent).toEqual([]);
-    expect((await store.getRun(spawned.runId))?.announce?.outcome).toBe('denied');
     await waitFor(async () => (await announcesIn(store, MAIN)).length === 1);
+    await waitFor(async () => (await store.getSession(MAIN))?.status === 'done');
+    expect(h.channel.sent).toEqual([]);
+    expect((await store.getRun(spawned.runId))?.announce?.outcome).toBe('delivered');
+    const wake = (await store.listRuns({ sessionKey: MAIN })).find((run) => run.meta?.wake === true)!;
+    await waitFor(async () => (await store.getRun(wake.runId))?.meta?.delivery !== undefined);
+    expect((await store.getRun(wake.runId))?.meta?.delivery).toMatchObject({ status: 'denied' });
   });
 
   it('parks the result in the owner main session when the requester no longer exists', async () => {

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,9 +26,14 @@ afterEach(() => {
 });
 
 /** Starts the runner and SIGKILLs it `killAfterMs` after it reported ready. */
-function runAndKill(database: string, workspace: string, killAfterMs: number): Promise<string> {
+function runAndKill(
+  database: string,
+  workspace: string,
+  sentFile: string,
+  killAfterMs: number,
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [RUNNER, database, workspace, String(CHILDREN)], {
+    const proc = spawn(process.execPath, [RUNNER, database, workspace, String(CHILDREN), sentFile], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = proc;
@@ -62,14 +67,15 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
   });
 
   it(`announces every child exactly once, completed or interrupted, over ${ROUNDS} random kills`, async () => {
-    const outcomes = { done: 0, interrupted: 0 };
+    const outcomes = { done: 0, interrupted: 0, chatted: 0, cutSends: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       const dir = mkdtempSync(join(tmpdir(), 'colloquy-crash-'));
       dirs.push(dir);
       const database =
         kind === 'postgres' ? await createTestDatabase(inject('postgresUrl')) : join(dir, 'colloquy.db');
       const killAfterMs = Math.floor(Math.random() * 60);
-      await runAndKill(database, join(dir, 'workspaces'), killAfterMs);
+      const sentFile = join(dir, 'sent.jsonl');
+      const out = await runAndKill(database, join(dir, 'workspaces'), sentFile, killAfterMs);
 
       // Odd rounds allow one attempt only: runs cut mid-way become `interrupted` instead of resuming.
       const maxRunAttempts = round % 2 === 1 ? 1 : 3;
@@ -110,11 +116,52 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
         // Nothing announced that is not a sub-agent run, and nothing twice.
         expect(announced).toHaveLength(runs.length);
         expect(await allOutbox(store)).toHaveLength(runs.length);
+        if (out.includes('spawned\n')) expect(runs).toHaveLength(CHILDREN);
+
+        // The chat, before and after the kill: at most one message per result, never the raw
+        // block; a result with none was read by a turn whose send the kill cut (recorded so).
+        // Every planned reply has been sent, or its cut send recorded (the restart settles those).
+        await waitFor(async () =>
+          (await store.listRuns({ sessionKey: MAIN })).every((run) => {
+            const delivery = run.meta?.delivery as { status?: string } | undefined;
+            return (
+              run.meta?.pendingDelivery === undefined ||
+              (delivery !== undefined && delivery.status !== 'sending')
+            );
+          }),
+        );
+        const chat = [
+          ...(existsSync(sentFile)
+            ? readFileSync(sentFile, 'utf8').trim().split('\n').filter(Boolean)
+            : []
+          ).map((line) => (JSON.parse(line) as { text: string }).text),
+          ...h.channel.sent.map((m) => m.message.text),
+        ];
+        expect(chat.filter((text) => text.includes('Sub-agent'))).toEqual([]);
+        const parentRuns = await store.listRuns({ sessionKey: MAIN });
+        for (const run of runs) {
+          const label = (await store.getOutbox(run.sessionKey, run.runId))!.payload as { label?: string };
+          const mention = new RegExp(`\\b${label.label}\\b`);
+          const messages = chat.filter((text) => mention.test(text));
+          expect(messages.length, `chat messages about ${label.label}`).toBeLessThanOrEqual(1);
+          if (messages.length === 0) {
+            const reader = parentRuns.find((p) =>
+              ((p.meta?.announceFallbacks as string[] | undefined) ?? []).some((line) => mention.test(line)),
+            );
+            expect(reader, `the turn that read ${label.label}`).toBeDefined();
+            expect((reader!.meta?.delivery as { status?: string } | undefined)?.status, label.label).toBe(
+              'failed',
+            );
+            outcomes.cutSends++;
+          } else outcomes.chatted++;
+        }
       } finally {
         await h.close();
       }
     }
     // Over ten rounds both endings happen (a sanity check that the kills landed mid-work).
     expect(outcomes.done).toBeGreaterThan(0);
+    expect(outcomes.chatted).toBeGreaterThan(0);
+    console.log(`restart (${kind}): ${JSON.stringify(outcomes)}`);
   }, 60_000);
 });

@@ -1,0 +1,150 @@
+import { ANNOUNCE_SKIP, type RunRecord, type SessionRecord } from '@colloquy/core';
+import type { DeliveryKind } from '../delivery/deliver.js';
+import type { RuntimeContext } from '../runtime/runtime-context.js';
+import type { TurnOutcome } from './run-lifecycle.js';
+
+/**
+ * The chat message a turn owes its chat, decided when the turn ends and stored on its leading run
+ * (`meta.pendingDelivery`) in the transaction that ends it, so a runtime that dies before sending
+ * sends it after the restart (or another instance does).
+ */
+export interface PlannedReply {
+  kind: Extract<DeliveryKind, 'reply' | 'error-notice' | 'announce'>;
+  text: string;
+  format?: 'plain';
+  /** The platform message the reply quotes (groups and channels). */
+  replyToMessageId?: string;
+  /** The transcript seq of the final assistant message, for its platform message id. */
+  finalSeq?: number;
+}
+
+/** Results the turn read from its inbox: their fallback lines (see `announceFallback`). */
+export function announceFallbacksOf(run: RunRecord): string[] {
+  const value = run.meta?.announceFallbacks;
+  return Array.isArray(value) ? value.filter((line): line is string => typeof line === 'string') : [];
+}
+
+/**
+ * What a turn's chat gets:
+ * - a reply to sub-agent results: the reply, in the requester's own voice; nothing when it is
+ *   exactly `ANNOUNCE_SKIP`; the plain fallback line of each result when the turn failed (no model,
+ *   an error, a timeout);
+ * - otherwise the reply, or the error notice.
+ *
+ * @param session - the session after the turn
+ * @param leader - the turn's leading run
+ * @param outcome - how the turn ended
+ * @returns the message to send, or `undefined` when the chat gets nothing
+ */
+export function planReply(
+  session: SessionRecord,
+  leader: RunRecord,
+  outcome: TurnOutcome,
+): PlannedReply | undefined {
+  if (!leader.deliver || outcome.requeue) return undefined;
+  const fallbacks = announceFallbacksOf(leader);
+  const trigger =
+    session.chatType !== undefined && session.chatType !== 'direct' ? triggerMessageId(leader) : undefined;
+  const quote = trigger ? { replyToMessageId: trigger } : {};
+  if (outcome.status === 'done') {
+    const reply = outcome.reply?.trim();
+    if (!reply || (fallbacks.length > 0 && reply === ANNOUNCE_SKIP)) return undefined;
+    return { kind: 'reply', text: reply, ...quote };
+  }
+  if (fallbacks.length > 0) return { kind: 'announce', text: fallbacks.join('\n'), format: 'plain' };
+  return outcome.notice
+    ? { kind: 'error-notice', text: outcome.notice, format: 'plain', ...quote }
+    : undefined;
+}
+
+/**
+ * Sends the message planned at the end of a run's turn, once: a `sending` mark is recorded before
+ * the channel is called, so a send cut by a crash is never repeated (the chat never sees it twice),
+ * and the outcome (with the platform message id) after.
+ *
+ * @param ctx - the runtime internals
+ * @param session - the session
+ * @param run - the leading run, carrying `meta.pendingDelivery`
+ */
+export async function deliverPlanned(
+  ctx: RuntimeContext,
+  session: SessionRecord,
+  run: RunRecord,
+): Promise<void> {
+  const plan = run.meta?.pendingDelivery as PlannedReply | undefined;
+  if (!plan || run.meta?.delivery !== undefined) return;
+  const meta = run.meta ?? {};
+  try {
+    await ctx.store.updateRun(run.runId, {
+      meta: { ...meta, delivery: { kind: plan.kind, status: 'sending', at: ctx.clock.now() } },
+    });
+  } catch (error) {
+    ctx.log.warn({ err: error, runId: run.runId }, 'could not mark a reply as being sent; it is not sent');
+    return;
+  }
+  const delivered = await ctx.deliver({
+    session,
+    kind: plan.kind,
+    message: {
+      text: plan.text,
+      ...(plan.format ? { format: plan.format } : {}),
+      ...(plan.replyToMessageId ? { replyToMessageId: plan.replyToMessageId } : {}),
+    },
+  });
+  try {
+    const at = ctx.clock.now();
+    await ctx.store.transaction(async (tx) => {
+      await tx.updateRun(run.runId, { meta: { ...meta, delivery: { kind: plan.kind, ...delivered, at } } });
+      if (delivered.status === 'delivered' && plan.finalSeq !== undefined && plan.kind === 'reply') {
+        await tx.setMessagePlatformId(session.key, plan.finalSeq, delivered.messageId);
+      }
+    });
+  } catch (error) {
+    ctx.log.warn({ err: error, runId: run.runId }, 'could not record the delivery of a reply');
+  }
+}
+
+/**
+ * After a crash: sends what ended turns planned but never began to send, and records the sends a
+ * crash cut as `failed` (not repeated). Reads the newest `limit` ended runs.
+ *
+ * @param ctx - the runtime internals
+ * @param runs - the runs to look at (default: the newest 500 ended ones)
+ */
+export async function deliverUnsent(ctx: RuntimeContext, runs?: readonly RunRecord[]): Promise<void> {
+  const candidates =
+    runs ?? (await ctx.store.listRuns({ statuses: ['done', 'error', 'timeout', 'killed'], limit: 500 }));
+  for (const run of candidates) {
+    if (run.meta?.pendingDelivery === undefined) continue;
+    const delivery = run.meta.delivery as { status?: string } | undefined;
+    if (delivery?.status === 'sending') {
+      await ctx.store
+        .updateRun(run.runId, {
+          meta: {
+            ...run.meta,
+            delivery: {
+              ...delivery,
+              status: 'failed',
+              error:
+                'the runtime stopped while sending this reply; it is not sent again, so it cannot appear twice',
+            },
+          },
+        })
+        .catch((error: unknown) =>
+          ctx.log.warn({ err: error, runId: run.runId }, 'could not settle a cut send'),
+        );
+      continue;
+    }
+    if (delivery !== undefined) continue;
+    const session = await ctx.store.getSession(run.sessionKey);
+    if (session) await deliverPlanned(ctx, session, run);
+  }
+}
+
+/** The platform id of the inbound message that started a run, when a channel message did. */
+function triggerMessageId(run: RunRecord): string | undefined {
+  const input = run.meta?.input;
+  if (typeof input !== 'object' || input === null) return undefined;
+  const id = (input as { platformMessageId?: unknown }).platformMessageId;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
