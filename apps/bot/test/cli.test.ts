@@ -104,6 +104,51 @@ describe('colloquy config check and init', () => {
     expect(run.stdout).toContain('From the environment: agents.defaults.model from COLLOQUY_MODEL');
   });
 
+  it('refuses a model that cannot work, naming the environment variable it came from', async () => {
+    const env = { COLLOQUY_MODEL: 'openai/gpt-4o-mini' };
+    const check = await runCliProcess(['config', 'check'], { cwd: dir, env });
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain('COLLOQUY_MODEL=openai/gpt-4o-mini names the provider "openai"');
+    expect(check.stderr).toContain('set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL');
+    expect(check.stderr).not.toContain('your config file');
+    const quiet = join(dir, 'quiet-ports.json5');
+    writeFileSync(quiet, JSON.stringify({ gateway: { port: 0 }, channels: { webchat: { port: 0 } } }));
+    const start = await runCliProcess(
+      ['start', '--config', quiet, '--state-dir', join(dir, 'refused-state')],
+      { cwd: dir, env },
+    );
+    expect(start.code).toBe(1);
+    expect(start.stderr).toContain('Colloquy cannot start: COLLOQUY_MODEL=openai/gpt-4o-mini');
+    expect(start.stdout).not.toContain('Colloquy is running.');
+  });
+
+  it('refuses a model whose provider is not configured, and a provider key variable that is not set', async () => {
+    const nosuch = join(dir, 'nosuch.json5');
+    writeFileSync(nosuch, JSON.stringify({ agents: { defaults: { model: 'nosuch/x' } } }));
+    const check = await runCliProcess(['config', 'check', '--config', nosuch], { cwd: dir });
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain(
+      `agents.defaults.model "nosuch/x" names the provider "nosuch", which is not set up`,
+    );
+    expect(check.stderr).toContain(`add models.providers.nosuch in ${nosuch}`);
+    const json = await runCliProcess(['config', 'check', '--config', nosuch, '--json'], { cwd: dir });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, models: [{ path: 'agents.defaults.model' }] });
+    const keyed = join(dir, 'keyed.json5');
+    writeFileSync(
+      keyed,
+      JSON.stringify({
+        agents: { defaults: { model: 'openai/gpt-4o-mini' } },
+        models: {
+          providers: { openai: { kind: 'openai-compatible', baseURL: 'https://api.openai.com/v1' } },
+        },
+      }),
+    );
+    const noKey = await runCliProcess(['config', 'check', '--config', keyed], { cwd: dir });
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toContain('it needs an API key; set models.providers.openai.apiKeyEnv');
+  });
+
   it('warns when the web chat or the gateway listens on every interface', async () => {
     const open = join(dir, 'open.json5');
     writeFileSync(

@@ -4,6 +4,7 @@ import { installSignalHandlers } from '@colloquy/runtime';
 import { type Bot, startBot } from '../../bot/start-bot.js';
 import { ENV } from '../../config/env-overlay.js';
 import { type BotConfig, loadBotConfig } from '../../config/load-config.js';
+import { checkModels } from '../../config/model-check.js';
 import { MODEL_HELP } from '../../config/model-help.js';
 import { createAppLogger, type LogFormat } from '../../logging/create-logger.js';
 import { describeStorage } from '../../state/open-store.js';
@@ -42,6 +43,12 @@ export async function startCommand(args: readonly string[], io: CliIo): Promise<
     return 1;
   }
   const config = loaded.config;
+  // A bot whose model cannot work would answer nothing: refuse now, not at the first message.
+  const models = checkModels(config, io.env);
+  if (models.length > 0) {
+    writeLines(io.err, ...models.map((problem) => `Colloquy cannot start: ${problem.message}`));
+    return 1;
+  }
   const secrets = [...config.core.redaction.secrets];
   const logger = await createAppLogger({
     level: values['log-level'] ?? config.app.logLevel,
