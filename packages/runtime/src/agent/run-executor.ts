@@ -13,6 +13,7 @@ import { redactSpawnAttachments } from '../subagents/redact-attachments.js';
 import { filterSubagentTools, subagentPromptOf } from '../subagents/tool-filter.js';
 import { runAgentLoop } from './agent-loop.js';
 import { buildSystemPrompt, estimateTokens, toModelMessages } from './build-prompt.js';
+import { errorNoticeFor } from './error-notice.js';
 import { selectModel } from './model-selection.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn, type TurnOutcome } from './run-lifecycle.js';
 import { toolSpecs } from './tool-runner.js';
@@ -86,6 +87,13 @@ export async function executeTurn(
   }
   ctx.events.emit({ type: 'session.updated', sessionKey });
   if (outcome.requeue) return;
+  if (outcome.status === 'error') {
+    // The owner and the logs get the details; other chat users only an apology (errorNoticeFor).
+    ctx.log.warn(
+      { sessionKey, runId: begun.runs[0]?.runId, error: outcome.error },
+      'the agent could not answer',
+    );
+  }
 
   const leader = ended.runs[0];
   if (leader?.deliver && ended.session)
@@ -230,7 +238,7 @@ async function deliverOutcome(
   outcome: TurnOutcome,
   finalSeq: number | undefined,
 ): Promise<void> {
-  const text = outcome.status === 'done' ? outcome.reply?.trim() : outcome.notice;
+  const text = outcome.status === 'done' ? outcome.reply?.trim() : errorNoticeFor(outcome, leader);
   if (!text) return;
   const kind = outcome.status === 'done' ? 'reply' : 'error-notice';
   // In groups and channels the answer quotes the message that asked for it.
