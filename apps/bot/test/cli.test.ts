@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -218,5 +218,38 @@ describe('colloquy config check and init', () => {
     );
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('No pending telegram pairing code "NOPE1234"');
+  });
+});
+
+describe('a second colloquy start on the same ports', () => {
+  it('says Colloquy is probably running (with its pid) and how to pick other ports, without a stack trace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'colloquy-busy-'));
+    const first = join(dir, 'colloquy.json5');
+    writeFileSync(first, JSON.stringify({ gateway: { port: 0 }, channels: { webchat: { port: 0 } } }));
+    mkdirSync(join(dir, '.colloquy'));
+    const running = await startApp({}, {}, { stateDir: join(dir, '.colloquy'), configFile: first });
+    try {
+      const second = join(dir, 'second.json5');
+      const port = (url: string) => Number(new URL(url).port);
+      writeFileSync(
+        second,
+        JSON.stringify({
+          gateway: { port: port(running.gatewayUrl) },
+          channels: { webchat: { port: port(running.webchatUrl) } },
+        }),
+      );
+      const run = await runCliProcess(
+        ['start', '--config', second, '--state-dir', join(dir, 'other-state'), '--log-format', 'pretty'],
+        { cwd: dir },
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(
+        `Colloquy could not start: 127.0.0.1:${port(running.webchatUrl)} (the web chat) is already in use: Colloquy is probably already running (pid ${running.child.pid}`,
+      );
+      expect(run.stderr).toContain(`set gateway.port and channels.webchat.port in ${second}`);
+      expect(`${run.stdout}${run.stderr}`).not.toMatch(/stack|\n\s+at /);
+    } finally {
+      await running.cleanup();
+    }
   });
 });

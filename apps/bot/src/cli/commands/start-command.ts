@@ -9,6 +9,7 @@ import { MODEL_HELP } from '../../config/model-help.js';
 import { createAppLogger, type LogFormat } from '../../logging/create-logger.js';
 import { describeStorage } from '../../state/open-store.js';
 import { STATE_FILES } from '../../state/state-dir.js';
+import { busyPortMessage, busyPortOf } from '../busy-port.js';
 import { type CliIo, writeLines } from '../cli-io.js';
 import { parseFlags } from '../parse-flags.js';
 
@@ -75,6 +76,13 @@ export async function startCommand(args: readonly string[], io: CliIo): Promise<
   try {
     bot = await started;
   } catch (error) {
+    const busy = busyPortOf(error);
+    if (busy) {
+      // Not a bug: no stack trace, just who probably holds the port and how to choose others.
+      logger.error({ ...busy }, 'start failed: the port is in use');
+      writeLines(io.err, `Colloquy could not start: ${await busyPortMessage(busy, config)}`);
+      return 1;
+    }
     const message = isColloquyError(error) || error instanceof Error ? error.message : String(error);
     logger.error({ err: error }, 'start failed');
     writeLines(io.err, `Colloquy could not start: ${message}`);
