@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OpenAIFake, startOpenAIFake } from '../../../packages/runtime/test/fakes/openai-fake.js';
-import { type AppProcess, runCliProcess, startApp } from './support/app-process.js';
+import { type AppProcess, CLI, runCliProcess, startApp } from './support/app-process.js';
 
 let fake: OpenAIFake;
 let app: AppProcess;
@@ -76,13 +76,37 @@ describe('colloquy CLI against a running app', () => {
       cwd: app.dir,
     });
     expect(down.code).toBe(1);
-    expect(down.stderr).toContain('Is the bot running? Start it with `colloquy start`.');
+    expect(down.stderr).toContain(`Is the bot running? Start it with \`node ${CLI} start\`.`);
+    expect(missing.stderr).toContain(
+      `No session "agent:main:nowhere:dm:x". See the session keys with: node ${CLI} sessions list`,
+    );
+    expect(missing.stderr).not.toContain('sessions.list');
+  });
+
+  it('names the commands as the user calls them: pnpm colloquy in the repository', async () => {
+    const run = await runCliProcess(['sessions', 'list', '--bogus'], {
+      cwd: app.dir,
+      env: { npm_package_name: 'colloquy-monorepo' },
+    });
+    expect(run.stderr).toContain('See `pnpm colloquy sessions list --help`.');
+  });
+
+  it('prints the usage of a command given without its sub-command, and clear flag errors', async () => {
+    const bare = await runCliProcess(['sessions'], { cwd: app.dir });
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain('sessions list [--kind k]');
+    expect(bare.stderr).not.toContain('Unknown');
+    const negative = await cli('sessions', 'list', '--limit', '-5');
+    expect(negative.code).toBe(1);
+    expect(negative.stderr.trim()).toBe('--limit must be a whole number of at least 1, got "-5".');
+    const missing = await cli('sessions', 'list', '--limit');
+    expect(missing.stderr).toContain('--limit needs a value.');
   });
 
   it('rejects unknown flags with a pointer to the help', async () => {
     const run = await cli('sessions', 'list', '--bogus');
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('colloquy sessions list --help');
+    expect(run.stderr).toContain(`See \`node ${CLI} sessions list --help\`.`);
   });
 });
 

@@ -3,6 +3,7 @@ import { isColloquyError } from '@colloquy/core';
 import type { BotConfig } from '../config/load-config.js';
 import { DEFAULT_STATE_DIR } from '../config/paths.js';
 import { readRunInfo } from '../state/state-dir.js';
+import { CLI } from './cli-name.js';
 
 /** A listen address that was already taken. */
 export interface BusyPort {
@@ -48,7 +49,7 @@ export async function busyPortMessage(busy: BusyPort, config: BotConfig): Promis
       break;
     }
   }
-  const where = config.file ?? 'a config file (`colloquy init` writes one)';
+  const where = config.file ?? `a config file (\`${CLI} init\` writes one)`;
   return [
     `${busy.host}:${busy.port} (${what}) is already in use: Colloquy is probably already running${holder ? ` (${holder})` : ''}.`,
     `Stop it first, or run this one on other ports: set gateway.port and channels.webchat.port in ${where} (0 picks free ones).`,

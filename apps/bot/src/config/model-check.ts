@@ -1,5 +1,6 @@
 import { isColloquyError } from '@colloquy/core';
 import { createModelProvider, parseModelRef } from '@colloquy/runtime';
+import { CLI } from '../cli/cli-name.js';
 import { ENV, type Env, OPENAI_DEFAULT_BASE_URL } from './env-overlay.js';
 import type { BotConfig } from './load-config.js';
 
@@ -96,7 +97,7 @@ function problem(path: string, vars: string[] | undefined, message: string): Mod
 /** How to set up a provider that is missing. */
 function providerFix(config: BotConfig, providerId: string): string {
   const known = Object.keys(config.core.models.providers);
-  const where = config.file ? `in ${config.file}` : 'in a config file (`colloquy init` writes one)';
+  const where = config.file ? `in ${config.file}` : `in a config file (\`${CLI} init\` writes one)`;
   const env =
     providerId === 'anthropic'
       ? `set ${ENV.anthropicApiKey}`

@@ -6,6 +6,7 @@ import { type BotConfig, loadBotConfig } from '../../config/load-config.js';
 import { checkModels } from '../../config/model-check.js';
 import { DEFAULT_CONFIG_FILE, invocationDir } from '../../config/paths.js';
 import { type CliIo, writeLines } from '../cli-io.js';
+import { CLI } from '../cli-name.js';
 import { parseFlags } from '../parse-flags.js';
 
 /**
@@ -143,8 +144,8 @@ export async function initCommand(args: readonly string[], io: CliIo): Promise<n
     io.out,
     `Wrote ${file}.`,
     'Next: set a model in it (agents.defaults.model and models.providers), then run',
-    `  colloquy config check${values.config ? ` --config ${values.config}` : ''}`,
-    `  colloquy start${values.config ? ` --config ${values.config}` : ''}`,
+    `  ${CLI} config check${values.config ? ` --config ${values.config}` : ''}`,
+    `  ${CLI} start${values.config ? ` --config ${values.config}` : ''}`,
   );
   return 0;
 }

@@ -1,4 +1,4 @@
-import { basename, isAbsolute, relative } from 'node:path';
+import { relative } from 'node:path';
 import { ColloquyError, formatIssues, isColloquyError } from '@colloquy/core';
 import { installSignalHandlers } from '@colloquy/runtime';
 import { type Bot, startBot } from '../../bot/start-bot.js';
@@ -11,6 +11,7 @@ import { describeStorage } from '../../state/open-store.js';
 import { STATE_FILES } from '../../state/state-dir.js';
 import { busyPortMessage, busyPortOf } from '../busy-port.js';
 import { type CliIo, writeLines } from '../cli-io.js';
+import { CLI } from '../cli-name.js';
 import { parseFlags } from '../parse-flags.js';
 
 const FLAGS = {
@@ -122,19 +123,9 @@ function banner(bot: Bot, config: BotConfig): string[] {
     );
     lines.push(MODEL_HELP);
   }
-  lines.push(
-    `  CLI:         ${cliCommand(config.baseDir)} status   (also: sessions list, sessions send main "hi")`,
-  );
+  lines.push(`  CLI:         ${CLI} status   (also: sessions list, sessions send main "hi")`);
   lines.push('Press Ctrl-C to stop.', '');
   return lines;
-}
-
-/** How to call this CLI from the invocation directory: `colloquy`, or `node <path>/cli.js` in a checkout. */
-function cliCommand(base: string): string {
-  const script = process.argv[1];
-  if (!script || basename(script) !== 'cli.js') return 'colloquy';
-  const rel = relative(base, script);
-  return `node ${rel.startsWith('..') || isAbsolute(rel) ? script : rel}`;
 }
 
 function displayPath(path: string, base: string): string {
