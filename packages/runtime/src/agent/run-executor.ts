@@ -14,6 +14,7 @@ import { filterSubagentTools, subagentPromptOf } from '../subagents/tool-filter.
 import { runAgentLoop } from './agent-loop.js';
 import { buildSystemPrompt, estimateTokens, toModelMessages } from './build-prompt.js';
 import { errorNoticeFor } from './error-notice.js';
+import { answerGatewayCommand } from './gateway-command.js';
 import { selectModel } from './model-selection.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn, type TurnOutcome } from './run-lifecycle.js';
 import { toolSpecs } from './tool-runner.js';
@@ -111,6 +112,16 @@ async function runModel(
 ): Promise<TurnOutcome> {
   const { config, store } = ctx;
   const leader = begun.runs[0]!;
+  const command = await answerGatewayCommand(ctx, session, begun.runs);
+  if (command !== undefined) {
+    const finalMessage = {
+      role: 'assistant' as const,
+      content: command,
+      timestamp: ctx.clock.now(),
+      runId: leader.runId,
+    };
+    return { status: 'done', reply: command, finalMessage };
+  }
   const selection = selectModel(session, config, ctx.models);
   if (!selection.ok) return { status: 'error', error: selection.error, notice: selection.error };
 
