@@ -277,3 +277,25 @@ describe('a second colloquy start on the same ports', () => {
     }
   });
 });
+
+describe('colloquy sessions send without a model', () => {
+  let bare: AppProcess | undefined;
+  afterAll(async () => {
+    await bare?.cleanup();
+  });
+
+  it('runs slash commands in the bot instead of sending them to the missing model', async () => {
+    bare = await startApp({}, {});
+    const run = await runCliProcess(['sessions', 'send', 'main', '/help', '--state-dir', 'state'], {
+      cwd: bare.dir,
+    });
+    expect(run.stderr).not.toContain('No model is configured');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Commands:');
+    expect(run.stdout).toContain('/status');
+    const history = await runCliProcess(['sessions', 'history', 'main', '--state-dir', 'state'], {
+      cwd: bare.dir,
+    });
+    expect(history.stdout).toMatch(/assistant:\n {2}Commands:/);
+  });
+});
