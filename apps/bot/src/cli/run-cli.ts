@@ -44,7 +44,7 @@ function usage(): string {
     `  ${CLI} init                       write a commented colloquy.json5`,
     `  ${CLI} pairing list|approve|revoke  approve people for direct chats`,
     '',
-    'Run `${CLI} <command> --help` for the options of a command.',
+    `Run \`${CLI} <command> --help\` for the options of a command.`,
   ].join('\n');
 }
 
