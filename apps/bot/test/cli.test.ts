@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OpenAIFake, startOpenAIFake } from '../../../packages/runtime/test/fakes/openai-fake.js';
-import { type AppProcess, runCliProcess, startApp } from './support/app-process.js';
+import { type AppProcess, CLI, runCliProcess, startApp } from './support/app-process.js';
 
 let fake: OpenAIFake;
 let app: AppProcess;
@@ -76,13 +76,37 @@ describe('colloquy CLI against a running app', () => {
       cwd: app.dir,
     });
     expect(down.code).toBe(1);
-    expect(down.stderr).toContain('Is the bot running? Start it with `colloquy start`.');
+    expect(down.stderr).toContain(`Is the bot running? Start it with \`node ${CLI} start\`.`);
+    expect(missing.stderr).toContain(
+      `No session "agent:main:nowhere:dm:x". See the session keys with: node ${CLI} sessions list`,
+    );
+    expect(missing.stderr).not.toContain('sessions.list');
+  });
+
+  it('names the commands as the user calls them: pnpm colloquy in the repository', async () => {
+    const run = await runCliProcess(['sessions', 'list', '--bogus'], {
+      cwd: app.dir,
+      env: { npm_package_name: 'colloquy-monorepo' },
+    });
+    expect(run.stderr).toContain('See `pnpm colloquy sessions list --help`.');
+  });
+
+  it('prints the usage of a command given without its sub-command, and clear flag errors', async () => {
+    const bare = await runCliProcess(['sessions'], { cwd: app.dir });
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain('sessions list [--kind k]');
+    expect(bare.stderr).not.toContain('Unknown');
+    const negative = await cli('sessions', 'list', '--limit', '-5');
+    expect(negative.code).toBe(1);
+    expect(negative.stderr.trim()).toBe('--limit must be a whole number of at least 1, got "-5".');
+    const missing = await cli('sessions', 'list', '--limit');
+    expect(missing.stderr).toContain('--limit needs a value.');
   });
 
   it('rejects unknown flags with a pointer to the help', async () => {
     const run = await cli('sessions', 'list', '--bogus');
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('colloquy sessions list --help');
+    expect(run.stderr).toContain(`See \`node ${CLI} sessions list --help\`.`);
   });
 });
 
@@ -102,6 +126,51 @@ describe('colloquy config check and init', () => {
     expect(run.stdout).toContain(`Config OK: ${app.configFile}`);
     expect(run.stdout).toContain('Model:    fake/m');
     expect(run.stdout).toContain('From the environment: agents.defaults.model from COLLOQUY_MODEL');
+  });
+
+  it('refuses a model that cannot work, naming the environment variable it came from', async () => {
+    const env = { COLLOQUY_MODEL: 'openai/gpt-4o-mini' };
+    const check = await runCliProcess(['config', 'check'], { cwd: dir, env });
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain('COLLOQUY_MODEL=openai/gpt-4o-mini names the provider "openai"');
+    expect(check.stderr).toContain('set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL');
+    expect(check.stderr).not.toContain('your config file');
+    const quiet = join(dir, 'quiet-ports.json5');
+    writeFileSync(quiet, JSON.stringify({ gateway: { port: 0 }, channels: { webchat: { port: 0 } } }));
+    const start = await runCliProcess(
+      ['start', '--config', quiet, '--state-dir', join(dir, 'refused-state')],
+      { cwd: dir, env },
+    );
+    expect(start.code).toBe(1);
+    expect(start.stderr).toContain('Colloquy cannot start: COLLOQUY_MODEL=openai/gpt-4o-mini');
+    expect(start.stdout).not.toContain('Colloquy is running.');
+  });
+
+  it('refuses a model whose provider is not configured, and a provider key variable that is not set', async () => {
+    const nosuch = join(dir, 'nosuch.json5');
+    writeFileSync(nosuch, JSON.stringify({ agents: { defaults: { model: 'nosuch/x' } } }));
+    const check = await runCliProcess(['config', 'check', '--config', nosuch], { cwd: dir });
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain(
+      `agents.defaults.model "nosuch/x" names the provider "nosuch", which is not set up`,
+    );
+    expect(check.stderr).toContain(`add models.providers.nosuch in ${nosuch}`);
+    const json = await runCliProcess(['config', 'check', '--config', nosuch, '--json'], { cwd: dir });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, models: [{ path: 'agents.defaults.model' }] });
+    const keyed = join(dir, 'keyed.json5');
+    writeFileSync(
+      keyed,
+      JSON.stringify({
+        agents: { defaults: { model: 'openai/gpt-4o-mini' } },
+        models: {
+          providers: { openai: { kind: 'openai-compatible', baseURL: 'https://api.openai.com/v1' } },
+        },
+      }),
+    );
+    const noKey = await runCliProcess(['config', 'check', '--config', keyed], { cwd: dir });
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toContain('it needs an API key; set models.providers.openai.apiKeyEnv');
   });
 
   it('warns when the web chat or the gateway listens on every interface', async () => {
@@ -173,5 +242,60 @@ describe('colloquy config check and init', () => {
     );
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('No pending telegram pairing code "NOPE1234"');
+  });
+});
+
+describe('a second colloquy start on the same ports', () => {
+  it('says Colloquy is probably running (with its pid) and how to pick other ports, without a stack trace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'colloquy-busy-'));
+    const first = join(dir, 'colloquy.json5');
+    writeFileSync(first, JSON.stringify({ gateway: { port: 0 }, channels: { webchat: { port: 0 } } }));
+    mkdirSync(join(dir, '.colloquy'));
+    const running = await startApp({}, {}, { stateDir: join(dir, '.colloquy'), configFile: first });
+    try {
+      const second = join(dir, 'second.json5');
+      const port = (url: string) => Number(new URL(url).port);
+      writeFileSync(
+        second,
+        JSON.stringify({
+          gateway: { port: port(running.gatewayUrl) },
+          channels: { webchat: { port: port(running.webchatUrl) } },
+        }),
+      );
+      const run = await runCliProcess(
+        ['start', '--config', second, '--state-dir', join(dir, 'other-state'), '--log-format', 'pretty'],
+        { cwd: dir },
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(
+        `Colloquy could not start: 127.0.0.1:${port(running.webchatUrl)} (the web chat) is already in use: Colloquy is probably already running (pid ${running.child.pid}`,
+      );
+      expect(run.stderr).toContain(`set gateway.port and channels.webchat.port in ${second}`);
+      expect(`${run.stdout}${run.stderr}`).not.toMatch(/stack|\n\s+at /);
+    } finally {
+      await running.cleanup();
+    }
+  });
+});
+
+describe('colloquy sessions send without a model', () => {
+  let bare: AppProcess | undefined;
+  afterAll(async () => {
+    await bare?.cleanup();
+  });
+
+  it('runs slash commands in the bot instead of sending them to the missing model', async () => {
+    bare = await startApp({}, {});
+    const run = await runCliProcess(['sessions', 'send', 'main', '/help', '--state-dir', 'state'], {
+      cwd: bare.dir,
+    });
+    expect(run.stderr).not.toContain('No model is configured');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Commands:');
+    expect(run.stdout).toContain('/status');
+    const history = await runCliProcess(['sessions', 'history', 'main', '--state-dir', 'state'], {
+      cwd: bare.dir,
+    });
+    expect(history.stdout).toMatch(/assistant:\n {2}Commands:/);
   });
 });

@@ -81,7 +81,7 @@ describe('a start that fails', () => {
       const run = await runCliProcess(['start', '--log-format', 'json'], { cwd: dir });
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(
-        `Colloquy could not start: The web chat cannot listen on 127.0.0.1:${port}`,
+        `Colloquy could not start: 127.0.0.1:${port} (the web chat) is already in use`,
       );
       expect(existsSync(join(dir, '.colloquy', 'admin-token'))).toBe(false);
     } finally {

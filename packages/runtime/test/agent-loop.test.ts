@@ -178,8 +178,12 @@ describe('agent loop', () => {
     expect(results[1]!.content).toContain('step limit');
   });
 
-  it('ends the run with an error that tells how to configure a model, and delivers it', async () => {
-    harness = await startHarness({ script: [], config: { agents: { defaults: { model: undefined } } } });
+  it('ends the run with an error that tells the owner how to configure a model, and delivers it', async () => {
+    harness = await startHarness({
+      script: [],
+      config: { agents: { defaults: { model: undefined } } },
+      isOwner: () => true,
+    });
     await harness.channel.inject('hello?');
     const key = 'agent:main:memory:dm:user-1';
     const [notice] = await harness.channel.waitForSent(1);

@@ -158,6 +158,22 @@ describe('graceful shutdown and restart', () => {
 });
 
 describe('installSignalHandlers', () => {
+  it('ignores the same signal repeated at once (one Ctrl-C forwarded by pnpm) and exits 0', async () => {
+    const codes: number[] = [];
+    const uninstall = installSignalHandlers(
+      { shutdown: () => new Promise<void>((resolve) => setTimeout(resolve, 20)) },
+      { signals: ['SIGUSR2'], exit: (code) => codes.push(code) },
+    );
+    try {
+      process.emit('SIGUSR2', 'SIGUSR2');
+      process.emit('SIGUSR2', 'SIGUSR2');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(codes).toEqual([0]);
+    } finally {
+      uninstall();
+    }
+  });
+
   it('routes the first signal to shutdown and exits 0; a second signal exits 1 at once', async () => {
     const codes: number[] = [];
     let release!: () => void;
@@ -174,6 +190,7 @@ describe('installSignalHandlers', () => {
       signals: ['SIGUSR2'],
       exit: (code) => codes.push(code),
       drainMs: 10,
+      repeatWindowMs: 0,
     });
     try {
       process.emit('SIGUSR2', 'SIGUSR2');

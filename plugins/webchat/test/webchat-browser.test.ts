@@ -135,11 +135,17 @@ describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', { timeout: 45_000 }, () =
     expect(await reply.textContent()).toContain('<script>window.__pwned=3</script>');
   });
 
-  it('refuses an oversized message and keeps working', async () => {
+  it('keeps a pasted message over the limit whole, says how much is allowed and does not send it', async () => {
     const page = await open();
-    await page.evaluate(() => document.getElementById('input')!.removeAttribute('maxlength'));
-    await say(page, 'z'.repeat(9000));
-    await page.locator('#notice', { hasText: 'limit is 8000' }).waitFor();
+    await say(page, 'z'.repeat(20_000));
+    await page
+      .locator('#limit', { hasText: 'Your message is 20,000 characters; the limit is 8,000.' })
+      .waitFor();
+    expect(await page.inputValue('#input')).toHaveLength(20_000);
+    expect(await page.locator('#send').isDisabled()).toBe(true);
+    expect(await page.locator('.msg[data-mine="true"]').count()).toBe(0);
+    await page.fill('#input', '');
+    expect(await page.locator('#limit').isHidden()).toBe(true);
     await say(page, 'short one');
     await page.locator('.msg[data-role="assistant"]', { hasText: 'You said: short one' }).waitFor();
   });
@@ -178,6 +184,31 @@ describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', { timeout: 45_000 }, () =
     ).toBeLessThanOrEqual(0);
     const send = (await page.locator('#send').boundingBox())!;
     expect(send.x + send.width).toBeLessThanOrEqual(320);
+  });
+
+  it('lets the owner open a read-only transcript of a session from the panel', async () => {
+    const visitor = await open();
+    await say(visitor, 'the parcel goes to Ghent');
+    await visitor.locator('.msg[data-role="assistant"]:not(.streaming)').waitFor();
+    const { chat } = await visitorChat(visitor);
+    const { sessions } = await server.runtime.gateway.call('sessions.list', {});
+    const key = sessions.find((s) => s.deliveryContext?.to === chat)!.key;
+    const owner = await open(`?admin=${ADMIN_TOKEN}`);
+    await owner.locator('#panel:not([hidden])').waitFor();
+    await owner.locator(`.node[data-key="${key}"] .row`).first().click();
+    const list = owner.locator('#transcript:not([hidden]) #transcript-list');
+    await list.locator('.transcript-msg[data-role="assistant"]').waitFor();
+    expect(await list.locator('.transcript-msg[data-role="user"] .transcript-text').textContent()).toBe(
+      'the parcel goes to Ghent',
+    );
+    expect(await list.locator('.transcript-msg[data-role="assistant"] .transcript-text').textContent()).toBe(
+      'You said: the parcel goes to Ghent',
+    );
+    expect(await owner.locator('#transcript-title').textContent()).toBe(key);
+    expect(await owner.locator('#transcript textarea, #transcript input').count()).toBe(0);
+    await owner.screenshot({ path: `${OUT}webchat-owner-transcript.png` });
+    await owner.click('#transcript-close');
+    expect(await owner.locator('#tree').isVisible()).toBe(true);
   });
 
   it('shows the owner a live session tree and hides it from visitors', async () => {

@@ -193,6 +193,15 @@ describe('web chat direct messages', () => {
     expect(b.all('delta')).toEqual([]);
   });
 
+  it('names guests apart by 8 hex digits of their public id', async () => {
+    const { base } = await start();
+    const a = (await (await client(base)).next('ready')).you;
+    const b = (await (await client(base)).next('ready')).you;
+    expect(a.name).toMatch(/^Guest [0-9a-f]{8}$/);
+    expect(a.name).toBe(`Guest ${a.id.slice(2, 10)}`);
+    expect(b.name).not.toBe(a.name);
+  });
+
   it('sends typing to every tab of the visitor', async () => {
     const { base, plugin } = await start();
     const c = await client(base);
@@ -404,6 +413,11 @@ describe('web chat owner access', () => {
     c.send({ type: 'sessions.refresh' });
     expect(await c.next('error')).toMatchObject({ code: 'forbidden' });
     expect(c.all('sessions')).toEqual([]);
+    c.send({ type: 'transcript', key: 'agent:main:main' });
+    expect(await c.next('error', (f) => f.message.startsWith('Transcripts'))).toMatchObject({
+      code: 'forbidden',
+    });
+    expect(c.all('transcript')).toEqual([]);
   });
 
   it('marks messages from the signed-in admin as the owner, and nobody else', async () => {

@@ -5,6 +5,7 @@ import { ENV } from '../config/env-overlay.js';
 import { type BotConfig, loadBotConfig } from '../config/load-config.js';
 import { type RunInfo, readRunInfo, readSecretFile, STATE_FILES } from '../state/state-dir.js';
 import type { CliIo } from './cli-io.js';
+import { CLI } from './cli-name.js';
 
 /** Flags every gateway command accepts. */
 export interface ConnectFlags {
@@ -61,7 +62,7 @@ export async function connectGateway(flags: ConnectFlags, io: CliIo): Promise<Co
   if (!token) {
     throw new ColloquyError(
       'CONFIG_INVALID',
-      `No admin token found in ${config!.stateDir}. Start the bot once (colloquy start) to create it, or pass --token / set ${ENV.token}.`,
+      `No admin token found in ${config!.stateDir}. Start the bot once (${CLI} start) to create it, or pass --token / set ${ENV.token}.`,
     );
   }
   const client = createGatewayClient({ url, token, reconnect: false, requestTimeoutMs: 15_000 });
@@ -77,7 +78,7 @@ export async function connectGateway(flags: ConnectFlags, io: CliIo): Promise<Co
     }
     throw new ColloquyError(
       'ABORTED',
-      `Cannot reach the Colloquy gateway at ${url}. Is the bot running? Start it with \`colloquy start\`.`,
+      `Cannot reach the Colloquy gateway at ${url}. Is the bot running? Start it with \`${CLI} start\`.`,
       { url, reason: 'unreachable' },
       { cause: error },
     );

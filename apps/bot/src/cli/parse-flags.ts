@@ -6,6 +6,7 @@ export type ParsedFlags<S extends FlagSpec> = ReturnType<
 >;
 
 import { ColloquyError } from '@colloquy/core';
+import { CLI } from './cli-name.js';
 
 /** A flag definition for {@link parseFlags}. */
 export type FlagSpec = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
@@ -34,11 +35,42 @@ export function parseFlags<S extends FlagSpec>(
   command: string,
 ): ParsedFlags<S> {
   try {
-    return parseArgs({ args: [...args], options: spec, allowPositionals: true, strict: true });
+    return parseArgs({
+      args: joinNegativeValues(args, spec),
+      options: spec,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
+    const message = (error as Error).message;
+    const missing = /^Option '(?:-\w, )?(--?[\w-]+)(?: <value>)?' argument (?:missing|is ambiguous)/.exec(
+      message,
+    );
     throw new ColloquyError(
       'INVALID_ARGUMENT',
-      `${(error as Error).message.replace(/\. To specify.*$/s, '')}. See \`colloquy ${command} --help\`.`,
+      `${missing ? `${missing[1]} needs a value` : message.replace(/\. To specify.*$/s, '')}. See \`${CLI} ${command} --help\`.`,
     );
   }
+}
+
+/**
+ * `--limit -5` as `--limit=-5`, so a negative number reaches the command's own check (which says what
+ * the flag accepts) instead of the parser's "argument is ambiguous".
+ */
+function joinNegativeValues(args: readonly string[], spec: FlagSpec): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const name = arg.startsWith('--')
+      ? arg.slice(2)
+      : Object.keys(spec).find((key) => arg === `-${spec[key]!.short}`);
+    if (name !== undefined && spec[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }

@@ -1,46 +1,50 @@
 import { readFileSync } from 'node:fs';
 import { isColloquyError } from '@colloquy/core';
 import { type CliIo, processIo, writeLines } from './cli-io.js';
+import { CLI } from './cli-name.js';
 
 const CONNECT = '[--config file] [--state-dir dir] [--url ws://...] [--token t] [--json]';
 
 /** Help text of each command, by the words that name it. */
 const HELP: Record<string, string> = {
-  start: `colloquy start [--config file] [--state-dir dir] [--log-format auto|pretty|json] [--log-level level]
+  start: `${CLI} start [--config file] [--state-dir dir] [--log-format auto|pretty|json] [--log-level level]
   Starts the bot: the web chat on http://127.0.0.1:7420, the gateway on ws://127.0.0.1:7421, and the
   channels the config or the environment turns on. Without a config file it uses the embedded default
   (or ./colloquy.json5 when present). Ctrl-C stops it cleanly.`,
-  status: `colloquy status ${CONNECT}
+  status: `${CLI} status ${CONNECT}
   Shows whether the bot answers, its web chat, model, channels, agents and sessions.`,
-  sessions: `colloquy sessions list [--kind k]... [--limit n] [--active minutes] [--archived] ${CONNECT}
-colloquy sessions history <key> [--limit n] [--tools] ${CONNECT}
-colloquy sessions send <key> <message> [--timeout seconds] [--no-wait] [--deliver] ${CONNECT}
+  sessions: `${CLI} sessions list [--kind k]... [--limit n] [--active minutes] [--archived] ${CONNECT}
+${CLI} sessions history <key> [--limit n] [--tools] ${CONNECT}
+${CLI} sessions send <key> <message> [--timeout seconds] [--no-wait] [--deliver] ${CONNECT}
   Lists sessions, prints a transcript, or sends a message into a session and prints the reply
   (--deliver also posts the reply to the session's chat). "main" is the default agent's main session.`,
-  config: `colloquy config check [--config file] [--state-dir dir] [--json]
+  config: `${CLI} config check [--config file] [--state-dir dir] [--json]
   Loads the config as start would (file, environment, every channel section) and explains each
   problem as "path: expected X, got Y". Exits 1 when there is one.`,
-  init: `colloquy init [--config file] [--force]
+  init: `${CLI} init [--config file] [--force]
   Writes a commented JSON5 config (default ./colloquy.json5).`,
-  pairing: `colloquy pairing list [telegram|whatsapp] [--config file] [--state-dir dir] [--json]
-colloquy pairing approve <telegram|whatsapp> <code>
-colloquy pairing revoke telegram <userId> [--account id]
+  pairing: `${CLI} pairing list [telegram|whatsapp] [--config file] [--state-dir dir] [--json]
+${CLI} pairing approve <telegram|whatsapp> <code>
+${CLI} pairing revoke telegram <userId> [--account id]
   Approves people who asked to talk to the bot (dmPolicy "pairing"), lists and revokes approvals.`,
 };
+
+/** Commands that need a sub-command (`sessions list`, `config check`, `pairing list`). */
+const SUBCOMMANDS = new Set(['sessions', 'config', 'pairing']);
 
 function usage(): string {
   return [
     'Colloquy: a multi-channel bot whose agents can see, message and spawn each other.',
     '',
     'Usage:',
-    '  colloquy start                      start the bot',
-    '  colloquy status                     is it running? where? which model?',
-    '  colloquy sessions list|history|send work with sessions over the gateway',
-    '  colloquy config check               validate the config and explain errors',
-    '  colloquy init                       write a commented colloquy.json5',
-    '  colloquy pairing list|approve|revoke  approve people for direct chats',
+    `  ${CLI} start                      start the bot`,
+    `  ${CLI} status                     is it running? where? which model?`,
+    `  ${CLI} sessions list|history|send work with sessions over the gateway`,
+    `  ${CLI} config check               validate the config and explain errors`,
+    `  ${CLI} init                       write a commented colloquy.json5`,
+    `  ${CLI} pairing list|approve|revoke  approve people for direct chats`,
     '',
-    'Run `colloquy <command> --help` for the options of a command.',
+    `Run \`${CLI} <command> --help\` for the options of a command.`,
   ].join('\n');
 }
 
@@ -71,6 +75,11 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     writeLines(text ? io.out : io.err, text ?? usage());
     return text ? 0 : 1;
   }
+  if (SUBCOMMANDS.has(command) && (args[0] === undefined || args[0].startsWith('-'))) {
+    // `colloquy sessions` alone: the command's usage, not "Unknown sessions".
+    writeLines(io.err, HELP[command]!);
+    return 1;
+  }
   try {
     switch (command) {
       // Each command is loaded on use, so `colloquy status` does not load what `start` needs.
@@ -84,7 +93,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
         if (args[0] === 'check') {
           return await (await import('./commands/config-command.js')).configCheckCommand(args.slice(1), io);
         }
-        writeLines(io.err, `Unknown "config ${args[0] ?? ''}". Use: colloquy config check`);
+        writeLines(io.err, `Unknown "config ${args[0] ?? ''}". Use: ${CLI} config check`);
         return 1;
       case 'init':
         return await (await import('./commands/config-command.js')).initCommand(args, io);

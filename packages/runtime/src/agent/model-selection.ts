@@ -83,7 +83,7 @@ export function selectModel(
       modelRef,
       error:
         `The model "${modelRef}" is not available. Add a provider "${provider}" under models.providers in the ` +
-        'config, or pick another model (sessions.patch { model } or agents.defaults.model).',
+        'config, or set agents.defaults.model to a model whose provider is there.',
     };
   }
   return { ok: true, modelRef, ...found };

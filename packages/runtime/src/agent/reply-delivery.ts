@@ -1,6 +1,7 @@
 import { ANNOUNCE_SKIP, type RunRecord, type SessionRecord } from '@colloquy/core';
 import type { DeliveryKind } from '../delivery/deliver.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { errorNoticeFor } from './error-notice.js';
 import type { TurnOutcome } from './run-lifecycle.js';
 
 /**
@@ -52,9 +53,9 @@ export function planReply(
     return { kind: 'reply', text: reply, ...quote };
   }
   if (fallbacks.length > 0) return { kind: 'announce', text: fallbacks.join('\n'), format: 'plain' };
-  return outcome.notice
-    ? { kind: 'error-notice', text: outcome.notice, format: 'plain', ...quote }
-    : undefined;
+  // The owner and the logs get the details; other chat users only an apology.
+  const notice = errorNoticeFor(outcome, leader);
+  return notice ? { kind: 'error-notice', text: notice, format: 'plain', ...quote } : undefined;
 }
 
 /**

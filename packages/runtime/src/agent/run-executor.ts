@@ -13,6 +13,7 @@ import { redactSpawnAttachments } from '../subagents/redact-attachments.js';
 import { filterSubagentTools, subagentPromptOf } from '../subagents/tool-filter.js';
 import { runAgentLoop } from './agent-loop.js';
 import { buildSystemPrompt, estimateTokens, toModelMessages } from './build-prompt.js';
+import { answerGatewayCommand } from './gateway-command.js';
 import { selectModel } from './model-selection.js';
 import { deliverPlanned, type PlannedReply, planReply } from './reply-delivery.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn, type TurnOutcome } from './run-lifecycle.js';
@@ -101,6 +102,13 @@ export async function executeTurn(
   }
   ctx.events.emit({ type: 'session.updated', sessionKey });
   if (outcome.requeue) return;
+  if (outcome.status === 'error') {
+    // The owner and the logs get the details; other chat users only an apology (errorNoticeFor).
+    ctx.log.warn(
+      { sessionKey, runId: begun.runs[0]?.runId, error: outcome.error },
+      'the agent could not answer',
+    );
+  }
 
   const leader = ended.runs[0];
   if (leader && ended.session) await deliverPlanned(ctx, ended.session, leader);
@@ -117,6 +125,16 @@ async function runModel(
 ): Promise<TurnOutcome> {
   const { config, store } = ctx;
   const leader = begun.runs[0]!;
+  const command = await answerGatewayCommand(ctx, session, begun.runs);
+  if (command !== undefined) {
+    const finalMessage = {
+      role: 'assistant' as const,
+      content: command,
+      timestamp: ctx.clock.now(),
+      runId: leader.runId,
+    };
+    return { status: 'done', reply: command, finalMessage };
+  }
   const selection = selectModel(session, config, ctx.models);
   if (!selection.ok) return { status: 'error', error: selection.error, notice: selection.error };
 

@@ -83,6 +83,8 @@ export async function receiveInbound(
           sender: { id: inbound.sender.id, ...(inbound.sender.name ? { name: inbound.sender.name } : {}) },
           ...(inbound.media?.length ? { media: inbound.media } : {}),
           platformMessageId: inbound.messageId,
+          // Error notices show their details to the owner only (see errorNoticeFor).
+          ...(hooks.isOwner?.(inbound) ? { owner: true } : {}),
         },
       },
     },

@@ -132,6 +132,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     plugins,
     models: options.models ?? createModelRouter(config),
     tools: options.tools ?? sessionToolsHook,
+    commands: options.commands,
     waiters,
     history: createHistoryCache({ maxBytes: config.runtime.historyCacheMiB * 1024 * 1024 }),
     turnEndHooks: [] as TurnEndHook[],

@@ -16,7 +16,7 @@ import type { RunWaiters } from '../gateway/run-waiters.js';
 import type { CommandQueue } from '../queue/command-queue.js';
 import type { QueuedRun } from '../queue/queued-run.js';
 import type { SubagentRegistry } from '../subagents/registry.js';
-import type { Clock, ModelResolver, ToolsHook } from './runtime-options.js';
+import type { Clock, CommandsHook, ModelResolver, ToolsHook } from './runtime-options.js';
 
 /**
  * Called inside the transaction that ends a turn (e.g. to write an announce outbox row atomically);
@@ -43,6 +43,8 @@ export interface RuntimeContext {
   readonly plugins: ReadonlyMap<string, ChannelPlugin>;
   readonly models: ModelResolver | undefined;
   readonly tools: ToolsHook | undefined;
+  /** Slash commands; gateway runs of the admin meet them too (see answerGatewayCommand). */
+  readonly commands: CommandsHook | undefined;
   readonly deliver: Deliver;
   readonly queue: CommandQueue<QueuedRun>;
   /** Set when runs are shared with other instances (then `queue` runs only what this one took). */

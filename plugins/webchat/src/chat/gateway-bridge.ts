@@ -16,6 +16,11 @@ export interface GatewayBridge {
   liveRunFrames(chatId: string): ServerFrame[];
   /** The owner panel's rows, or `undefined` without a gateway. */
   sessionRows(): Promise<{ total: number; sessions: SessionRow[] } | undefined>;
+  /**
+   * The latest messages of any session (`chat.history`), for the owner's read-only view; `undefined`
+   * without a gateway. Rejects with the gateway's error (e.g. `SESSION_NOT_FOUND`).
+   */
+  transcript(key: string): Promise<{ key: string; total: number; messages: ChatMessage[] } | undefined>;
   /** Unsubscribes and drops timers. */
   close(): void;
 }
@@ -33,6 +38,7 @@ interface LiveRun {
 }
 
 const PANEL_LIMIT = 200;
+const TRANSCRIPT_LIMIT = 200;
 const PANEL_DEBOUNCE_MS = 200;
 const SESSION_SEARCH_LIMIT = 1000;
 const MAX_STREAM_CHARS = 200_000;
@@ -230,6 +236,15 @@ export function createGatewayBridge(options: {
       return frames;
     },
     sessionRows,
+    async transcript(key) {
+      if (!gateway) return undefined;
+      const result = await gateway.call('chat.history', { key, limit: TRANSCRIPT_LIMIT });
+      return {
+        key: result.sessionKey,
+        total: result.total,
+        messages: transcriptToChat(result.messages, options.publicSender),
+      };
+    },
     close() {
       closed = true;
       unsubscribe?.();

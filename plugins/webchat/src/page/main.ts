@@ -3,6 +3,7 @@ import { ChatView } from './chat-view.js';
 import { type ConnectionState, connect } from './connection.js';
 import { byId } from './dom.js';
 import { SessionPanel } from './session-panel.js';
+import { TranscriptPanel } from './transcript-panel.js';
 
 const NAME_KEY = 'colloquy.webchat.name';
 const TYPING_SHOW_MS = 6000;
@@ -16,6 +17,7 @@ const statusBadge = byId('status');
 const statusText = byId('status-text');
 const subtitle = byId('subtitle');
 const notice = byId('notice');
+const limitHint = byId('limit');
 const typingLine = byId('typing');
 const nameButton = byId<HTMLButtonElement>('name-button');
 const panelButton = byId<HTMLButtonElement>('panel-button');
@@ -23,7 +25,12 @@ const panel = byId('panel');
 const app = byId('app');
 
 const view = new ChatView(byId<HTMLOListElement>('messages'), byId('scroll'), byId('empty'));
-const sessions = new SessionPanel(byId<HTMLUListElement>('tree'), byId('panel-meta'));
+const tree = byId<HTMLUListElement>('tree');
+const transcript = new TranscriptPanel(tree, () => assistantName);
+const sessions = new SessionPanel(tree, byId('panel-meta'), (key) => {
+  transcript.loading(key);
+  connection.send({ type: 'transcript', key });
+});
 
 let chat: ChatRef | undefined;
 let you: ChatPerson | undefined;
@@ -53,7 +60,20 @@ function setState(state: ConnectionState): void {
   statusText.textContent = state === 'online' ? 'Online' : state === 'connecting' ? 'Connecting' : 'Offline';
   const usable = state === 'online';
   input.disabled = !usable;
-  sendButton.disabled = !usable || input.value.trim() === '';
+  sendButton.disabled = !usable || input.value.trim() === '' || tooLong();
+}
+
+function tooLong(): boolean {
+  return input.value.trim().length > maxChars;
+}
+
+/** Says how much is allowed while the draft is over the limit (the draft is kept, not cut). */
+function checkLength(): void {
+  const length = input.value.trim().length;
+  limitHint.hidden = length <= maxChars;
+  if (!limitHint.hidden) {
+    limitHint.textContent = `Your message is ${length.toLocaleString('en')} characters; the limit is ${maxChars.toLocaleString('en')}. Shorten it (or send it in parts) to send.`;
+  }
 }
 
 function renderTyping(): void {
@@ -94,8 +114,9 @@ function onFrame(frame: ServerFrame): void {
       chat = frame.chat;
       you = frame.you;
       assistantName = frame.assistantName;
+      // No maxLength: the browser would cut a long paste without a word. checkLength says it instead.
       maxChars = frame.maxMessageChars;
-      input.maxLength = maxChars;
+      checkLength();
       const group = frame.chat.type === 'group';
       view.setIdentity({ you: frame.you, assistantName, group });
       document.title = group ? `#${frame.chat.id} · ${frame.title}` : frame.title;
@@ -140,6 +161,9 @@ function onFrame(frame: ServerFrame): void {
     case 'sessions':
       sessions.update(frame.sessions, frame.total, frame.now);
       break;
+    case 'transcript':
+      transcript.show(frame.key, frame.total, frame.messages);
+      break;
     case 'error':
       if (frame.clientId) view.failPending(frame.clientId, frame.message);
       else showNotice(frame.message);
@@ -153,7 +177,7 @@ function submit(): void {
   const text = input.value.trim();
   if (!text) return;
   if (text.length > maxChars) {
-    showNotice(`That message is ${text.length} characters; the limit is ${maxChars}.`);
+    checkLength();
     return;
   }
   counter += 1;
@@ -164,6 +188,7 @@ function submit(): void {
   }
   view.addPending(clientId, text);
   input.value = '';
+  checkLength();
   autosize();
   sendButton.disabled = true;
 }
@@ -188,7 +213,8 @@ input.addEventListener('keydown', (event) => {
 });
 input.addEventListener('input', () => {
   autosize();
-  sendButton.disabled = input.disabled || input.value.trim() === '';
+  checkLength();
+  sendButton.disabled = input.disabled || input.value.trim() === '' || tooLong();
   const now = Date.now();
   if (chat?.type === 'group' && input.value && now - lastTypingSent > TYPING_SEND_EVERY_MS) {
     lastTypingSent = now;

@@ -18,6 +18,8 @@ export class SessionPanel {
   constructor(
     private readonly tree: HTMLUListElement,
     private readonly meta: HTMLElement,
+    /** Called with a session key when the owner opens a row. */
+    private readonly onOpen: (key: string) => void = () => {},
   ) {}
 
   /** Shows a fresh list from a `sessions` frame. */
@@ -80,6 +82,16 @@ export class SessionPanel {
       facts.append(el('span', 'fact', `${compactNumber(row.totalTokens)} tok`));
     if (row.model) facts.append(el('span', 'fact model', row.model));
     div.append(head, facts);
+    div.tabIndex = 0;
+    div.setAttribute('role', 'button');
+    div.setAttribute('aria-label', `Open the transcript of ${displayName(row)}`);
+    div.addEventListener('click', () => this.onOpen(row.key));
+    div.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' || event.key === ' ') {
+        event.preventDefault();
+        this.onOpen(row.key);
+      }
+    });
     return div;
   }
 

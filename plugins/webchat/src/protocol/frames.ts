@@ -67,7 +67,9 @@ export type ClientFrame =
   | { type: 'typing' }
   | { type: 'profile'; name: string }
   | { type: 'ping' }
-  | { type: 'sessions.refresh' };
+  | { type: 'sessions.refresh' }
+  /** The owner opens a session's transcript (read-only) from the panel. */
+  | { type: 'transcript'; key: string };
 
 /** Frames the server sends. */
 export type ServerFrame =
@@ -88,5 +90,7 @@ export type ServerFrame =
   | { type: 'typing'; role: 'user'; sender: ChatPerson }
   | { type: 'profile'; you: ChatPerson }
   | { type: 'sessions'; now: number; total: number; sessions: SessionRow[] }
+  /** The latest messages of a session, for the owner; `total` counts the whole transcript. */
+  | { type: 'transcript'; key: string; total: number; messages: ChatMessage[] }
   | { type: 'error'; code: ErrorFrameCode; message: string; clientId?: string }
   | { type: 'pong' };

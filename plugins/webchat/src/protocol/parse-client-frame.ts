@@ -12,6 +12,7 @@ export interface FrameLimits {
 
 const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_NAME_CHARS = 40;
+const MAX_KEY_CHARS = 512;
 
 /**
  * Parses and validates one frame from a browser. Never throws: a bad frame becomes an error value
@@ -47,6 +48,14 @@ export function parseClientFrame(data: Buffer | string, isBinary: boolean, limit
       }
       return { ok: true, frame: { type: 'profile', name } };
     }
+    case 'transcript':
+      if (typeof value.key !== 'string' || value.key.length === 0 || value.key.length > MAX_KEY_CHARS) {
+        return fail(
+          'invalid_frame',
+          `A transcript frame needs a session "key" of 1 to ${MAX_KEY_CHARS} characters.`,
+        );
+      }
+      return { ok: true, frame: { type: 'transcript', key: value.key } };
     default:
       return fail('invalid_frame', 'Unknown frame type; see the web chat protocol in the plugin README.');
   }

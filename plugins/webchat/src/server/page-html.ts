@@ -45,6 +45,7 @@ export function renderPageHtml(title: string): string {
         <div class="column">
           <div class="typing" id="typing" aria-live="polite"></div>
           <p class="notice" id="notice" role="alert" hidden></p>
+          <p class="notice" id="limit" aria-live="polite" hidden></p>
           <form class="composer" id="composer" autocomplete="off">
             <label class="visually-hidden" for="input">Message</label>
             <textarea id="input" rows="1" placeholder="Write a message…" enterkeyhint="send" disabled></textarea>
@@ -56,6 +57,10 @@ export function renderPageHtml(title: string): string {
     <aside class="panel" id="panel" hidden aria-label="Sessions">
       <div class="panel-head"><h2>Sessions</h2><span class="panel-meta" id="panel-meta"></span><button type="button" class="ghost icon" id="panel-close" aria-label="Close sessions">×</button></div>
       <ul class="tree" id="tree"></ul>
+      <section class="transcript" id="transcript" hidden aria-label="Transcript">
+        <div class="panel-head"><h2 id="transcript-title">Transcript</h2><span class="panel-meta" id="transcript-meta"></span><button type="button" class="ghost icon" id="transcript-close" aria-label="Back to the sessions">×</button></div>
+        <ol class="transcript-list" id="transcript-list"></ol>
+      </section>
     </aside>
   </div>
 </div>

@@ -76,7 +76,7 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
 
   const personOf = (visitorId: string): ChatPerson => {
     const id = identity.publicId(visitorId);
-    return { id, name: names.get(visitorId) ?? `Guest ${id.slice(2, 6)}` };
+    return { id, name: names.get(visitorId) ?? guestName(id) };
   };
 
   const refuse = (socket: Duplex, status: number, reason: string, message = `${reason}.`): void => {
@@ -174,6 +174,13 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
     hub.broadcast(client.chat.id, { type: 'message', message }, client);
   };
 
+  /** True for the owner; anyone else is told that `what` is for the owner. */
+  const ownerOnly = (client: ChatClient, what: string): boolean => {
+    if (!client.admin)
+      sendError(client, 'forbidden', `${what} is for the owner; open the page with ?admin=<token>.`);
+    return client.admin;
+  };
+
   const handleFrame = async (client: ChatClient, frame: ClientFrame): Promise<void> => {
     switch (frame.type) {
       case 'message':
@@ -196,17 +203,20 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
         hub.sendTo(client, { type: 'pong' });
         return;
       case 'sessions.refresh': {
-        if (!client.admin) {
-          sendError(
-            client,
-            'forbidden',
-            'The session panel is for the owner; open the page with ?admin=<token>.',
-          );
-          return;
-        }
+        if (!ownerOnly(client, 'The session panel')) return;
         const rows = await bridge.sessionRows().catch(() => undefined);
         if (rows) hub.sendTo(client, { type: 'sessions', now: Date.now(), ...rows });
         else sendError(client, 'unavailable', 'Sessions cannot be listed right now.');
+        return;
+      }
+      case 'transcript': {
+        if (!ownerOnly(client, 'Transcripts')) return;
+        const transcript = await bridge.transcript(frame.key).catch((error: unknown) => {
+          log.debug({ err: error, key: frame.key }, 'webchat: could not read a transcript');
+          return undefined;
+        });
+        if (transcript) hub.sendTo(client, { type: 'transcript', ...transcript });
+        else sendError(client, 'unavailable', `The transcript of ${frame.key} cannot be read right now.`);
         return;
       }
     }
@@ -351,6 +361,14 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
       });
     },
   };
+}
+
+/**
+ * The default name of a visitor: `Guest` and 8 hex digits of their public id (`u_` + 12). Four digits
+ * made two of a few hundred guests share a name; eight keep them apart in a list of sessions.
+ */
+export function guestName(publicId: string): string {
+  return `Guest ${publicId.slice(2, 10)}`;
 }
 
 /** A browser's `Origin` must name the host it connects to; clients that send none (not browsers) pass. */

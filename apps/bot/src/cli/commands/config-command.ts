@@ -3,8 +3,10 @@ import { resolve } from 'node:path';
 import { ColloquyError, formatIssues } from '@colloquy/core';
 import { CONFIG_TEMPLATE } from '../../config/config-template.js';
 import { type BotConfig, loadBotConfig } from '../../config/load-config.js';
+import { checkModels } from '../../config/model-check.js';
 import { DEFAULT_CONFIG_FILE, invocationDir } from '../../config/paths.js';
 import { type CliIo, writeLines } from '../cli-io.js';
+import { CLI } from '../cli-name.js';
 import { parseFlags } from '../parse-flags.js';
 
 /**
@@ -30,17 +32,14 @@ export async function configCheckCommand(args: readonly string[], io: CliIo): Pr
   });
   const source = loaded.ok ? loaded.config.file : loaded.file;
   const storage = loaded.ok ? await checkStorage(loaded.config) : undefined;
+  const models = loaded.ok ? checkModels(loaded.config, io.env) : [];
+  const ok = loaded.ok && storage?.ok !== false && models.length === 0;
   if (values.json) {
     const body = loaded.ok
-      ? {
-          ok: storage?.ok !== false,
-          file: source ?? null,
-          fromEnvironment: loaded.config.fromEnvironment,
-          storage,
-        }
+      ? { ok, file: source ?? null, fromEnvironment: loaded.config.fromEnvironment, storage, models }
       : { ok: false, file: source ?? null, issues: loaded.issues };
     writeLines(io.out, JSON.stringify(body, null, 2));
-    return loaded.ok && storage?.ok !== false ? 0 : 1;
+    return ok ? 0 : 1;
   }
   if (!loaded.ok) {
     writeLines(io.err, `Config: ${source ?? 'embedded default'}`, formatIssues(loaded.issues));
@@ -50,8 +49,13 @@ export async function configCheckCommand(args: readonly string[], io: CliIo): Pr
     return 1;
   }
   const { config } = loaded;
-  if (storage && !storage.ok) {
-    writeLines(io.err, `Config: ${source ?? 'embedded default'}`, `  Storage: ${storage.message}`);
+  if (!ok) {
+    writeLines(
+      io.err,
+      `Config: ${source ?? 'embedded default'}`,
+      ...(storage && !storage.ok ? [`  Storage: ${storage.message}`] : []),
+      ...models.map((problem) => `  Model: ${problem.message}`),
+    );
     return 1;
   }
   const channels = [config.webchat.enabled ? 'webchat' : '', ...Object.keys(config.platforms)].filter(
@@ -140,8 +144,8 @@ export async function initCommand(args: readonly string[], io: CliIo): Promise<n
     io.out,
     `Wrote ${file}.`,
     'Next: set a model in it (agents.defaults.model and models.providers), then run',
-    `  colloquy config check${values.config ? ` --config ${values.config}` : ''}`,
-    `  colloquy start${values.config ? ` --config ${values.config}` : ''}`,
+    `  ${CLI} config check${values.config ? ` --config ${values.config}` : ''}`,
+    `  ${CLI} start${values.config ? ` --config ${values.config}` : ''}`,
   );
   return 0;
 }

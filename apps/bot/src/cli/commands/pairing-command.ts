@@ -12,6 +12,7 @@ import { loadBotConfig } from '../../config/load-config.js';
 import { timeAgo } from '../../format/units.js';
 import { openBotStore } from '../../state/open-store.js';
 import { type CliIo, writeLines } from '../cli-io.js';
+import { CLI } from '../cli-name.js';
 import { parseFlags } from '../parse-flags.js';
 
 const CHANNELS = ['telegram', 'whatsapp'] as const;
@@ -98,8 +99,7 @@ async function list(
   return 0;
 }
 
-const USAGE =
-  'Usage: colloquy pairing list [telegram|whatsapp] | approve <telegram|whatsapp> <code> | revoke <telegram|whatsapp> <userId> [--account id]';
+const USAGE = `Usage: ${CLI} pairing list [telegram|whatsapp] | approve <telegram|whatsapp> <code> | revoke <telegram|whatsapp> <userId> [--account id]`;
 
 function checkChannel(channel: string | undefined): PairingChannel {
   if (channel === 'telegram' || channel === 'whatsapp') return channel;

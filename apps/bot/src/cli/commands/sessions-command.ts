@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   ColloquyError,
+  isColloquyError,
   SESSION_KINDS,
   type SessionKind,
   type SessionRecord,
@@ -9,6 +10,7 @@ import {
 import { authorLabel, messageText } from '../../format/render-messages.js';
 import { compactCount, timeAgo } from '../../format/units.js';
 import { type CliIo, writeLines } from '../cli-io.js';
+import { CLI } from '../cli-name.js';
 import { connectGateway } from '../connect.js';
 import { GATEWAY_FLAGS, parseFlags } from '../parse-flags.js';
 import { startProgress } from '../progress.js';
@@ -35,7 +37,7 @@ export async function sessionsCommand(args: readonly string[], io: CliIo): Promi
     default:
       throw new ColloquyError(
         'INVALID_ARGUMENT',
-        `Unknown "sessions ${sub ?? ''}". Use: colloquy sessions list | history <key> | send <key> <message>.`,
+        `Unknown "sessions ${sub ?? ''}". Use: ${CLI} sessions list | history <key> | send <key> <message>.`,
       );
   }
 }
@@ -115,15 +117,12 @@ async function history(args: readonly string[], io: CliIo): Promise<number> {
   );
   const [key] = positionals;
   if (!key || positionals.length > 1) {
-    throw new ColloquyError(
-      'INVALID_ARGUMENT',
-      'Usage: colloquy sessions history <key> [--limit n] [--tools]',
-    );
+    throw new ColloquyError('INVALID_ARGUMENT', `Usage: ${CLI} sessions history <key> [--limit n] [--tools]`);
   }
   const limit = positiveInt(values.limit, 20, '--limit');
   const { client, config } = await connectGateway(connectFlags(values), io);
   try {
-    const result = await client.call('chat.history', { key, limit });
+    const result = await client.call('chat.history', { key, limit }).catch(explainMissing(key));
     const clean = sanitizeHistory(result.messages, {
       includeTools: values.tools ?? false,
       secrets: config?.core.redaction.secrets ?? [],
@@ -163,19 +162,21 @@ async function send(args: readonly string[], io: CliIo): Promise<number> {
   if (!key || message === '') {
     throw new ColloquyError(
       'INVALID_ARGUMENT',
-      'Usage: colloquy sessions send <key> <message> [--timeout seconds] [--no-wait] [--deliver]',
+      `Usage: ${CLI} sessions send <key> <message> [--timeout seconds] [--no-wait] [--deliver]`,
     );
   }
   const timeoutSeconds = positiveInt(values.timeout, 120, '--timeout');
   const { client } = await connectGateway(connectFlags(values), io);
   try {
-    const queued = await client.call('agent', {
-      sessionKey: key,
-      message,
-      deliver: values.deliver ?? false,
-      provenance: { kind: 'system', sourceTool: 'colloquy-cli' },
-      idempotencyKey: `cli-${randomUUID()}`,
-    });
+    const queued = await client
+      .call('agent', {
+        sessionKey: key,
+        message,
+        deliver: values.deliver ?? false,
+        provenance: { kind: 'system', sourceTool: 'colloquy-cli' },
+        idempotencyKey: `cli-${randomUUID()}`,
+      })
+      .catch(explainMissing(key));
     if (values['no-wait']) {
       writeLines(
         io.out,
@@ -195,7 +196,7 @@ async function send(args: readonly string[], io: CliIo): Promise<number> {
     } else if (waited.waitTimedOut) {
       writeLines(
         io.err,
-        `No reply within ${timeoutSeconds}s; run ${queued.runId} continues. Read it later with: colloquy sessions history ${key}`,
+        `No reply within ${timeoutSeconds}s; run ${queued.runId} continues. Read it later with: ${CLI} sessions history ${key}`,
       );
     } else if (waited.status === 'done') {
       writeLines(io.out, waited.reply?.trim() || '(no text)');
@@ -223,6 +224,20 @@ export function connectFlags(values: {
     ...(values.token ? { token: values.token } : {}),
     ...(values.config ? { config: values.config } : {}),
     ...(values['state-dir'] ? { stateDir: values['state-dir'] } : {}),
+  };
+}
+
+/** A missing session, told with this CLI's command (the gateway's own message names its `sessions.list` method). */
+function explainMissing(key: string): (error: unknown) => never {
+  return (error) => {
+    if (isColloquyError(error) && error.code === 'SESSION_NOT_FOUND') {
+      throw new ColloquyError(
+        'SESSION_NOT_FOUND',
+        `No session "${key}". See the session keys with: ${CLI} sessions list`,
+        { key },
+      );
+    }
+    throw error;
   };
 }
 

@@ -1,14 +1,17 @@
-import { basename, isAbsolute, relative } from 'node:path';
+import { relative } from 'node:path';
 import { ColloquyError, formatIssues, isColloquyError } from '@colloquy/core';
 import { installSignalHandlers } from '@colloquy/runtime';
 import { type Bot, startBot } from '../../bot/start-bot.js';
 import { ENV } from '../../config/env-overlay.js';
 import { type BotConfig, loadBotConfig } from '../../config/load-config.js';
+import { checkModels } from '../../config/model-check.js';
 import { MODEL_HELP } from '../../config/model-help.js';
 import { createAppLogger, type LogFormat } from '../../logging/create-logger.js';
 import { describeStorage } from '../../state/open-store.js';
 import { STATE_FILES } from '../../state/state-dir.js';
+import { busyPortMessage, busyPortOf } from '../busy-port.js';
 import { type CliIo, writeLines } from '../cli-io.js';
+import { CLI } from '../cli-name.js';
 import { parseFlags } from '../parse-flags.js';
 
 const FLAGS = {
@@ -42,6 +45,12 @@ export async function startCommand(args: readonly string[], io: CliIo): Promise<
     return 1;
   }
   const config = loaded.config;
+  // A bot whose model cannot work would answer nothing: refuse now, not at the first message.
+  const models = checkModels(config, io.env);
+  if (models.length > 0) {
+    writeLines(io.err, ...models.map((problem) => `Colloquy cannot start: ${problem.message}`));
+    return 1;
+  }
   const secrets = [...config.core.redaction.secrets];
   const logger = await createAppLogger({
     level: values['log-level'] ?? config.app.logLevel,
@@ -68,6 +77,13 @@ export async function startCommand(args: readonly string[], io: CliIo): Promise<
   try {
     bot = await started;
   } catch (error) {
+    const busy = busyPortOf(error);
+    if (busy) {
+      // Not a bug: no stack trace, just who probably holds the port and how to choose others.
+      logger.error({ ...busy }, 'start failed: the port is in use');
+      writeLines(io.err, `Colloquy could not start: ${await busyPortMessage(busy, config)}`);
+      return 1;
+    }
     const message = isColloquyError(error) || error instanceof Error ? error.message : String(error);
     logger.error({ err: error }, 'start failed');
     writeLines(io.err, `Colloquy could not start: ${message}`);
@@ -107,19 +123,9 @@ function banner(bot: Bot, config: BotConfig): string[] {
     );
     lines.push(MODEL_HELP);
   }
-  lines.push(
-    `  CLI:         ${cliCommand(config.baseDir)} status   (also: sessions list, sessions send main "hi")`,
-  );
+  lines.push(`  CLI:         ${CLI} status   (also: sessions list, sessions send main "hi")`);
   lines.push('Press Ctrl-C to stop.', '');
   return lines;
-}
-
-/** How to call this CLI from the invocation directory: `colloquy`, or `node <path>/cli.js` in a checkout. */
-function cliCommand(base: string): string {
-  const script = process.argv[1];
-  if (!script || basename(script) !== 'cli.js') return 'colloquy';
-  const rel = relative(base, script);
-  return `node ${rel.startsWith('..') || isAbsolute(rel) ? script : rel}`;
 }
 
 function displayPath(path: string, base: string): string {
