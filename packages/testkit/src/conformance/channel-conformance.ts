@@ -16,6 +16,7 @@ import type {
   PlatformSentMessage,
 } from './fixture.js';
 import { createRecordingChannelContext, type RecordingChannelContext } from './recording-context.js';
+import { runThreadBoundSubagentConformance } from './thread-bound-subagent.js';
 
 /**
  * The session-key input for an inbound message: direct chats are keyed by the sender, groups and
@@ -67,7 +68,8 @@ function longText(minLength: number): { text: string; words: string[] } {
 /**
  * Registers the channel plugin conformance suite (vitest). Every Colloquy channel plugin runs it
  * against its own fake platform: inbound normalisation, session keys per `dmScope`, outbound ids and
- * chunking, thread binding, and a clean `stop()`.
+ * chunking, thread binding, a clean `stop()`, and (through the real runtime) a thread-bound sub-agent
+ * that answers in its thread while its parent answers the result in its own chat.
  *
  * @param name - shown in the suite title, e.g. `telegram`
  * @param setup - builds a fresh fixture (plugin + fake platform) for each test; see {@link ChannelConformanceFixture}
@@ -436,4 +438,5 @@ export function runChannelPluginConformance(
       });
     });
   });
+  runThreadBoundSubagentConformance(name, setup, options);
 }
