@@ -17,6 +17,8 @@ export {
   checkAttachments,
   isStrictBase64,
 } from './attachments.js';
+export type { Snippet } from './search-snippet.js';
+export { SEARCH_SNIPPET_CHARS, searchSnippet } from './search-snippet.js';
 export type { SessionStatusToolResult } from './session-status.js';
 export { createSessionTools, SESSION_TOOL_NAMES } from './session-tools.js';
 export type { SessionsHistoryResult } from './sessions-history.js';
