@@ -65,6 +65,28 @@ describe('colloquy CLI against a running app', () => {
     expect(run.stdout).toMatch(/assistant:\n {2}pong: hello there/);
   });
 
+  it('sessions list, history and search page with --offset, and search finds words', async () => {
+    const list = await cli('sessions', 'list', '--json', '--offset', '1');
+    expect(list.code).toBe(0);
+    expect((JSON.parse(list.stdout) as { sessions: unknown[] }).sessions).toEqual([]);
+    const older = await cli('sessions', 'history', 'main', '--limit', '1', '--offset', '1', '--json');
+    const page = JSON.parse(older.stdout) as { messages: { content: unknown }[]; hasMore: boolean };
+    expect(page.messages.map((m) => m.content)).toEqual(['hello there']);
+    expect(page.hasMore).toBe(false);
+    const newest = await cli('sessions', 'history', 'main', '--limit', '1');
+    expect(newest.stdout).toContain('(older messages: --offset 1)');
+    const found = await cli('sessions', 'search', 'PONG', 'hello');
+    expect(found.code).toBe(0);
+    expect(found.stdout).toMatch(/^agent:main:main #1 assistant \[/);
+    expect(found.stdout).toContain('  pong: hello there');
+    expect(found.stdout).toContain('(1-1 of 1)');
+    const none = await cli('sessions', 'search', 'nothing-like-this');
+    expect(none.stdout.trim()).toBe('No messages match "nothing-like-this".');
+    const bad = await cli('sessions', 'search', '--offset=-2', 'pong');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('--offset must be a whole number of at least 0, got "-2".');
+  });
+
   it('explains a missing session, a wrong token and a bot that is not running', async () => {
     const missing = await cli('sessions', 'history', 'agent:main:nowhere:dm:x');
     expect(missing.code).toBe(1);

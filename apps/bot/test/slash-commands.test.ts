@@ -28,6 +28,7 @@ describe('slash commands in a channel', () => {
       '/status',
       '/sessions',
       '/history',
+      '/search',
       '/send',
       '/spawn',
       '/subagents',
@@ -64,6 +65,22 @@ describe('slash commands in a channel', () => {
     expect(other).toMatch(/^Not allowed: /);
     expect(other).not.toContain('secret plans');
     expect(await fixture.say('/history')).toEqual(['Usage: /history <key> [n]']);
+  });
+
+  it('/search finds words in the conversations the session tools let it see, and no others', async () => {
+    fixture = await startBotFixture({ script: agent });
+    await fixture.say('the walrus sings at dawn');
+    await fixture.say('walrus secret plans', 'user-2');
+    const [found] = await fixture.say('/search Walrus');
+    expect(found).toMatch(/^2 matches:/);
+    expect(found).toContain(`• ${DM('user-1')} #0 · user`);
+    expect(found).toContain('the walrus sings at dawn');
+    expect(found).not.toContain('secret plans');
+    expect(found).toMatch(/2 hidden: tools\.sessions\.visibility/);
+    expect(await fixture.say('/search')).toEqual(['Usage: /search <words>']);
+    const [noWords] = await fixture.say('/search ***');
+    expect(noWords).toMatch(/^Could not do that: The query has no words/);
+    expect(fixture.model.requests.every((r) => !JSON.stringify(r.messages).includes('/search'))).toBe(true);
   });
 
   it('/send delivers to another visible session and posts its reply back', async () => {

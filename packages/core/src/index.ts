@@ -85,6 +85,8 @@ export type {
   SessionsListResult,
   SessionsPatchFields,
   SessionsResolveParams,
+  SessionsSearchParams,
+  SessionsSearchResult,
   SpawnAttachment,
 } from './interfaces/gateway.js';
 export type { Logger } from './interfaces/logger.js';
@@ -126,6 +128,9 @@ export type {
 // --- records and interfaces ---
 export { SESSION_KINDS, TERMINAL_RUN_STATUSES } from './interfaces/records.js';
 export type {
+  MessageSearchHit,
+  MessageSearchQuery,
+  MessageSearchResult,
   OutboxListQuery,
   PairingListQuery,
   RunListQuery,
@@ -134,6 +139,7 @@ export type {
   Store,
   StoreOperations,
   StoreTransaction,
+  TailOptions,
 } from './interfaces/store.js';
 export type { AgentTool, ToolResult } from './interfaces/tool.js';
 export { toolResult } from './interfaces/tool.js';
@@ -194,6 +200,13 @@ export {
 } from './policy/index.js';
 // --- stores ---
 export { MemoryStore } from './store/memory-store.js';
+export {
+  SEARCH_INDEX_MAX_CHARS,
+  SEARCH_MAX_TERMS,
+  scoreSearchText,
+  searchableText,
+  searchTerms,
+} from './store/search-text.js';
 // --- for Store implementers ---
 export type { SynchronousStoreEngine, SynchronousStoreOperations } from './store/serialized-store.js';
 export { SerializedStore } from './store/serialized-store.js';
@@ -210,9 +223,12 @@ export type {
   SessionStatusToolResult,
   SessionsHistoryResult,
   SessionsListResult as SessionsListToolResult,
+  SessionsSearchHit,
+  SessionsSearchToolResult,
   SessionsSendResult,
   SessionsSpawnResult,
   SessionToolsOptions,
+  Snippet,
   SpawnableAgent,
   SubagentMeta,
   SubagentPromptInput,
@@ -235,16 +251,21 @@ export {
   createSessionTools,
   isStrictBase64,
   REPLY_SKIP,
+  SEARCH_SNIPPET_CHARS,
   SESSION_TOOL_NAMES,
   SESSIONS_HISTORY_DEFAULT_LIMIT,
   SESSIONS_HISTORY_MAX_LIMIT,
   SESSIONS_LIST_HISTORY_CONCURRENCY,
+  SESSIONS_LIST_MAX_BYTES,
   SESSIONS_LIST_MAX_LIMIT,
   SESSIONS_LIST_MAX_MESSAGES,
+  SESSIONS_SEARCH_DEFAULT_LIMIT,
+  SESSIONS_SEARCH_MAX_LIMIT,
   SESSIONS_SEND_DEFAULT_TIMEOUT_SECONDS,
   SESSIONS_SPAWN_MAX_TASK_CHARS,
   SESSIONS_SPAWN_MAX_TIMEOUT_SECONDS,
   SUBAGENT_META_KEY,
+  searchSnippet,
   spawnableAgents,
   subagentMetaOf,
   subagentSystemPrompt,

@@ -128,6 +128,53 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
     );
   });
 
+  it('chat.history and sessions.list page with offset; bad offsets are refused by name', async () => {
+    await boot();
+    await h.store.appendMessages(
+      GROUP,
+      Array.from({ length: 7 }, (_, i) => ({ role: 'user' as const, content: `m${i}`, timestamp: i })),
+    );
+    const page = await h.runtime.gateway.call('chat.history', { key: GROUP, limit: 2, offset: 3 });
+    expect(page.messages.map((m) => m.content)).toEqual(['m2', 'm3']);
+    expect(page.total).toBe(7);
+    const listed = await h.runtime.gateway.call('sessions.list', { offset: 1, limit: 1 });
+    expect(listed.sessions.map((s) => s.key)).toEqual(['agent:ops:main']);
+    expect(listed.total).toBe(3);
+    expect((await h.runtime.gateway.call('sessions.list', { offset: 2 })).sessions.map((s) => s.key)).toEqual(
+      [MAIN],
+    );
+    const bad = await rejection(h.runtime.gateway.call('chat.history', { key: GROUP, offset: -1 }));
+    expect(bad).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('"offset"') });
+  });
+
+  it('sessions.search finds words with filters, limit and offset, and refuses a query without words', async () => {
+    await boot();
+    await h.store.appendMessages(GROUP, [
+      { role: 'user', content: 'the orchard keeps quiet', timestamp: 1 },
+      { role: 'toolResult', content: 'orchard in a tool result', toolCallId: 't', timestamp: 2 },
+    ]);
+    await h.store.appendMessages('agent:ops:main', [
+      { role: 'user', content: 'orchard at ops', timestamp: 3 },
+    ]);
+    const all = await h.runtime.gateway.call('sessions.search', { query: 'Orchard' });
+    expect(all.total).toBe(2);
+    expect(all.hits.map((hit) => hit.sessionKey).sort()).toEqual([GROUP, 'agent:ops:main'].sort());
+    const scoped = await h.runtime.gateway.call('sessions.search', { query: 'orchard', agentIds: ['MAIN'] });
+    expect(scoped.hits.map((hit) => [hit.sessionKey, hit.message.seq])).toEqual([[GROUP, 1]]);
+    const second = await h.runtime.gateway.call('sessions.search', { query: 'orchard', limit: 1, offset: 1 });
+    expect(second.hits).toHaveLength(1);
+    expect(second.hits[0]?.sessionKey).not.toBe(all.hits[0]?.sessionKey);
+    expect(
+      (await h.runtime.gateway.call('sessions.search', { query: 'orchard', kinds: ['group'] })).total,
+    ).toBe(1);
+    const noWords = await rejection(h.runtime.gateway.call('sessions.search', { query: '***' }));
+    expect(noWords).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('no words') });
+    const badKind = await rejection(
+      h.runtime.gateway.call('sessions.search', { query: 'x', kinds: ['nope' as never] }),
+    );
+    expect(badKind.message).toContain('unknown kind "nope"');
+  });
+
   it('agent returns a run id at once; agent.wait also answers for runs that ended before the wait', async () => {
     await boot({ script: ['first', 'second'] });
     const { runId, status } = await h.runtime.gateway.call('agent', { sessionKey: 'main', message: 'hi' });

@@ -1,4 +1,4 @@
-import { ColloquyError } from '@colloquy/core';
+import { ColloquyError, SEARCH_INDEX_MAX_CHARS } from '@colloquy/core';
 import type { ClientBase } from 'pg';
 
 /** One step of the schema history; it runs in the migrating transaction. Never edit a released step. */
@@ -103,6 +103,30 @@ const MIGRATIONS: readonly Migration[] = [
       );
       CREATE UNIQUE INDEX pairings_pending_code ON pairings (channel, code) WHERE status = 'pending';
       CREATE INDEX pairings_by_channel ON pairings (channel, created_at, n);
+    `,
+  },
+  {
+    version: 2,
+    description: 'transcript search: a tsvector of each message, computed in the statement that writes it',
+    // A generated column is written by the INSERT itself, so an append and its index entry commit
+    // or roll back together; adding it rewrites the table, which indexes the transcripts already
+    // stored. The text is what `searchableText` in core picks.
+    sql: `
+      CREATE FUNCTION colloquy_indexed_text(m json) RETURNS text
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT left(CASE
+          WHEN m->>'role' = 'toolResult' THEN NULL
+          WHEN json_typeof(m->'content') = 'string' THEN m->>'content'
+          WHEN json_typeof(m->'content') = 'array' THEN (
+            SELECT string_agg(e.block->>'text', ' ' ORDER BY e.i)
+            FROM json_array_elements(m->'content') WITH ORDINALITY AS e(block, i)
+            WHERE json_typeof(e.block) = 'object' AND e.block->>'type' = 'text'
+              AND json_typeof(e.block->'text') = 'string')
+        END, ${SEARCH_INDEX_MAX_CHARS})
+      $$;
+      ALTER TABLE messages ADD COLUMN search tsvector GENERATED ALWAYS AS
+        (to_tsvector('simple'::regconfig, coalesce(colloquy_indexed_text(message), ''))) STORED;
+      CREATE INDEX messages_search ON messages USING gin (search);
     `,
   },
 ];

@@ -1,6 +1,8 @@
 import {
   ColloquyError,
   type InboxEntry,
+  type MessageSearchQuery,
+  type MessageSearchResult,
   type OutboxEntry,
   type OutboxListQuery,
   type PairingListQuery,
@@ -12,10 +14,12 @@ import {
   type SessionRecord,
   type StoredMessage,
   type StoreTransaction,
+  type TailOptions,
   type ThreadBinding,
   type TranscriptMessage,
 } from '@colloquy/core';
 import type { QueryResultRow } from 'pg';
+import { messageSearchSql } from './message-search-sql.js';
 import { isConnectionError, pgCode } from './pg-errors.js';
 import { sessionListSql, sqlLimit } from './session-list-sql.js';
 
@@ -165,19 +169,26 @@ export class PgOperations implements StoreTransaction {
     });
   }
 
-  readTail(
-    sessionKey: string,
-    limit: number,
-    options: { beforeSeq?: number } = {},
-  ): Promise<StoredMessage[]> {
+  /**
+   * Walks the primary key back from a bound. An `offset` moves the bound instead of skipping rows
+   * (a session's seqs are contiguous), in the same statement, so a deep page costs what the first
+   * page costs.
+   */
+  readTail(sessionKey: string, limit: number, options: TailOptions = {}): Promise<StoredMessage[]> {
     return this.read(async () => {
       const count = sqlLimit(limit);
       if (count === 0) return [];
+      const offset = options.offset !== undefined && options.offset > 0 ? Math.floor(options.offset) : 0;
+      const values: unknown[] = [sessionKey, options.beforeSeq ?? Number.MAX_SAFE_INTEGER, offset];
+      const bound =
+        offset === 0
+          ? '$2'
+          : '(SELECT least($2::bigint, max(seq) + 1) - $3::bigint FROM messages WHERE session_key = $1)';
+      if (count > 0) values.push(count);
       const result = await this.db.query<{ seq: string; message: TranscriptMessage }>(
-        `SELECT seq, message FROM messages WHERE session_key = $1 AND seq < $2 ORDER BY seq DESC ${count < 0 ? '' : 'LIMIT $3'}`,
-        count < 0
-          ? [sessionKey, options.beforeSeq ?? Number.MAX_SAFE_INTEGER]
-          : [sessionKey, options.beforeSeq ?? Number.MAX_SAFE_INTEGER, count],
+        `SELECT seq, message FROM messages WHERE session_key = $1 AND seq < ${bound} AND $3::bigint >= 0
+         ORDER BY seq DESC ${count < 0 ? '' : 'LIMIT $4'}`,
+        values,
       );
       return result.rows.reverse().map((row) => ({ ...row.message, seq: Number(row.seq) }));
     });
@@ -192,6 +203,25 @@ export class PgOperations implements StoreTransaction {
       );
       const row = result.rows[0];
       return row?.low == null || row.high == null ? 0 : Number(row.high) - Number(row.low) + 1;
+    });
+  }
+
+  searchMessages(query: MessageSearchQuery): Promise<MessageSearchResult> {
+    return this.read(async () => {
+      const sql = messageSearchSql(query);
+      if (!sql) return { hits: [], total: 0 };
+      const counted = await this.db.query<{ count: string }>(sql.count.text, sql.count.values);
+      const total = Number(counted.rows[0]?.count ?? 0);
+      if (!sql.hits || total === 0) return { hits: [], total };
+      const result = await this.db.query<{ session_key: string; seq: string; message: TranscriptMessage }>(
+        sql.hits.text,
+        sql.hits.values,
+      );
+      const hits = result.rows.map((row) => ({
+        sessionKey: row.session_key,
+        message: { ...row.message, seq: Number(row.seq) },
+      }));
+      return { hits, total };
     });
   }
 

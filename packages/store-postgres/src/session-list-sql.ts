@@ -45,7 +45,11 @@ export function sessionListSql(
     return all.length > 0 ? ` WHERE ${all.join(' AND ')}` : '';
   };
   const order = ' ORDER BY updated_at DESC, key';
-  const limitSql = limit < 0 ? '' : ` LIMIT ${param(limit)}`;
+  const offset = query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0;
+  // Each kind's walk must reach past the skipped rows; the outer order then skips them.
+  const armLimitSql = () => (limit < 0 ? '' : ` LIMIT ${param(limit + offset)}`);
+  const limitSql = () =>
+    `${limit < 0 ? '' : ` LIMIT ${param(limit)}`}${offset > 0 ? ` OFFSET ${param(offset)}` : ''}`;
 
   if (mode === 'count') {
     const kindFilter = kinds.length > 0 ? [`kind = ANY(${param(kinds)})`] : [];
@@ -53,13 +57,13 @@ export function sessionListSql(
   }
   if (kinds.length <= 1) {
     const kindFilter = kinds.length === 1 ? [`kind = ${param(kinds[0])}`] : [];
-    return { text: `SELECT record FROM sessions${where(kindFilter)}${order}${limitSql}`, values };
+    return { text: `SELECT record FROM sessions${where(kindFilter)}${order}${limitSql()}`, values };
   }
   const arms = kinds.map(
     (kind) =>
-      `(SELECT updated_at, key, record FROM sessions${where([`kind = ${param(kind)}`])}${order}${limitSql})`,
+      `(SELECT updated_at, key, record FROM sessions${where([`kind = ${param(kind)}`])}${order}${armLimitSql()})`,
   );
-  return { text: `SELECT record FROM (${arms.join(' UNION ALL ')}) AS picked${order}${limitSql}`, values };
+  return { text: `SELECT record FROM (${arms.join(' UNION ALL ')}) AS picked${order}${limitSql()}`, values };
 }
 
 /**

@@ -64,6 +64,28 @@ describe('migrations', () => {
     await again.close();
   });
 
+  it('indexes the transcripts a version 1 schema holds when it migrates to transcript search', async () => {
+    const url = await server.createDatabase();
+    const store = await openPostgresStore({ url });
+    await store.putSession(makeSessionRecord('k1'));
+    await store.appendMessages('k1', [say('written before search existed')]);
+    await store.close();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`
+      ALTER TABLE colloquy.messages DROP COLUMN search;
+      DROP FUNCTION colloquy.colloquy_indexed_text(json);
+      UPDATE colloquy.schema_version SET version = 1;
+    `);
+    await client.end();
+    const migrated = await openPostgresStore({ url });
+    const found = await migrated.searchMessages({ text: 'before SEARCH' });
+    expect(found.hits.map((h) => [h.sessionKey, h.message.seq, h.message.content])).toEqual([
+      ['k1', 1, 'written before search existed'],
+    ]);
+    await migrated.close();
+  });
+
   it('refuses a schema written by a newer version and changes nothing', async () => {
     const url = await server.createDatabase();
     const store = await openPostgresStore({ url });

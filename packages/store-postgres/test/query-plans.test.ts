@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { messageSearchSql } from '../src/message-search-sql.js';
 import { openPostgresStore, type PostgresStore } from '../src/postgres-store.js';
 import { sessionListSql } from '../src/session-list-sql.js';
 import { startTestPostgres, type TestPostgres } from '../src/testing/test-postgres.js';
@@ -82,5 +83,25 @@ describe('query plans', () => {
     );
     expect(text).toMatch(/Index Scan Backward using messages_pkey/);
     expect(text).not.toMatch(/Seq Scan|Sort/);
+  });
+
+  it('reads a page deep in a transcript from a bound, not by skipping rows', async () => {
+    const text = await plan(
+      `SELECT seq, message FROM messages WHERE session_key = $1
+         AND seq < (SELECT least($2::bigint, max(seq) + 1) - $3::bigint FROM messages WHERE session_key = $1)
+         AND $3::bigint >= 0 ORDER BY seq DESC LIMIT $4`,
+      ['big', Number.MAX_SAFE_INTEGER, 4000, 20],
+    );
+    expect(text).toMatch(/Index Scan Backward using messages_pkey/);
+    expect(text).not.toMatch(/Seq Scan|Sort/);
+    const page = await store.readTail('big', 3, { offset: 4000 });
+    expect(page.map((m) => m.content)).toEqual(['m997', 'm998', 'm999']);
+  });
+
+  it('searches transcripts through the GIN index', async () => {
+    const sql = messageSearchSql({ text: 'm1234', agentIds: ['main'], limit: 10 })!;
+    const text = await plan(sql.hits!.text, sql.hits!.values);
+    expect(text).toMatch(/Bitmap Index Scan on messages_search/);
+    expect(text).not.toMatch(/Seq Scan on messages/);
   });
 });

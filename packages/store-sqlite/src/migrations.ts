@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { indexedTextSql } from './message-search-sql.js';
 
 /**
  * One step of the schema history. `up` runs inside a transaction together with the bump of
@@ -20,6 +21,9 @@ export const COLLOQUY_APPLICATION_ID = 0x436f6c71;
  * - v2: the indexes that make session lists O(result): `ORDER BY updated_at DESC, key LIMIT n`
  *   walks an index for the live set, per kind, per spawner, and with archived sessions included.
  * - v3: pairings (who may DM a bot), moved here from the channel plugins' files.
+ * - v4: full-text search of transcripts: an FTS5 table keyed by `messages.id`, kept by triggers in
+ *   the statement that writes a message (so an append and its index entry commit or roll back
+ *   together), filled from the transcripts already stored.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -136,6 +140,34 @@ export const MIGRATIONS: readonly Migration[] = [
         );
         CREATE UNIQUE INDEX pairings_pending_code ON pairings (channel, code) WHERE status = 'pending';
         CREATE INDEX pairings_by_channel ON pairings (channel, created_at);
+      `);
+    },
+  },
+  {
+    version: 4,
+    description: 'transcript search',
+    up(db) {
+      const newText = indexedTextSql('new.message');
+      db.exec(`
+        CREATE VIRTUAL TABLE messages_search USING fts5(
+          body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0'
+        );
+        CREATE TRIGGER messages_search_insert AFTER INSERT ON messages BEGIN
+          INSERT INTO messages_search (rowid, body)
+            SELECT new.id, body FROM (SELECT ${newText} AS body) WHERE body IS NOT NULL;
+        END;
+        CREATE TRIGGER messages_search_delete AFTER DELETE ON messages BEGIN
+          DELETE FROM messages_search WHERE rowid = old.id;
+        END;
+        CREATE TRIGGER messages_search_update AFTER UPDATE OF message ON messages
+          WHEN ${indexedTextSql('old.message')} IS NOT ${newText} BEGIN
+          DELETE FROM messages_search WHERE rowid = old.id;
+          INSERT INTO messages_search (rowid, body)
+            SELECT new.id, body FROM (SELECT ${newText} AS body) WHERE body IS NOT NULL;
+        END;
+        INSERT INTO messages_search (rowid, body)
+          SELECT id, body FROM (SELECT id, ${indexedTextSql('message')} AS body FROM messages)
+          WHERE body IS NOT NULL;
       `);
     },
   },

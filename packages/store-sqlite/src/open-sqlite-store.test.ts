@@ -84,6 +84,9 @@ describe('openSqliteStore', () => {
         'sid-1',
       ]);
       expect((await store.readTail('agent:main:main', 5)).map((m) => m.content)).toEqual(['from v1']);
+      expect((await store.searchMessages({ text: 'FROM v1' })).hits.map((h) => h.message.content)).toEqual([
+        'from v1',
+      ]);
       expect((await store.integrityCheck()).ok).toBe(true);
       await store.close();
     },

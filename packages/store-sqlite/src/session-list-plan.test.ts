@@ -95,11 +95,15 @@ describe('planSessionList', () => {
     expect(planSessionList({ limit: 0 }, 'count', NOW).parts).toHaveLength(1);
   });
 
-  it('binds each kind once and the limit last', () => {
-    expect(planSessionList({ kinds: ['dm', 'dm'] }, 'rows', NOW).parts[0]?.params).toEqual(['dm', -1]);
-    const plan = planSessionList({ kinds: ['dm', 'group'], activeMinutes: 1, limit: 5 }, 'rows', NOW);
+  it('binds each kind once, then the limit and the offset last', () => {
+    expect(planSessionList({ kinds: ['dm', 'dm'] }, 'rows', NOW).parts[0]?.params).toEqual(['dm', -1, 0]);
+    const plan = planSessionList(
+      { kinds: ['dm', 'group'], activeMinutes: 1, limit: 5, offset: 2.5 },
+      'rows',
+      NOW,
+    );
     expect(plan.parts).toHaveLength(1);
-    expect(plan.parts[0]?.params).toEqual(['dm', NOW - 60_000, 'group', NOW - 60_000, 5]);
+    expect(plan.parts[0]?.params).toEqual(['dm', NOW - 60_000, 'group', NOW - 60_000, 5, 2]);
     expect(planSessionList({ kinds: ['dm', 'group'] }, 'count', NOW).parts.map((p) => p.params)).toEqual([
       ['dm'],
       ['group'],

@@ -18,7 +18,7 @@ const EMPTY: SessionListPlan = { parts: [] };
 
 /**
  * Turns a {@link SessionListQuery} into SQL that walks an index in `updated_at DESC, key` order and
- * stops after `limit` rows, so a list costs O(result), not O(store):
+ * stops after `offset + limit` rows, so a list costs O(result), not O(store):
  *
  * - `keys`: primary-key lookups, sorted afterwards (at most `keys.length` rows);
  * - `sessionId`, `label`: the unique `session_id` index or the label index, sorted afterwards;
@@ -97,7 +97,8 @@ export function planSessionList(
     const all = [...extra, ...filters];
     return `${select} ${from}${all.length > 0 ? ` WHERE ${all.join(' AND ')}` : ''}`;
   };
-  const order = ' ORDER BY updated_at DESC, key LIMIT ?';
+  const order = ' ORDER BY updated_at DESC, key LIMIT ? OFFSET ?';
+  const offset = query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0;
 
   if (perKind && mode === 'count') {
     const sql = arm(['kind = ?']);
@@ -105,10 +106,10 @@ export function planSessionList(
   }
   if (perKind) {
     const sql = kinds.map(() => arm(['kind = ?'])).join(' UNION ALL ') + order;
-    return { parts: [{ sql, params: [...kinds.flatMap((kind) => [kind, ...params]), limit] }] };
+    return { parts: [{ sql, params: [...kinds.flatMap((kind) => [kind, ...params]), limit, offset] }] };
   }
   if (mode === 'count') return { parts: [{ sql: arm([]), params }] };
-  return { parts: [{ sql: arm([]) + order, params: [...params, limit] }] };
+  return { parts: [{ sql: arm([]) + order, params: [...params, limit, offset] }] };
 }
 
 /**

@@ -3,6 +3,8 @@ import {
   ColloquyError,
   type InboxEntry,
   type Logger,
+  type MessageSearchQuery,
+  type MessageSearchResult,
   type OutboxEntry,
   type OutboxListQuery,
   type PairingListQuery,
@@ -15,11 +17,13 @@ import {
   type StoredMessage,
   type SynchronousStoreEngine,
   type SynchronousStoreOperations,
+  type TailOptions,
   type ThreadBinding,
   type TranscriptMessage,
 } from '@colloquy/core';
 import type Database from 'better-sqlite3';
 import { CommitBatch, type GroupCommitSettings } from './group-commit.js';
+import { planMessageSearch } from './message-search-sql.js';
 import { planSessionList, sqlLimit } from './session-list-plan.js';
 import { sqliteCode, toStoreError } from './sqlite-errors.js';
 import {
@@ -560,11 +564,24 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     });
   }
 
-  readTail(sessionKey: string, limit: number, options: { beforeSeq?: number } = {}): StoredMessage[] {
+  /**
+   * The tail walks the `(session_key, seq)` index back from a bound. An `offset` moves the bound
+   * instead of skipping rows: a session's seqs are contiguous, so the newest `offset` messages
+   * below `beforeSeq` are exactly those from `min(beforeSeq, last + 1) - offset` up, and a page
+   * deep in a long transcript costs what the first page costs.
+   */
+  readTail(sessionKey: string, limit: number, options: TailOptions = {}): StoredMessage[] {
     return this.guard(() => {
       const count = sqlLimit(limit);
       if (count === 0) return [];
-      const rows = this.s.tail.all(sessionKey, options.beforeSeq ?? MAX_SEQ, count);
+      let bound = options.beforeSeq ?? MAX_SEQ;
+      const offset = options.offset !== undefined && options.offset > 0 ? Math.floor(options.offset) : 0;
+      if (offset > 0) {
+        const last = this.s.lastSeq.get(sessionKey);
+        if (last === undefined) return [];
+        bound = Math.min(bound, last + 1) - offset;
+      }
+      const rows = this.s.tail.all(sessionKey, bound, count);
       const out = new Array<StoredMessage>(rows.length);
       for (let i = 0; i < rows.length; i++) out[rows.length - 1 - i] = JSON.parse(rows[i]!) as StoredMessage;
       return out;
@@ -580,6 +597,28 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       const last = this.s.lastSeq.get(sessionKey);
       if (last === undefined) return 0;
       return last - (this.s.firstSeq.get(sessionKey) ?? last) + 1;
+    });
+  }
+
+  searchMessages(query: MessageSearchQuery): MessageSearchResult {
+    return this.guard(() => {
+      const plan = planMessageSearch(query);
+      if (plan === undefined) return { hits: [], total: 0 };
+      const total = this.dynamicStatement(plan.count.sql)
+        .pluck()
+        .get(...plan.count.params) as number;
+      if (plan.hits === undefined || total === 0) return { hits: [], total };
+      const rows = this.dynamicStatement(plan.hits.sql).all(...plan.hits.params) as {
+        sessionKey: string;
+        message: string;
+      }[];
+      return {
+        hits: rows.map((row) => ({
+          sessionKey: row.sessionKey,
+          message: JSON.parse(row.message) as StoredMessage,
+        })),
+        total,
+      };
     });
   }
 

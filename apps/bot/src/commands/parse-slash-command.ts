@@ -6,6 +6,7 @@ export const SLASH_COMMANDS: readonly (ChannelCommand & { usage: string })[] = [
   { name: 'status', usage: '/status', description: 'Show this conversation: model, tokens, send policy' },
   { name: 'sessions', usage: '/sessions [kind ...]', description: 'List the sessions you can see' },
   { name: 'history', usage: '/history <key> [n]', description: 'Show the last messages of a session' },
+  { name: 'search', usage: '/search <words>', description: 'Search the conversations you can see' },
   { name: 'send', usage: '/send <key> <message>', description: 'Send a message to another session' },
   { name: 'spawn', usage: '/spawn <task>', description: 'Start a sub-agent on a task' },
   {

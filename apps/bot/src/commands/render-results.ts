@@ -7,6 +7,7 @@ import type {
   SessionStatusToolResult,
   SessionsHistoryResult,
   SessionsListToolResult,
+  SessionsSearchToolResult,
   SessionsSendResult,
   SessionsSpawnResult,
   SubagentsResult,
@@ -90,6 +91,24 @@ export function renderHistory(result: SessionsHistoryResult): string {
     `Last ${result.messages.length} message${result.messages.length === 1 ? '' : 's'} of ${result.sessionKey}${notes.length ? ` (${notes.join(', ')})` : ''}:`,
     ...renderTranscriptLines(result.messages, 300),
   ].join('\n');
+}
+
+/**
+ * A `sessions_search` result: each hit's session, message number, author and age, then its snippet.
+ *
+ * @param result - the tool result
+ * @param now - epoch ms
+ * @returns the reply
+ */
+export function renderSearch(result: SessionsSearchToolResult, now: number): string {
+  const hidden = result.filtered ? `\n(${result.filtered.hidden} hidden: ${result.filtered.reason})` : '';
+  if (result.hits.length === 0) return `No messages you can see match.${hidden}`;
+  const lines = result.hits.map(
+    (hit) =>
+      `• ${hit.sessionKey} #${hit.messageIndex} · ${hit.role} · ${timeAgo(hit.at, now)}\n  ${hit.snippet}`,
+  );
+  const head = `${result.count} match${result.count === 1 ? '' : 'es'}${result.nextOffset !== undefined ? ' (more exist)' : ''}:`;
+  return `${head}\n${lines.join('\n')}${hidden}`;
 }
 
 /**

@@ -7,6 +7,7 @@ import type {
   SessionStatusToolResult,
   SessionsHistoryResult,
   SessionsListToolResult,
+  SessionsSearchToolResult,
   SessionsSendResult,
   SessionsSpawnResult,
   SubagentsResult,
@@ -18,6 +19,7 @@ import {
   isToolProblem,
   renderHistory,
   renderProblem,
+  renderSearch,
   renderSendResult,
   renderSessionList,
   renderSessionStatus,
@@ -147,6 +149,13 @@ export function createSlashCommands(options: SlashCommandsOptions): SlashCommand
         return isToolProblem(details)
           ? renderProblem(details)
           : renderHistory(details as SessionsHistoryResult);
+      }
+      case 'search': {
+        if (command.rest === '') return usage('search');
+        const details = await callTool(session, 'sessions_search', { query: command.rest, limit: 10 });
+        return isToolProblem(details)
+          ? renderProblem(details)
+          : renderSearch(details as SessionsSearchToolResult, now());
       }
       case 'send': {
         const policy = parseSendCommand(inbound.text.trim());

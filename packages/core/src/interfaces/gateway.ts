@@ -22,8 +22,32 @@ export interface SessionsListParams {
   keys?: string[];
   includeArchived?: boolean;
   limit?: number;
+  /** Skip this many rows (after sorting, before `limit`); default 0. */
+  offset?: number;
   /** Also return each listed session's latest run in `latestRuns` (default false). */
   withLatestRun?: boolean;
+}
+
+/**
+ * Parameters of `sessions.search`: full-text search over transcripts (every word must occur).
+ * Like `sessions.list`, it applies no visibility: the caller scopes it with `keys` / `agentIds`.
+ */
+export interface SessionsSearchParams {
+  /** The words to find (at least one letter or digit). */
+  query: string;
+  kinds?: SessionKind[];
+  keys?: string[];
+  agentIds?: string[];
+  /** Most hits (default 10, at most 50); 0 only counts. */
+  limit?: number;
+  /** Skip this many hits first (default 0). */
+  offset?: number;
+}
+
+/** Result of `sessions.search`: hits best first, messages as stored, and how many matched. */
+export interface SessionsSearchResult {
+  hits: Array<{ sessionKey: string; message: StoredMessage }>;
+  total: number;
 }
 
 /** The latest run of a session, as `sessions.list` returns it with `withLatestRun`. */
@@ -210,8 +234,10 @@ export interface GatewayMethods {
   'sessions.resolve': [SessionsResolveParams, { session: SessionRecord }];
   'sessions.patch': [{ key: string; patch: SessionsPatchFields }, { session: SessionRecord }];
   'sessions.delete': [{ key: string }, { deleted: boolean }];
+  'sessions.search': [SessionsSearchParams, SessionsSearchResult];
+  /** `offset` skips the newest messages (after `beforeSeq`); `total` is the transcript's length. */
   'chat.history': [
-    { key: string; limit?: number; beforeSeq?: number },
+    { key: string; limit?: number; beforeSeq?: number; offset?: number },
     { sessionKey: string; messages: StoredMessage[]; total: number },
   ];
   'chat.send': [{ key: string; text: string; replyToMessageId?: string }, DeliveryOutcome];

@@ -35,6 +35,50 @@ export interface SessionListQuery {
   includeArchived?: boolean;
   /** At most this many rows (default: no limit). Applied after sorting. */
   limit?: number;
+  /** Skip this many rows first (default 0), after sorting and before `limit`. */
+  offset?: number;
+}
+
+/**
+ * A full-text search of transcripts ({@link StoreOperations.searchMessages}). Every word of
+ * `text` must occur in a message (case-insensitive, whole words). Tool results are never
+ * indexed, nor are thinking blocks, tool-call arguments or attachment content: only the text a
+ * user or assistant wrote. Archived sessions are searched; deleted ones are gone.
+ */
+export interface MessageSearchQuery {
+  /** The words to find; see `searchTerms` for how text is split into words. */
+  text: string;
+  /** Only sessions of these kinds. Empty or absent: all kinds. */
+  kinds?: readonly SessionKind[];
+  /** Only these exact session keys. */
+  keys?: readonly string[];
+  /** Only sessions of these agents. */
+  agentIds?: readonly string[];
+  /** At most this many hits (default: no limit; 0 only counts). */
+  limit?: number;
+  /** Skip this many hits first (default 0). */
+  offset?: number;
+}
+
+/** One message found by {@link StoreOperations.searchMessages}. */
+export interface MessageSearchHit {
+  sessionKey: string;
+  message: StoredMessage;
+}
+
+/** Hits best first (ties: session key ascending, then newest `seq` first) and how many matched. */
+export interface MessageSearchResult {
+  hits: MessageSearchHit[];
+  /** How many messages matched, ignoring `limit` and `offset`. */
+  total: number;
+}
+
+/** Options of {@link StoreOperations.readTail}. */
+export interface TailOptions {
+  /** Only messages with `seq < beforeSeq`. */
+  beforeSeq?: number;
+  /** Skip the newest `offset` messages (after `beforeSeq`), default 0. */
+  offset?: number;
 }
 
 /** Filters for {@link StoreOperations.listRuns}. Sorted by `createdAt`, newest first. */
@@ -117,12 +161,19 @@ export interface StoreOperations {
    */
   appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): Promise<StoredMessage[]>;
   /**
-   * The last `limit` messages in ascending `seq`, optionally only those with `seq < beforeSeq`.
-   * O(limit), whatever the transcript's length.
+   * The last `limit` messages in ascending `seq`, optionally only those with `seq < beforeSeq`,
+   * and skipping the newest `offset` of those (default 0). O(limit), whatever the transcript's
+   * length and however deep the offset.
    */
-  readTail(sessionKey: string, limit: number, options?: { beforeSeq?: number }): Promise<StoredMessage[]>;
+  readTail(sessionKey: string, limit: number, options?: TailOptions): Promise<StoredMessage[]>;
   /** How many messages the session's transcript holds. */
   countMessages(sessionKey: string): Promise<number>;
+  /**
+   * Full-text search over transcripts, ranked best first, with the filters, `limit` and `offset`
+   * pushed into the query. The index is written in the same transaction as the append, so a
+   * rolled-back append leaves no hit behind.
+   */
+  searchMessages(query: MessageSearchQuery): Promise<MessageSearchResult>;
   /**
    * Records the platform message id on a delivered transcript message (by `seq`). A missing
    * message is ignored: the run's `meta.delivery` keeps the id either way.

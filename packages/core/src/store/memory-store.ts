@@ -10,12 +10,17 @@ import type {
   TranscriptMessage,
 } from '../interfaces/records.js';
 import type {
+  MessageSearchHit,
+  MessageSearchQuery,
+  MessageSearchResult,
   OutboxListQuery,
   PairingListQuery,
   RunListQuery,
   SessionListQuery,
   SessionPatch,
+  TailOptions,
 } from '../interfaces/store.js';
+import { scoreSearchText, searchableText, searchTerms } from './search-text.js';
 import {
   SerializedStore,
   type SynchronousStoreEngine,
@@ -124,8 +129,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
 
   listSessions(query: SessionListQuery = {}): SessionRecord[] {
     const rows = this.matchingSessions(query);
-    const limited = query.limit === undefined ? rows : rows.slice(0, Math.max(0, query.limit));
-    return limited.map((s) => copy(s));
+    return page(rows, query.limit, query.offset).map((s) => copy(s));
   }
 
   countSessions(query: SessionListQuery = {}): number {
@@ -145,7 +149,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     return stored.map((m) => copy(m));
   }
 
-  readTail(sessionKey: string, limit: number, options: { beforeSeq?: number } = {}): StoredMessage[] {
+  readTail(sessionKey: string, limit: number, options: TailOptions = {}): StoredMessage[] {
     const transcript = this.transcripts.get(sessionKey) ?? [];
     if (limit <= 0) return [];
     let end = transcript.length;
@@ -153,11 +157,36 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
       const before = options.beforeSeq;
       end = lowerBound(transcript, (m) => m.seq >= before);
     }
+    end = Math.max(0, end - wholeOffset(options.offset));
     return transcript.slice(Math.max(0, end - limit), end).map((m) => copy(m));
   }
 
   countMessages(sessionKey: string): number {
     return this.transcripts.get(sessionKey)?.length ?? 0;
+  }
+
+  searchMessages(query: MessageSearchQuery): MessageSearchResult {
+    const terms = searchTerms(query.text);
+    if (terms.length === 0) return { hits: [], total: 0 };
+    const scored: Array<MessageSearchHit & { score: number }> = [];
+    for (const session of this.matchingSessions({ ...query, includeArchived: true, limit: undefined })) {
+      for (const message of this.transcripts.get(session.key) ?? []) {
+        const text = searchableText(message);
+        const score = text === undefined ? 0 : scoreSearchText(text, terms);
+        if (score > 0) scored.push({ sessionKey: session.key, message, score });
+      }
+    }
+    scored.sort(
+      (a, b) =>
+        b.score - a.score ||
+        (a.sessionKey < b.sessionKey ? -1 : a.sessionKey > b.sessionKey ? 1 : 0) ||
+        b.message.seq - a.message.seq,
+    );
+    const hits = page(scored, query.limit, query.offset).map(({ sessionKey, message }) => ({
+      sessionKey,
+      message: copy(message),
+    }));
+    return { hits, total: scored.length };
   }
 
   setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): void {
@@ -413,6 +442,17 @@ function copy<T>(value: T): T {
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** A whole, non-negative offset: fractions round down, anything else not positive is 0. */
+function wholeOffset(offset: number | undefined): number {
+  return offset !== undefined && offset > 0 ? Math.floor(offset) : 0;
+}
+
+/** `rows` after skipping `offset` and keeping at most `limit` (absent: no limit). */
+function page<T>(rows: readonly T[], limit: number | undefined, offset: number | undefined): T[] {
+  const start = wholeOffset(offset);
+  return limit === undefined ? rows.slice(start) : rows.slice(start, start + Math.max(0, limit));
 }
 
 /** Index of the first element for which `pred` holds, in an array where it flips false -> true once. */

@@ -11,6 +11,8 @@ import type {
   TranscriptMessage,
 } from '../interfaces/records.js';
 import type {
+  MessageSearchQuery,
+  MessageSearchResult,
   OutboxListQuery,
   PairingListQuery,
   RunListQuery,
@@ -19,6 +21,7 @@ import type {
   Store,
   StoreOperations,
   StoreTransaction,
+  TailOptions,
 } from '../interfaces/store.js';
 
 /** {@link StoreOperations} as synchronous calls: what an embedded, single-connection engine offers. */
@@ -51,6 +54,7 @@ const OPERATION_NAMES = [
   'appendMessages',
   'readTail',
   'countMessages',
+  'searchMessages',
   'setMessagePlatformId',
   'createRun',
   'getRun',
@@ -156,8 +160,11 @@ export abstract class SerializedStore implements Store {
   appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): Promise<StoredMessage[]> {
     return this.run((ops) => ops.appendMessages(sessionKey, messages));
   }
-  readTail(sessionKey: string, limit: number, options?: { beforeSeq?: number }): Promise<StoredMessage[]> {
+  readTail(sessionKey: string, limit: number, options?: TailOptions): Promise<StoredMessage[]> {
     return this.run((ops) => ops.readTail(sessionKey, limit, options));
+  }
+  searchMessages(query: MessageSearchQuery): Promise<MessageSearchResult> {
+    return this.run((ops) => ops.searchMessages(query));
   }
   countMessages(sessionKey: string): Promise<number> {
     return this.run((ops) => ops.countMessages(sessionKey));

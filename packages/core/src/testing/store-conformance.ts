@@ -242,6 +242,28 @@ export function runStoreConformance(
         expect(await store.countSessions({ now, limit: 2 })).toBe(5);
         expect(await store.countSessions({ now, kinds: ['subagent'], includeArchived: true })).toBe(2);
       });
+
+      it('skips offset rows after sorting and before limit, with and without filters', async () => {
+        await seed();
+        expect((await store.listSessions({ now, offset: 1, limit: 2 })).map((s) => s.key)).toEqual([
+          'agent:main:subagent:a',
+          'agent:main:tg:group:1',
+        ]);
+        expect((await store.listSessions({ now, offset: 3 })).map((s) => s.key)).toEqual([
+          'cron:daily',
+          'agent:ops:main',
+        ]);
+        expect(
+          (await store.listSessions({ now, kinds: ['main', 'cron'], offset: 1, limit: 1 })).map((s) => s.key),
+        ).toEqual(['cron:daily']);
+        expect(
+          (await store.listSessions({ now, keys: ['cron:daily', 'agent:main:main'], offset: 1 })).map(
+            (s) => s.key,
+          ),
+        ).toEqual(['cron:daily']);
+        expect(await store.listSessions({ now, offset: 5 })).toEqual([]);
+        expect(await store.countSessions({ now, offset: 3 })).toBe(5);
+      });
     });
 
     describe('transcripts', () => {
@@ -283,8 +305,125 @@ export function runStoreConformance(
         expect(await store.countMessages('k2')).toBe(0);
       });
 
+      it('skips the newest offset messages, also before a seq, and reads deep offsets', async () => {
+        const batch = Array.from({ length: 30 }, (_, i) => userMessage(`m${i + 1}`, T0 + i));
+        await store.appendMessages('k1', batch);
+        expect((await store.readTail('k1', 3, { offset: 2 })).map((m) => m.seq)).toEqual([26, 27, 28]);
+        expect((await store.readTail('k1', 3, { offset: 28 })).map((m) => m.seq)).toEqual([1, 2]);
+        expect(await store.readTail('k1', 3, { offset: 30 })).toEqual([]);
+        expect((await store.readTail('k1', 2, { beforeSeq: 10, offset: 3 })).map((m) => m.seq)).toEqual([
+          5, 6,
+        ]);
+        expect((await store.readTail('k1', 2, { offset: 0 })).map((m) => m.seq)).toEqual([29, 30]);
+        expect((await store.readTail('k1', 2, { offset: 1.7 })).map((m) => m.seq)).toEqual([28, 29]);
+      });
+
       it('refuses to append to an unknown session', async () => {
         await expectCode(store.appendMessages('missing', [userMessage('x')]), 'SESSION_NOT_FOUND');
+      });
+    });
+
+    describe('searching transcripts', () => {
+      const keysOf = (hits: readonly { sessionKey: string; message: { seq: number } }[]) =>
+        hits.map((h) => `${h.sessionKey}#${h.message.seq}`);
+      const seed = async () => {
+        await store.putSession(makeSessionRecord('agent:main:main', { kind: 'main' }));
+        await store.putSession(makeSessionRecord('agent:main:tg:group:1', { kind: 'group' }));
+        await store.putSession(makeSessionRecord('agent:ops:main', { kind: 'main' }));
+        await store.appendMessages('agent:main:main', [
+          userMessage('The harbour crane lifted a blue container.'),
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'harbour crane secretplan' },
+              { type: 'text', text: 'Harbour CRANE: harbour crane, harbour crane, again.' },
+              { type: 'toolCall', id: 'c1', name: 'x', arguments: { q: 'toolcallword' } },
+            ],
+            timestamp: T0,
+          },
+          { role: 'toolResult', content: 'harbour crane toolresultword', toolCallId: 'c1', timestamp: T0 },
+        ]);
+        await store.appendMessages('agent:main:tg:group:1', [
+          userMessage('a crane but no port here'),
+          userMessage('harbour crane once, then lots of other unrelated filler words'),
+        ]);
+        await store.appendMessages('agent:ops:main', [userMessage('harbour crane over at ops')]);
+      };
+
+      it('finds messages holding every word, case-insensitively, ranked by relevance', async () => {
+        await seed();
+        const { hits, total } = await store.searchMessages({ text: 'HARBOUR crane' });
+        expect(total).toBe(4);
+        expect(hits[0]).toMatchObject({
+          sessionKey: 'agent:main:main',
+          message: { seq: 2, role: 'assistant' },
+        });
+        expect(keysOf(hits).sort()).toEqual(
+          ['agent:main:main#1', 'agent:main:main#2', 'agent:main:tg:group:1#2', 'agent:ops:main#1'].sort(),
+        );
+        expect(
+          (await store.searchMessages({ text: 'crane port' })).hits.map((h) => h.message.content),
+        ).toEqual(['a crane but no port here']);
+        expect(await store.searchMessages({ text: 'nothing-matches-this' })).toEqual({ hits: [], total: 0 });
+        expect(await store.searchMessages({ text: '  "*" ' })).toEqual({ hits: [], total: 0 });
+      });
+
+      it('does not index tool results, thinking or tool-call arguments', async () => {
+        await seed();
+        for (const text of ['toolresultword', 'secretplan', 'toolcallword']) {
+          expect((await store.searchMessages({ text })).total).toBe(0);
+        }
+      });
+
+      it('filters by kinds, keys and agentIds, and pages with limit and offset', async () => {
+        await seed();
+        const all = await store.searchMessages({ text: 'harbour crane' });
+        expect(
+          keysOf((await store.searchMessages({ text: 'harbour crane', kinds: ['group'] })).hits),
+        ).toEqual(['agent:main:tg:group:1#2']);
+        expect(
+          keysOf((await store.searchMessages({ text: 'harbour crane', keys: ['agent:ops:main'] })).hits),
+        ).toEqual(['agent:ops:main#1']);
+        const mainAgent = await store.searchMessages({ text: 'harbour crane', agentIds: ['main'] });
+        expect(mainAgent.total).toBe(3);
+        expect(mainAgent.hits.every((h) => h.sessionKey.startsWith('agent:main:'))).toBe(true);
+        const page1 = await store.searchMessages({ text: 'harbour crane', limit: 2 });
+        const page2 = await store.searchMessages({ text: 'harbour crane', limit: 2, offset: 2 });
+        expect(page1.total).toBe(4);
+        expect([...keysOf(page1.hits), ...keysOf(page2.hits)]).toEqual(keysOf(all.hits));
+        expect(await store.searchMessages({ text: 'harbour crane', limit: 0 })).toEqual({
+          hits: [],
+          total: 4,
+        });
+        expect(await store.searchMessages({ text: 'harbour crane', keys: [] })).toEqual({
+          hits: [],
+          total: 0,
+        });
+      });
+
+      it('forgets a deleted session, also when a session of that key is created again', async () => {
+        await seed();
+        await store.deleteSession('agent:ops:main');
+        expect((await store.searchMessages({ text: 'ops' })).total).toBe(0);
+        await store.putSession(makeSessionRecord('agent:ops:main', { kind: 'main' }));
+        await store.appendMessages('agent:ops:main', [userMessage('fresh start')]);
+        expect((await store.searchMessages({ text: 'ops' })).total).toBe(0);
+        expect(keysOf((await store.searchMessages({ text: 'fresh' })).hits)).toEqual(['agent:ops:main#1']);
+      });
+
+      it('rolls back the index entries of an append that is rolled back', async () => {
+        await store.putSession(makeSessionRecord('k1'));
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.appendMessages('k1', [userMessage('ephemeral zebra')]);
+            expect((await tx.searchMessages({ text: 'zebra' })).total).toBe(1);
+            throw new Error('undo');
+          }),
+        ).rejects.toThrow('undo');
+        expect((await store.searchMessages({ text: 'zebra' })).total).toBe(0);
+        await store.appendMessages('k1', [userMessage('lasting zebra')]);
+        const { hits } = await store.searchMessages({ text: 'zebra' });
+        expect(hits.map((h) => h.message.content)).toEqual(['lasting zebra']);
       });
     });
 

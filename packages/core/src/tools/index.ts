@@ -17,6 +17,8 @@ export {
   checkAttachments,
   isStrictBase64,
 } from './attachments.js';
+export type { Snippet } from './search-snippet.js';
+export { SEARCH_SNIPPET_CHARS, searchSnippet } from './search-snippet.js';
 export type { SessionStatusToolResult } from './session-status.js';
 export { createSessionTools, SESSION_TOOL_NAMES } from './session-tools.js';
 export type { SessionsHistoryResult } from './sessions-history.js';
@@ -24,9 +26,12 @@ export { SESSIONS_HISTORY_DEFAULT_LIMIT, SESSIONS_HISTORY_MAX_LIMIT } from './se
 export type { SessionListRow, SessionsListResult } from './sessions-list.js';
 export {
   SESSIONS_LIST_HISTORY_CONCURRENCY,
+  SESSIONS_LIST_MAX_BYTES,
   SESSIONS_LIST_MAX_LIMIT,
   SESSIONS_LIST_MAX_MESSAGES,
 } from './sessions-list.js';
+export type { SessionsSearchHit, SessionsSearchToolResult } from './sessions-search.js';
+export { SESSIONS_SEARCH_DEFAULT_LIMIT, SESSIONS_SEARCH_MAX_LIMIT } from './sessions-search.js';
 export type { SessionsSendResult } from './sessions-send.js';
 export { SESSIONS_SEND_DEFAULT_TIMEOUT_SECONDS } from './sessions-send.js';
 export type { SessionsSpawnResult } from './sessions-spawn.js';

@@ -3,6 +3,7 @@ import { createAgentsListTool } from './agents-list.js';
 import { createSessionStatusTool } from './session-status.js';
 import { createSessionsHistoryTool } from './sessions-history.js';
 import { createSessionsListTool } from './sessions-list.js';
+import { createSessionsSearchTool } from './sessions-search.js';
 import { createSessionsSendTool } from './sessions-send.js';
 import { createSessionsSpawnTool } from './sessions-spawn.js';
 import { createSubagentsTool } from './subagents.js';
@@ -12,6 +13,7 @@ import { createToolScope, type SessionToolsOptions } from './tool-context.js';
 export const SESSION_TOOL_NAMES = [
   'sessions_list',
   'sessions_history',
+  'sessions_search',
   'sessions_send',
   'sessions_spawn',
   'subagents',
@@ -38,6 +40,7 @@ export function createSessionTools(options: SessionToolsOptions): AgentTool[] {
   return [
     createSessionsListTool(scope),
     createSessionsHistoryTool(scope),
+    createSessionsSearchTool(scope),
     createSessionsSendTool(scope),
     createSessionsSpawnTool(scope),
     createSubagentsTool(scope),

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { type SanitizedMessage, sanitizeHistory } from '../history/index.js';
+import { type SanitizedHistory, type SanitizedMessage, sanitizeHistory } from '../history/index.js';
+import type { StoredMessage } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
 import { clampInt, dropNonFinite } from './sessions-list.js';
 import {
@@ -30,12 +31,23 @@ export const SessionsHistoryParams = Type.Object(
         description: `Most messages (default ${SESSIONS_HISTORY_DEFAULT_LIMIT}, at most ${SESSIONS_HISTORY_MAX_LIMIT}).`,
       }),
     ),
+    offset: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description:
+          'Skip this many of the newest messages (default 0); pass nextOffset to read further back.',
+      }),
+    ),
     includeTools: Type.Optional(Type.Boolean({ description: 'Include tool results (default false).' })),
   },
   { additionalProperties: false },
 );
 
-/** The result of sessions_history. */
+/**
+ * The result of sessions_history. `hasMore` says older messages exist before this page;
+ * `nextOffset` (present when `hasMore`) is the `offset` that reads them, also when the 80 KiB cap
+ * dropped older messages of this page.
+ */
 export interface SessionsHistoryResult {
   sessionKey: string;
   messages: SanitizedMessage[];
@@ -43,6 +55,8 @@ export interface SessionsHistoryResult {
   redacted: boolean;
   hardCapped: boolean;
   totalBytes: number;
+  hasMore: boolean;
+  nextOffset?: number;
 }
 
 /** Creates the `sessions_history` tool for one requester. */
@@ -57,24 +71,30 @@ export function createSessionsHistoryTool(scope: ToolScope): AgentTool<typeof Se
       const args = validateToolArgs(
         'sessions_history',
         SessionsHistoryParams,
-        dropNonFinite(rawArgs, ['limit']),
+        dropNonFinite(rawArgs, ['limit', 'offset']),
       );
       if (!args.ok) return failure('error', args.error);
       const target = await findAllowedTarget(scope, args.value.sessionKey, 'history');
       if (!target.ok) return failure(target.failure.status, target.failure.error);
       const limit = clampInt(args.value.limit, SESSIONS_HISTORY_DEFAULT_LIMIT, 1, SESSIONS_HISTORY_MAX_LIMIT);
+      const offset = clampInt(args.value.offset, 0, 0, Number.MAX_SAFE_INTEGER);
       try {
-        const { messages } = await scope.options.gateway.call('chat.history', {
+        const { messages, total } = await scope.options.gateway.call('chat.history', {
           key: target.session.key,
           limit,
+          ...(offset > 0 ? { offset } : {}),
         });
         const sanitized = sanitizeHistory(messages, {
           includeTools: args.value.includeTools ?? false,
           secrets: configuredSecrets(scope.options.config),
         });
+        const nextOffset = offset + coveredCount(messages, sanitized);
+        const hasMore = nextOffset < total;
         const result: SessionsHistoryResult = {
           sessionKey: displayKey(scope, target.session.key),
           ...sanitized,
+          hasMore,
+          ...(hasMore ? { nextOffset } : {}),
         };
         return toolResult(result);
       } catch (error) {
@@ -83,4 +103,17 @@ export function createSessionsHistoryTool(scope: ToolScope): AgentTool<typeof Se
       }
     },
   };
+}
+
+/**
+ * How many of the fetched messages (oldest first) this page accounts for, counted from the newest:
+ * all of them, unless the size cap kept only the newest ones, in which case paging must resume at
+ * the oldest message it dropped. The too-large placeholder stands for the newest shown message.
+ */
+function coveredCount(fetched: readonly StoredMessage[], page: SanitizedHistory): number {
+  if (!page.hardCapped) return fetched.length;
+  const oldestShown = page.messages[0]?.seq ?? fetched.findLast((m) => m.role !== 'toolResult')?.seq;
+  if (oldestShown === undefined) return fetched.length;
+  const firstIndex = fetched.findIndex((m) => m.seq >= oldestShown);
+  return firstIndex < 0 ? fetched.length : fetched.length - firstIndex;
 }

@@ -1,13 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { type SanitizedMessage, sanitizeHistory } from '../history/index.js';
 import type { SessionsListParams as GatewayListParams } from '../interfaces/gateway.js';
-import { SESSION_KINDS, type SessionKind, type SessionRecord } from '../interfaces/records.js';
+import type { SessionKind, SessionRecord } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
-import { deriveChannelField, isReservedSessionKey } from '../keys/index.js';
-import { checkSessionAccess, effectiveVisibility } from '../policy/index.js';
+import { deriveChannelField } from '../keys/index.js';
 import { mapWithConcurrency } from './concurrency.js';
+import { jsonBytes, largestFitting } from './fit-json.js';
 import { configuredSecrets, displayKey, failure, gatewayFailure, type ToolScope } from './tool-context.js';
 import { validateToolArgs } from './validate-args.js';
+import { hiddenReason, knownKinds, mayAccess, mayShow, visibleScope } from './visible-scope.js';
 
 /** The most rows sessions_list returns, whatever `limit` asks for. */
 export const SESSIONS_LIST_MAX_LIMIT = 200;
@@ -16,7 +17,8 @@ export const SESSIONS_LIST_MAX_MESSAGES = 20;
 /** History fetches in flight at once for `messageLimit`. */
 export const SESSIONS_LIST_HISTORY_CONCURRENCY = 4;
 
-const MAX_TREE_SIZE = 2_000;
+/** The most UTF-8 bytes of sessions_list's result JSON (64 KiB); rows are dropped from the end to fit. */
+export const SESSIONS_LIST_MAX_BYTES = 64 * 1024;
 
 export const SessionsListParams = Type.Object(
   {
@@ -30,6 +32,12 @@ export const SessionsListParams = Type.Object(
       Type.Number({
         minimum: 1,
         description: `Most rows to return (default and maximum ${SESSIONS_LIST_MAX_LIMIT}).`,
+      }),
+    ),
+    offset: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description: 'Skip this many rows (default 0); pass nextOffset to page on.',
       }),
     ),
     activeMinutes: Type.Optional(
@@ -76,10 +84,17 @@ export interface SessionListRow {
   messages?: SanitizedMessage[];
 }
 
-/** The result of sessions_list. `filtered` says how many sessions visibility hid, and why. */
+/**
+ * The result of sessions_list. `nextOffset` is present when more rows match; `truncated` when
+ * rows were dropped to fit {@link SESSIONS_LIST_MAX_BYTES}; `filtered` says how many sessions
+ * visibility hid, and why.
+ */
 export interface SessionsListResult {
   count: number;
   sessions: SessionListRow[];
+  nextOffset?: number;
+  truncated?: true;
+  truncationReason?: string;
   filtered?: { hidden: number; reason: string };
 }
 
@@ -89,13 +104,13 @@ export function createSessionsListTool(scope: ToolScope): AgentTool<typeof Sessi
     name: 'sessions_list',
     description:
       'List the sessions (conversations) you can see, newest first, with kind, channel, model, tokens and status. ' +
-      'Optionally include each session’s last messages.',
+      'Optionally include each session’s last messages. Pages with offset / nextOffset.',
     parameters: SessionsListParams,
     async execute(_toolCallId, rawArgs) {
       const args = validateToolArgs(
         'sessions_list',
         SessionsListParams,
-        dropNonFinite(rawArgs, ['limit', 'activeMinutes', 'messageLimit']),
+        dropNonFinite(rawArgs, ['limit', 'offset', 'activeMinutes', 'messageLimit']),
       );
       if (!args.ok) return failure('error', args.error);
       try {
@@ -110,10 +125,11 @@ export function createSessionsListTool(scope: ToolScope): AgentTool<typeof Sessi
 
 async function listSessions(
   scope: ToolScope,
-  args: { kinds?: string[]; limit?: number; activeMinutes?: number; messageLimit?: number },
+  args: { kinds?: string[]; limit?: number; offset?: number; activeMinutes?: number; messageLimit?: number },
 ): Promise<SessionsListResult> {
   const { gateway, config, sandboxed = false } = scope.options;
   const limit = clampInt(args.limit, SESSIONS_LIST_MAX_LIMIT, 1, SESSIONS_LIST_MAX_LIMIT);
+  const offset = clampInt(args.offset, 0, 0, Number.MAX_SAFE_INTEGER);
   const messageLimit = clampInt(args.messageLimit, 0, 0, SESSIONS_LIST_MAX_MESSAGES);
   const activeMinutes = finiteFloor(args.activeMinutes);
   const kinds = knownKinds(args.kinds);
@@ -122,34 +138,23 @@ async function listSessions(
     ...(activeMinutes !== undefined ? { activeMinutes } : {}),
   };
 
-  const visibility = effectiveVisibility(config, sandboxed);
-  const tree =
-    visibility === 'tree' || visibility === 'self' ? await spawnTree(scope, visibility) : undefined;
-  const visibleScope: GatewayListParams =
-    tree !== undefined
-      ? { keys: [...tree.keys()] }
-      : visibility === 'agent'
-        ? { agentIds: [scope.options.agentId] }
-        : agentScopeForAll(scope);
-
-  const [visible, everything] = await Promise.all([
-    gateway.call('sessions.list', { ...filter, ...visibleScope, limit }),
+  const visible = await visibleScope(scope);
+  const [page, everything] = await Promise.all([
+    gateway.call('sessions.list', { ...filter, ...visible.filter, limit, ...(offset > 0 ? { offset } : {}) }),
     gateway.call('sessions.list', { ...filter, limit: 1 }),
   ]);
 
-  let refused = 0;
-  const allowed = visible.sessions.filter((session) => {
-    if (isReservedSessionKey(session.key)) {
-      refused++;
-      return false;
-    }
-    const allowed = mayList(scope, session.key, tree ? ancestorsInTree(tree, session.key) : []);
-    if (!allowed) refused++;
-    return allowed;
+  // Each shown row remembers its position in the page, so paging resumes after the last one shown.
+  const positions: number[] = [];
+  const allowed = page.sessions.filter((session, position) => {
+    const shown = mayShow(scope, visible, session.key, 'list');
+    if (shown) positions.push(position);
+    return shown;
   });
+  const refused = page.sessions.length - allowed.length;
 
-  const children = tree ?? (await childrenOf(scope, allowed));
-  const rows = allowed.map((session) => toRow(scope, session, children, visible.transcriptLocators));
+  const children = visible.tree ?? (await childrenOf(scope, allowed));
+  const rows = allowed.map((session) => toRow(scope, session, children, page.transcriptLocators));
   if (messageLimit > 0) {
     const secrets = configuredSecrets(config);
     await mapWithConcurrency(rows, SESSIONS_LIST_HISTORY_CONCURRENCY, async (row, i) => {
@@ -158,12 +163,26 @@ async function listSessions(
     });
   }
 
-  const hidden = Math.max(0, everything.total - visible.total) + refused;
-  return {
-    count: rows.length,
-    sessions: rows,
-    ...(hidden > 0 ? { filtered: { hidden, reason: hiddenReason(visibility, sandboxed) } } : {}),
+  const hidden = Math.max(0, everything.total - page.total) + refused;
+  const filtered =
+    hidden > 0 ? { filtered: { hidden, reason: hiddenReason(visible.visibility, sandboxed) } } : {};
+  const build = (kept: number): SessionsListResult => {
+    const consumed = kept === rows.length ? page.sessions.length : positions[kept]!;
+    const nextOffset = offset + consumed;
+    return {
+      count: kept,
+      sessions: rows.slice(0, kept),
+      ...(nextOffset < page.total ? { nextOffset } : {}),
+      ...(kept < rows.length
+        ? {
+            truncated: true,
+            truncationReason: `The rows did not fit in ${SESSIONS_LIST_MAX_BYTES / 1024} KiB of JSON; call again with offset ${nextOffset} (or a lower messageLimit) for the rest.`,
+          }
+        : {}),
+      ...filtered,
+    };
   };
+  return build(largestFitting(rows.length, (kept) => jsonBytes(build(kept)) <= SESSIONS_LIST_MAX_BYTES));
 }
 
 function toRow(
@@ -208,45 +227,6 @@ function toRow(
   return withoutUndefined(row);
 }
 
-/**
- * The requester and its spawned descendants (`tree`), or just the requester (`self`), as a map of
- * key -> parent key.
- */
-async function spawnTree(
-  scope: ToolScope,
-  visibility: 'tree' | 'self',
-): Promise<Map<string, string | undefined>> {
-  const tree = new Map<string, string | undefined>([[scope.options.requesterKey, undefined]]);
-  if (visibility === 'self') return tree;
-  let frontier = [scope.options.requesterKey];
-  while (frontier.length > 0 && tree.size < MAX_TREE_SIZE) {
-    const next: string[] = [];
-    for (const parent of frontier) {
-      const { sessions } = await scope.options.gateway.call('sessions.list', {
-        spawnedBy: parent,
-        includeArchived: true,
-      });
-      for (const child of sessions) {
-        if (tree.has(child.key)) continue;
-        tree.set(child.key, parent);
-        next.push(child.key);
-      }
-    }
-    frontier = next;
-  }
-  return tree;
-}
-
-function ancestorsInTree(tree: ReadonlyMap<string, string | undefined>, key: string): string[] {
-  const chain: string[] = [];
-  let parent = tree.get(key);
-  while (parent !== undefined && !chain.includes(parent)) {
-    chain.push(parent);
-    parent = tree.get(parent);
-  }
-  return chain;
-}
-
 async function childrenOf(
   scope: ToolScope,
   sessions: readonly SessionRecord[],
@@ -259,17 +239,10 @@ async function childrenOf(
       limit: 50,
     });
     // A visible session may have spawned under an agent the caller may not see: never name those.
-    const shown = kids.map((k) => k.key).filter((key) => mayList(scope, key, [session.key]));
+    const shown = kids.map((k) => k.key).filter((key) => mayAccess(scope, key, [session.key], 'list'));
     if (shown.length > 0) result.set(session.key, shown);
   });
   return result;
-}
-
-/** The guard's `list` verdict for one key (ancestors as far as known, nearest first). */
-function mayList(scope: ToolScope, targetKey: string, targetAncestors: readonly string[]): boolean {
-  const { requesterKey, sandboxed = false, config } = scope.options;
-  return checkSessionAccess({ action: 'list', requesterKey, targetKey, targetAncestors, sandboxed, config })
-    .allowed;
 }
 
 function childKeysOf(
@@ -283,30 +256,6 @@ function childKeysOf(
     if (parent === key) keys.push(child);
   }
   return keys;
-}
-
-function agentScopeForAll(scope: ToolScope): GatewayListParams {
-  const { enabled, allow } = scope.options.config.tools.agentToAgent;
-  if (!enabled) return { agentIds: [scope.options.agentId] };
-  if (allow.includes('*')) return {};
-  return { agentIds: [...new Set([scope.options.agentId, ...allow.map((a) => a.toLowerCase())])] };
-}
-
-function hiddenReason(visibility: string, sandboxed: boolean): string {
-  const clamp = sandboxed
-    ? ' (clamped for a sandboxed session by agents.defaults.sandbox.sessionToolsVisibility)'
-    : '';
-  return `tools.sessions.visibility is "${visibility}"${clamp}; other sessions exist but are not visible from here.`;
-}
-
-function knownKinds(raw: readonly string[] | undefined): SessionKind[] {
-  if (!raw) return [];
-  const known = new Set<SessionKind>();
-  for (const kind of raw) {
-    const lower = kind.trim().toLowerCase();
-    if ((SESSION_KINDS as readonly string[]).includes(lower)) known.add(lower as SessionKind);
-  }
-  return [...known];
 }
 
 /** Removes numeric fields that are not finite (NaN, ±Infinity): the spec says they are ignored. */

@@ -9,7 +9,8 @@ export const HISTORY_MAX_LIMIT = 500;
 
 /**
  * `chat.history`: the last `limit` transcript messages (default 50, at most 500), oldest first,
- * optionally before a `seq`, and the transcript's total length. Messages are returned as stored;
+ * optionally before a `seq` and skipping the newest `offset` of those, and the transcript's total
+ * length. A page deep in a long transcript costs what the first page costs. Messages are returned as stored;
  * the session tools sanitise what they show the model.
  *
  * @throws `SESSION_NOT_FOUND`, `INVALID_ARGUMENT`
@@ -19,18 +20,18 @@ export async function chatHistory(
   params: unknown,
 ): Promise<GatewayResult<'chat.history'>> {
   const p = readParams('chat.history', params);
-  p.only(['key', 'limit', 'beforeSeq']);
+  p.only(['key', 'limit', 'beforeSeq', 'offset']);
   const session = await requireSession(ctx.store, ctx.config, p.string('key'));
   const limit = Math.min(
     Math.floor(p.optionalNumber('limit', 1) ?? HISTORY_DEFAULT_LIMIT),
     HISTORY_MAX_LIMIT,
   );
   const beforeSeq = p.optionalNumber('beforeSeq', 0);
-  const messages = await ctx.store.readTail(
-    session.key,
-    limit,
-    beforeSeq === undefined ? undefined : { beforeSeq },
-  );
+  const offset = Math.floor(p.optionalNumber('offset', 0) ?? 0);
+  const messages = await ctx.store.readTail(session.key, limit, {
+    ...(beforeSeq === undefined ? {} : { beforeSeq }),
+    ...(offset > 0 ? { offset } : {}),
+  });
   return { sessionKey: session.key, messages, total: await ctx.store.countMessages(session.key) };
 }
 

@@ -18,6 +18,7 @@ import {
 import { chatHistory, chatSend } from './chat-methods.js';
 import { agentsList, sessionStatus } from './info-methods.js';
 import { isGatewayMethod } from './method-names.js';
+import { sessionsSearch } from './search-methods.js';
 import { sessionsDelete, sessionsList, sessionsPatch, sessionsResolve } from './sessions-methods.js';
 
 /** The in-process gateway: the {@link Gateway} surface with events always available. */
@@ -41,6 +42,7 @@ export function createInProcessGateway(ctx: RuntimeContext): RuntimeGateway {
     'sessions.resolve': (p) => sessionsResolve(ctx, p),
     'sessions.patch': (p) => sessionsPatch(ctx, p),
     'sessions.delete': (p) => sessionsDelete(ctx, p),
+    'sessions.search': (p) => sessionsSearch(ctx, p),
     'chat.history': (p) => chatHistory(ctx, p),
     'chat.send': (p) => chatSend(ctx, p),
     agent: (p) => agentRun(ctx, agentState, p),

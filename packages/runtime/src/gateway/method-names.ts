@@ -5,6 +5,7 @@ const METHODS = {
   'sessions.resolve': true,
   'sessions.patch': true,
   'sessions.delete': true,
+  'sessions.search': true,
   'chat.history': true,
   'chat.send': true,
   agent: true,
@@ -35,6 +36,7 @@ export function isGatewayMethod(name: string): name is GatewayMethod {
 export const RETRYABLE_METHODS: ReadonlySet<GatewayMethod> = new Set<GatewayMethod>([
   'sessions.list',
   'sessions.resolve',
+  'sessions.search',
   'chat.history',
   'agent.wait',
   'agent.recordAnnounce',

@@ -11,9 +11,28 @@ import {
 } from '@colloquy/core';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { abortSessionRuns } from './abort-runs.js';
-import { readParams } from './params.js';
+import { type ParamReader, readParams } from './params.js';
 import { validateSessionPatch } from './patch-session.js';
 import { requireSession, requireSessionByLabel } from './resolve-session.js';
+
+/**
+ * The `kinds` param of a method, checked against the known kinds.
+ *
+ * @throws `INVALID_ARGUMENT` naming an unknown kind and the known ones
+ */
+export function readKinds(p: ParamReader, method: string): SessionKind[] | undefined {
+  const kinds = p.optionalStrings('kinds');
+  for (const kind of kinds ?? []) {
+    if (!SESSION_KINDS.includes(kind as SessionKind)) {
+      throw new ColloquyError(
+        'INVALID_ARGUMENT',
+        `${method}: unknown kind "${kind}". Kinds: ${SESSION_KINDS.join(', ')}.`,
+        { kind },
+      );
+    }
+  }
+  return kinds as SessionKind[] | undefined;
+}
 
 /** The latest run of each session that has one (for `withLatestRun`). */
 async function latestRunsOf(
@@ -61,35 +80,30 @@ export async function sessionsList(
     'keys',
     'includeArchived',
     'limit',
+    'offset',
     'withLatestRun',
   ]);
-  const kinds = p.optionalStrings('kinds');
-  for (const kind of kinds ?? []) {
-    if (!SESSION_KINDS.includes(kind as SessionKind)) {
-      throw new ColloquyError(
-        'INVALID_ARGUMENT',
-        `sessions.list: unknown kind "${kind}". Kinds: ${SESSION_KINDS.join(', ')}.`,
-        { kind },
-      );
-    }
-  }
+  const kinds = readKinds(p, 'sessions.list');
   const activeMinutes = p.optionalNumber('activeMinutes', 0);
   const limit = p.optionalNumber('limit', 1);
+  const offset = Math.floor(p.optionalNumber('offset', 0) ?? 0);
   const spawnedBy = p.optionalString('spawnedBy');
   const agentIds = p.optionalStrings('agentIds');
   const keys = p.optionalStrings('keys');
   const includeArchived = p.optionalBoolean('includeArchived');
   const query: SessionListQuery = { now: ctx.clock.now() };
-  if (kinds && kinds.length > 0) query.kinds = kinds as SessionKind[];
+  if (kinds && kinds.length > 0) query.kinds = kinds;
   if (activeMinutes !== undefined) query.activeMinutes = activeMinutes;
   if (spawnedBy) query.spawnedBy = normalizeSessionKey(spawnedBy);
   if (agentIds) query.agentIds = agentIds.map((id) => id.trim().toLowerCase());
   if (keys) query.keys = keys.map(normalizeSessionKey);
   if (includeArchived) query.includeArchived = true;
-  const sessions = await ctx.store.listSessions(
-    limit === undefined ? query : { ...query, limit: Math.floor(limit) },
-  );
-  const total = limit === undefined ? sessions.length : await ctx.store.countSessions(query);
+  const sessions = await ctx.store.listSessions({
+    ...query,
+    ...(limit === undefined ? {} : { limit: Math.floor(limit) }),
+    ...(offset > 0 ? { offset } : {}),
+  });
+  const total = limit === undefined && offset === 0 ? sessions.length : await ctx.store.countSessions(query);
   const transcriptLocators: Record<string, string> = {};
   for (const session of sessions) {
     const locator = ctx.store.transcriptLocator(session);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectedVisible, type Target, type Visibility } from './expected-visibility.js';
 import { call, seed, startToolsHarness, type ToolsHarness } from './tools-fixture.js';
 
 /**
@@ -6,8 +7,6 @@ import { call, seed, startToolsHarness, type ToolsHarness } from './tools-fixtur
  * visibility x sandboxed x target (self, own child, same agent, other agent allowed / not allowed)
  * x action (list, history, send, status).
  */
-type Visibility = 'self' | 'tree' | 'agent' | 'all';
-type Target = 'self' | 'child' | 'sameAgent' | 'otherAllowed' | 'otherDenied';
 
 const KEYS: Record<Target, string> = {
   self: 'agent:main:main',
@@ -17,23 +16,6 @@ const KEYS: Record<Target, string> = {
   otherDenied: 'agent:sec:main',
 };
 const GRANDCHILD = 'agent:main:subagent:grandchild-1';
-
-function expectedVisible(visibility: Visibility, sandboxed: boolean, target: Target): boolean {
-  const effective: Visibility =
-    sandboxed && (visibility === 'agent' || visibility === 'all') ? 'tree' : visibility;
-  switch (target) {
-    case 'self':
-      return true;
-    case 'child':
-      return effective !== 'self';
-    case 'sameAgent':
-      return effective === 'agent' || effective === 'all';
-    case 'otherAllowed':
-      return effective === 'all';
-    case 'otherDenied':
-      return false;
-  }
-}
 
 const VISIBILITIES: Visibility[] = ['self', 'tree', 'agent', 'all'];
 const TARGETS = Object.keys(KEYS) as Target[];

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import {
   ColloquyError,
+  createRedactor,
   isColloquyError,
   SESSION_KINDS,
   type SessionKind,
   type SessionRecord,
   sanitizeHistory,
+  searchableText,
+  searchSnippet,
+  searchTerms,
 } from '@colloquy/core';
 import { authorLabel, messageText } from '../../format/render-messages.js';
 import { compactCount, timeAgo } from '../../format/units.js';
@@ -17,7 +21,7 @@ import { startProgress } from '../progress.js';
 import { renderTable } from '../render-table.js';
 
 /**
- * `colloquy sessions list|history|send`, over the gateway WebSocket.
+ * `colloquy sessions list|history|search|send`, over the gateway WebSocket.
  *
  * @param args - arguments after `sessions`
  * @param io - streams and environment
@@ -32,12 +36,14 @@ export async function sessionsCommand(args: readonly string[], io: CliIo): Promi
       return list(rest, io);
     case 'history':
       return history(rest, io);
+    case 'search':
+      return search(rest, io);
     case 'send':
       return send(rest, io);
     default:
       throw new ColloquyError(
         'INVALID_ARGUMENT',
-        `Unknown "sessions ${sub ?? ''}". Use: ${CLI} sessions list | history <key> | send <key> <message>.`,
+        `Unknown "sessions ${sub ?? ''}". Use: ${CLI} sessions list | history <key> | search <words> | send <key> <message>.`,
       );
   }
 }
@@ -49,26 +55,22 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
       ...GATEWAY_FLAGS,
       kind: { type: 'string', multiple: true },
       limit: { type: 'string' },
+      offset: { type: 'string' },
       active: { type: 'string' },
       archived: { type: 'boolean' },
     },
     'sessions list',
   );
-  const kinds = (values.kind ?? []).flatMap((k) => k.split(',')).map((k) => k.trim().toLowerCase());
-  const unknown = kinds.filter((k) => !(SESSION_KINDS as readonly string[]).includes(k));
-  if (unknown.length > 0) {
-    throw new ColloquyError(
-      'INVALID_ARGUMENT',
-      `Unknown kind ${unknown.join(', ')}. Kinds: ${SESSION_KINDS.join(', ')}.`,
-    );
-  }
+  const kinds = kindFlags(values.kind);
   const limit = positiveInt(values.limit, 50, '--limit');
+  const offset = wholeNumber(values.offset, 0, '--offset', 0);
   const active = values.active === undefined ? undefined : positiveInt(values.active, 0, '--active');
   const { client } = await connectGateway(connectFlags(values), io);
   try {
     const result = await client.call('sessions.list', {
       limit,
-      ...(kinds.length > 0 ? { kinds: kinds as SessionKind[] } : {}),
+      ...(offset > 0 ? { offset } : {}),
+      ...(kinds.length > 0 ? { kinds } : {}),
       ...(active !== undefined ? { activeMinutes: active } : {}),
       ...(values.archived ? { includeArchived: true } : {}),
     });
@@ -77,7 +79,12 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
       return 0;
     }
     if (result.sessions.length === 0) {
-      writeLines(io.out, 'No sessions yet. Open the web chat and say hello.');
+      writeLines(
+        io.out,
+        offset > 0
+          ? `No sessions past --offset ${offset}.`
+          : 'No sessions yet. Open the web chat and say hello.',
+      );
       return 0;
     }
     const now = Date.now();
@@ -88,8 +95,10 @@ async function list(args: readonly string[], io: CliIo): Promise<number> {
         result.sessions.map((s) => sessionRow(s, now)),
       ),
     );
-    if (result.total > result.sessions.length) {
-      writeLines(io.out, `(${result.sessions.length} of ${result.total}; use --limit to see more)`);
+    const next = offset + result.sessions.length;
+    if (result.total > next || offset > 0) {
+      const more = result.total > next ? `; next page: --offset ${next}` : '';
+      writeLines(io.out, `(${offset + 1}-${next} of ${result.total}${more})`);
     }
     return 0;
   } finally {
@@ -112,17 +121,29 @@ function sessionRow(s: SessionRecord, now: number): string[] {
 async function history(args: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlags(
     args,
-    { ...GATEWAY_FLAGS, limit: { type: 'string', short: 'n' }, tools: { type: 'boolean' } },
+    {
+      ...GATEWAY_FLAGS,
+      limit: { type: 'string', short: 'n' },
+      offset: { type: 'string' },
+      tools: { type: 'boolean' },
+    },
     'sessions history',
   );
   const [key] = positionals;
   if (!key || positionals.length > 1) {
-    throw new ColloquyError('INVALID_ARGUMENT', `Usage: ${CLI} sessions history <key> [--limit n] [--tools]`);
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `Usage: ${CLI} sessions history <key> [--limit n] [--offset n] [--tools]`,
+    );
   }
   const limit = positiveInt(values.limit, 20, '--limit');
+  const offset = wholeNumber(values.offset, 0, '--offset', 0);
   const { client, config } = await connectGateway(connectFlags(values), io);
   try {
-    const result = await client.call('chat.history', { key, limit }).catch(explainMissing(key));
+    const result = await client
+      .call('chat.history', { key, limit, ...(offset > 0 ? { offset } : {}) })
+      .catch(explainMissing(key));
+    const next = offset + result.messages.length;
     const clean = sanitizeHistory(result.messages, {
       includeTools: values.tools ?? false,
       secrets: config?.core.redaction.secrets ?? [],
@@ -130,7 +151,17 @@ async function history(args: readonly string[], io: CliIo): Promise<number> {
     if (values.json) {
       writeLines(
         io.out,
-        JSON.stringify({ sessionKey: result.sessionKey, total: result.total, ...clean }, null, 2),
+        JSON.stringify(
+          {
+            sessionKey: result.sessionKey,
+            total: result.total,
+            ...clean,
+            hasMore: next < result.total,
+            ...(next < result.total ? { nextOffset: next } : {}),
+          },
+          null,
+          2,
+        ),
       );
       return 0;
     }
@@ -140,6 +171,69 @@ async function history(args: readonly string[], io: CliIo): Promise<number> {
       writeLines(io.out, `\n[${at}] ${authorLabel(message)}:`, indent(messageText(message) || '(empty)'));
     }
     if (clean.redacted) writeLines(io.out, '\n(secrets were redacted)');
+    if (next < result.total) writeLines(io.out, `\n(older messages: --offset ${next})`);
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+async function search(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseFlags(
+    args,
+    {
+      ...GATEWAY_FLAGS,
+      kind: { type: 'string', multiple: true },
+      session: { type: 'string' },
+      limit: { type: 'string', short: 'n' },
+      offset: { type: 'string' },
+    },
+    'sessions search',
+  );
+  const query = positionals.join(' ').trim();
+  const terms = searchTerms(query);
+  if (terms.length === 0) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `Usage: ${CLI} sessions search <words> [--kind k] [--session key] [--limit n] [--offset n]`,
+    );
+  }
+  const kinds = kindFlags(values.kind);
+  const limit = wholeNumber(values.limit, 10, '--limit', 1, 50);
+  const offset = wholeNumber(values.offset, 0, '--offset', 0);
+  const { client, config } = await connectGateway(connectFlags(values), io);
+  try {
+    const result = await client.call('sessions.search', {
+      query,
+      limit,
+      ...(offset > 0 ? { offset } : {}),
+      ...(kinds.length > 0 ? { kinds } : {}),
+      ...(values.session ? { keys: [values.session] } : {}),
+    });
+    const redactor = createRedactor(config?.core.redaction.secrets ?? []);
+    const hits = result.hits.map(({ sessionKey, message }) => ({
+      sessionKey,
+      messageIndex: message.seq - 1,
+      role: message.role,
+      at: message.timestamp,
+      snippet: searchSnippet(searchableText(message) ?? '', terms, redactor).snippet,
+    }));
+    const next = offset + hits.length;
+    if (values.json) {
+      const more = next < result.total ? { nextOffset: next } : {};
+      writeLines(io.out, JSON.stringify({ total: result.total, hits, ...more }, null, 2));
+      return 0;
+    }
+    if (hits.length === 0) {
+      writeLines(io.out, `No messages match "${query}"${offset > 0 ? ` past --offset ${offset}` : ''}.`);
+      return 0;
+    }
+    for (const hit of hits) {
+      const at = new Date(hit.at).toLocaleString();
+      writeLines(io.out, `${hit.sessionKey} #${hit.messageIndex} ${hit.role} [${at}]`, indent(hit.snippet));
+    }
+    const more = result.total > next ? `; next page: --offset ${next}` : '';
+    writeLines(io.out, `\n(${offset + 1}-${next} of ${result.total}${more})`);
     return 0;
   } finally {
     await client.close();
@@ -242,15 +336,36 @@ function explainMissing(key: string): (error: unknown) => never {
 }
 
 function positiveInt(raw: string | undefined, fallback: number, flag: string): number {
+  return wholeNumber(raw, fallback, flag, 1);
+}
+
+function wholeNumber(
+  raw: string | undefined,
+  fallback: number,
+  flag: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) {
-    throw new ColloquyError(
-      'INVALID_ARGUMENT',
-      `${flag} must be a whole number of at least 1, got "${raw}".`,
-    );
+  if (!Number.isInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+    throw new ColloquyError('INVALID_ARGUMENT', `${flag} must be a whole number ${range}, got "${raw}".`);
   }
   return n;
+}
+
+/** The `--kind` flags (repeated or comma-separated), checked against the known kinds. */
+function kindFlags(raw: readonly string[] | undefined): SessionKind[] {
+  const kinds = (raw ?? []).flatMap((k) => k.split(',')).map((k) => k.trim().toLowerCase());
+  const unknown = kinds.filter((k) => !(SESSION_KINDS as readonly string[]).includes(k));
+  if (unknown.length > 0) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `Unknown kind ${unknown.join(', ')}. Kinds: ${SESSION_KINDS.join(', ')}.`,
+    );
+  }
+  return kinds as SessionKind[];
 }
 
 function indent(text: string): string {

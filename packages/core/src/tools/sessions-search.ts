@@ -1,0 +1,173 @@
+import { Type } from '@sinclair/typebox';
+import { createRedactor } from '../history/index.js';
+import type { MessageRole } from '../interfaces/records.js';
+import { type AgentTool, toolResult } from '../interfaces/tool.js';
+import { searchableText, searchTerms } from '../store/search-text.js';
+import { searchSnippet } from './search-snippet.js';
+import { clampInt, dropNonFinite } from './sessions-list.js';
+import {
+  configuredSecrets,
+  displayKey,
+  failure,
+  findAllowedTarget,
+  gatewayFailure,
+  type ToolScope,
+} from './tool-context.js';
+import { validateToolArgs } from './validate-args.js';
+import { hiddenReason, knownKinds, mayShow, visibleScope } from './visible-scope.js';
+
+/** Hits sessions_search returns when `limit` is not given. */
+export const SESSIONS_SEARCH_DEFAULT_LIMIT = 10;
+/** The most hits sessions_search returns. */
+export const SESSIONS_SEARCH_MAX_LIMIT = 50;
+
+export const SessionsSearchParams = Type.Object(
+  {
+    query: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: 'Words to find; a message matches when it holds every word (case-insensitive).',
+    }),
+    kinds: Type.Optional(
+      Type.Array(Type.String({ maxLength: 32 }), {
+        maxItems: 16,
+        description: 'Only sessions of these kinds: main, dm, group, cron, hook, node, subagent, other.',
+      }),
+    ),
+    sessionKey: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 512, description: 'Only this session (key or sessionId).' }),
+    ),
+    limit: Type.Optional(
+      Type.Number({
+        minimum: 1,
+        description: `Most hits (default ${SESSIONS_SEARCH_DEFAULT_LIMIT}, at most ${SESSIONS_SEARCH_MAX_LIMIT}).`,
+      }),
+    ),
+    offset: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        description: 'Skip this many hits (default 0); pass nextOffset to page on.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** One hit of sessions_search. `messageIndex` is the message's 0-based position in its transcript. */
+export interface SessionsSearchHit {
+  sessionKey: string;
+  messageIndex: number;
+  role: MessageRole;
+  /** The message's timestamp (epoch ms). */
+  at: number;
+  /** A redacted excerpt around the first matching word. */
+  snippet: string;
+}
+
+/** The result of sessions_search. */
+export interface SessionsSearchToolResult {
+  count: number;
+  hits: SessionsSearchHit[];
+  /** True when a secret was redacted from a snippet. */
+  redacted: boolean;
+  /** Present when more hits match: the `offset` of the next page. */
+  nextOffset?: number;
+  /** How many matching messages visibility hid, and why. */
+  filtered?: { hidden: number; reason: string };
+}
+
+/** Creates the `sessions_search` tool for one requester. */
+export function createSessionsSearchTool(scope: ToolScope): AgentTool<typeof SessionsSearchParams> {
+  return {
+    name: 'sessions_search',
+    description:
+      'Search the transcripts of the sessions you can see for words, best matches first. Each hit names the ' +
+      'session and message and shows a redacted snippet; tool results are not searched.',
+    parameters: SessionsSearchParams,
+    async execute(_toolCallId, rawArgs) {
+      const args = validateToolArgs(
+        'sessions_search',
+        SessionsSearchParams,
+        dropNonFinite(rawArgs, ['limit', 'offset']),
+      );
+      if (!args.ok) return failure('error', args.error);
+      const terms = searchTerms(args.value.query);
+      if (terms.length === 0) {
+        return failure(
+          'error',
+          'The query has no words to search for: pass one or more words (letters or digits).',
+        );
+      }
+      let only: string | undefined;
+      if (args.value.sessionKey !== undefined) {
+        const target = await findAllowedTarget(scope, args.value.sessionKey, 'history');
+        if (!target.ok) return failure(target.failure.status, target.failure.error);
+        only = target.session.key;
+      }
+      try {
+        return toolResult(await search(scope, { ...args.value, terms, only }));
+      } catch (error) {
+        const f = gatewayFailure(error, 'Searching the transcripts failed.');
+        return failure(f.status, f.error);
+      }
+    },
+  };
+}
+
+async function search(
+  scope: ToolScope,
+  args: { terms: string[]; kinds?: string[]; only?: string; limit?: number; offset?: number },
+): Promise<SessionsSearchToolResult> {
+  const { gateway, config, sandboxed = false } = scope.options;
+  const limit = clampInt(args.limit, SESSIONS_SEARCH_DEFAULT_LIMIT, 1, SESSIONS_SEARCH_MAX_LIMIT);
+  const offset = clampInt(args.offset, 0, 0, Number.MAX_SAFE_INTEGER);
+  const kinds = knownKinds(args.kinds);
+  const query = args.terms.join(' ');
+  const filter = {
+    query,
+    ...(kinds.length > 0 ? { kinds } : {}),
+    ...(args.only !== undefined ? { keys: [args.only] } : {}),
+  };
+
+  const visible = await visibleScope(scope);
+  // A single allowed session needs no other scope; else the visible sessions (the guard still
+  // checks every hit).
+  const scoped = args.only !== undefined ? filter : { ...filter, ...visible.filter };
+  const [page, everything] = await Promise.all([
+    gateway.call('sessions.search', { ...scoped, limit, ...(offset > 0 ? { offset } : {}) }),
+    gateway.call('sessions.search', { ...filter, limit: 0 }),
+  ]);
+
+  const redactor = createRedactor(configuredSecrets(config));
+  let redacted = false;
+  const hits: SessionsSearchHit[] = [];
+  for (const { sessionKey, message } of page.hits) {
+    if (!mayShow(scope, visible, sessionKey, 'history')) continue;
+    const snippet = searchSnippet(searchableText(message) ?? '', args.terms, redactor);
+    redacted ||= snippet.redacted;
+    hits.push({
+      sessionKey: displayKey(scope, sessionKey),
+      messageIndex: message.seq - 1,
+      role: message.role,
+      at: message.timestamp,
+      snippet: snippet.snippet,
+    });
+  }
+  const refused = page.hits.length - hits.length;
+  const hidden = Math.max(0, everything.total - page.total) + refused;
+  const nextOffset = offset + page.hits.length;
+  return {
+    count: hits.length,
+    hits,
+    redacted,
+    ...(nextOffset < page.total ? { nextOffset } : {}),
+    ...(hidden > 0
+      ? {
+          filtered: {
+            hidden,
+            reason: hiddenReason(visible.visibility, sandboxed, 'other matching messages'),
+          },
+        }
+      : {}),
+  };
+}

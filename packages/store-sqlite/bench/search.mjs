@@ -1,0 +1,108 @@
+// Benchmarks transcript search and paging in @colloquy/store-sqlite:
+// - searchMessages (what sessions_search calls) over 1,000 sessions holding 500,000 messages: p50 of
+//   a two-word query with limit 10 (hits and the match count, as the tool needs), target <= 20 ms;
+// - append throughput with and without the FTS index, in the same run (indexing may cost <= 25%);
+// - readTail 20 at an offset deep in a 50,000-message transcript (sessions_history paging), <= 2 ms.
+// Set COLLOQUY_BENCH_SEARCH_MESSAGES to a smaller total for a quicker run. `--strict` exits 1 when a
+// target is missed. Run with `pnpm bench` at the root or `node bench/search.mjs`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Bench } from 'tinybench';
+import { openSqliteStore } from '../dist/index.js';
+import { benchSearches, message, seedSearchStore, session } from './search-data.mjs';
+
+const SESSIONS = 1_000;
+const TOTAL = Number(process.env.COLLOQUY_BENCH_SEARCH_MESSAGES ?? 500_000);
+const PER_SESSION = Math.ceil(TOTAL / SESSIONS);
+const BIG = 50_000;
+const APPEND = 20_000;
+const dir = mkdtempSync(join(tmpdir(), 'colloquy-search-bench-'));
+
+async function p50(fn, time = 1500) {
+  const bench = new Bench({ time, warmupTime: 200, warmupIterations: 3 });
+  bench.add('x', fn);
+  await bench.run();
+  return bench.tasks[0].result.latency.p50;
+}
+
+/** Messages per second appending one message per call to 100 sessions (median of 3 runs). */
+async function appendRate(withIndex, groupCommit = false) {
+  const rates = [];
+  for (let run = 0; run < 3; run++) {
+    const file = join(dir, `append-${withIndex}-${groupCommit}-${run}.db`);
+    const store = openSqliteStore({ file, groupCommit });
+    if (!withIndex) {
+      const raw = new Database(file);
+      raw.exec('DROP TRIGGER messages_search_insert; DROP TRIGGER messages_search_update;');
+      raw.close();
+    }
+    for (let s = 0; s < 100; s++) await store.putSession(session(`agent:main:dm:${s}`, s));
+    const messages = Array.from({ length: APPEND }, (_, i) => message(i));
+    const started = performance.now();
+    for (let i = 0; i < APPEND; i++) await store.appendMessages(`agent:main:dm:${i % 100}`, [messages[i]]);
+    await store.flush();
+    rates.push(APPEND / ((performance.now() - started) / 1000));
+    await store.close();
+  }
+  return rates.sort((a, b) => a - b)[1];
+}
+
+const rows = [];
+let missed = 0;
+const row = (workload, value, target, ok) => {
+  if (ok === false) missed++;
+  rows.push([workload, value, target, ok === undefined ? '' : ok ? 'yes' : 'NO']);
+};
+const msText = (v) => `${v.toFixed(3)} ms`;
+
+try {
+  const store = openSqliteStore({ file: join(dir, 'search.db') });
+  const seedSeconds = await seedSearchStore(store, SESSIONS, PER_SESSION);
+  process.stdout.write(`seeded in ${seedSeconds.toFixed(1)} s\n`);
+
+  await benchSearches(store, p50, row);
+
+  process.stdout.write(`seeding a ${BIG}-message transcript...\n`);
+  await store.putSession(session('agent:main:big', 0));
+  for (let start = 0; start < BIG; start += 1000) {
+    const batch = Array.from({ length: 1000 }, (_, i) => message(start + i));
+    await store.transaction((tx) => tx.appendMessages('agent:main:big', batch));
+  }
+  const newest = await p50(() => store.readTail('agent:main:big', 20));
+  const deep = await p50(() => store.readTail('agent:main:big', 20, { offset: 45_000 }));
+  row(`readTail 20 at offset 45,000 of ${BIG}`, msText(deep), 'p50 <= 2 ms', deep <= 2);
+  row(`readTail 20 at offset 0 of ${BIG}`, msText(newest), '(info)');
+  await store.close();
+
+  process.stdout.write('appending with and without the search index (3 runs each, median)...\n');
+  const withIndex = await appendRate(true);
+  const withoutIndex = await appendRate(false);
+  const cost = 1 - withIndex / withoutIndex;
+  const perSecond = (v) => `${Math.round(v).toLocaleString('en')} msg/s`;
+  row('append, 100 sessions, 1 msg/call, with FTS index', perSecond(withIndex), '(info)');
+  row('append, 100 sessions, 1 msg/call, without FTS index', perSecond(withoutIndex), '(info)');
+  row('  cost of indexing', `${(cost * 100).toFixed(1)}%`, '<= 25%', cost <= 0.25);
+  const groupWith = await appendRate(true, true);
+  const groupWithout = await appendRate(false, true);
+  row('append, same, group commit, with FTS index', perSecond(groupWith), '(info)');
+  row('append, same, group commit, without FTS index', perSecond(groupWithout), '(info)');
+  row(
+    '  cost of indexing with group commit',
+    `${((1 - groupWith / groupWithout) * 100).toFixed(1)}%`,
+    '(info)',
+  );
+  row('seeding 1,000 sessions in transactions of one session', `${seedSeconds.toFixed(1)} s`, '(info)');
+
+  const widths = [0, 1, 2, 3].map((c) =>
+    Math.max(...[['workload', 'result', 'target', 'ok'], ...rows].map((r) => r[c].length)),
+  );
+  for (const r of [['workload', 'result', 'target', 'ok'], ...rows]) {
+    process.stdout.write(`${r.map((cell, c) => cell.padEnd(widths[c])).join('  ')}\n`);
+  }
+  if (missed > 0) process.stdout.write(`${missed} target(s) missed\n`);
+  if (missed > 0 && process.argv.includes('--strict')) process.exitCode = 1;
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
