@@ -53,6 +53,9 @@ export interface PgConnection {
 
 type Row = { record: unknown };
 
+/** How many times a read meets a dead pooled connection before its error is reported. */
+const READ_ATTEMPTS = 4;
+
 /**
  * The Store operations as SQL, over a {@link PgConnection}: the store's pool (each call on its
  * own, multi-row writes in their own transaction) or one open transaction.
@@ -552,19 +555,19 @@ export class PgOperations implements StoreTransaction {
   }
 
   /**
-   * {@link run} for a read: once more on a fresh connection when the pool handed out one the
-   * server had already closed. Writes are never repeated (a write may have reached the server).
+   * {@link run} for a read: again on another connection when the pool handed out one the server
+   * had already closed (a restarted server can leave several such idle connections, so up to
+   * {@link READ_ATTEMPTS} times). Writes are never repeated (a write may have reached the server).
    */
   protected async read<T>(work: () => Promise<T>): Promise<T> {
     this.db.assertUsable();
-    try {
-      return await work();
-    } catch (error) {
-      if (!this.db.retryReads || !isConnectionError(error)) throw this.db.fail(error);
+    for (let attempt = 1; ; attempt++) {
       try {
         return await work();
-      } catch (again) {
-        throw this.db.fail(again);
+      } catch (error) {
+        if (!this.db.retryReads || !isConnectionError(error) || attempt >= READ_ATTEMPTS) {
+          throw this.db.fail(error);
+        }
       }
     }
   }
