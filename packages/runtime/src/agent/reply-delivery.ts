@@ -99,6 +99,24 @@ export async function deliverPlanned(
       if (delivered.status === 'delivered' && plan.finalSeq !== undefined && plan.kind === 'reply') {
         await tx.setMessagePlatformId(session.key, plan.finalSeq, delivered.messageId);
       }
+      // The fallback lines answered those results in the chat: the transcript says so too, so a
+      // later turn does not report them again.
+      if (
+        delivered.status === 'delivered' &&
+        plan.kind === 'announce' &&
+        (await tx.getSession(session.key))
+      ) {
+        await tx.appendMessages(session.key, [
+          {
+            role: 'assistant',
+            content: plan.text,
+            timestamp: at,
+            runId: run.runId,
+            platformMessageId: delivered.messageId,
+            details: { announceFallback: true },
+          },
+        ]);
+      }
     });
   } catch (error) {
     ctx.log.warn({ err: error, runId: run.runId }, 'could not record the delivery of a reply');
@@ -114,7 +132,11 @@ export async function deliverPlanned(
  */
 export async function deliverUnsent(ctx: RuntimeContext, runs?: readonly RunRecord[]): Promise<void> {
   const candidates =
-    runs ?? (await ctx.store.listRuns({ statuses: ['done', 'error', 'timeout', 'killed'], limit: 500 }));
+    runs ??
+    (await ctx.store.listRuns({
+      statuses: ['done', 'error', 'timeout', 'killed', 'interrupted'],
+      limit: 500,
+    }));
   for (const run of candidates) {
     if (run.meta?.pendingDelivery === undefined) continue;
     const delivery = run.meta.delivery as { status?: string } | undefined;

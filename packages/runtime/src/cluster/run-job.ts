@@ -46,7 +46,10 @@ export async function runJob(ctx: RuntimeContext, runId: string): Promise<void> 
 async function takeTurn(ctx: RuntimeContext, sessionKey: string): Promise<QueuedRun[]> {
   const now = ctx.clock.now();
   for (const stale of await ctx.store.listRuns({ sessionKey, statuses: ['running'] })) {
-    await reviveRun(ctx, stale, now);
+    if (await reviveRun(ctx, stale, now)) continue;
+    // Interrupted: its chat gets the notice it planned (plugins run here, unlike at a restart).
+    const ended = await ctx.store.getRun(stale.runId);
+    if (ended) await deliverUnsent(ctx, [ended]);
   }
   const queued = (await ctx.store.listRuns({ sessionKey, statuses: ['queued'] })).reverse();
   const items = queued.map(toQueuedRun);

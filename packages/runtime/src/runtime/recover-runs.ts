@@ -1,4 +1,5 @@
 import type { RunRecord } from '@colloquy/core';
+import { planReply } from '../agent/reply-delivery.js';
 import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from './runtime-context.js';
 import { runTurnEndHooks } from './turn-end-hooks.js';
@@ -95,13 +96,19 @@ async function interruptRun(ctx: RuntimeContext, run: RunRecord, now: number): P
     : `it was last active more than ${runtime.staleRunMinutes} minutes ago (runtime.staleRunMinutes)`;
   const error = `The runtime stopped during this run and did not resume it: ${why}. Send the message again.`;
   const afterCommit = await ctx.store.transaction(async (tx) => {
+    const session = await tx.getSession(run.sessionKey);
+    // The chat is told, once: the notice, or the fallback lines of the results the turn had read.
+    const plan =
+      session && run.meta?.foldedInto === undefined
+        ? planReply(session, run, { status: 'error', error, notice: error })
+        : undefined;
     const ended = await tx.updateRun(run.runId, {
       status: 'interrupted',
       error,
       endedAt: now,
       updatedAt: now,
+      ...(plan ? { meta: { ...run.meta, pendingDelivery: plan } } : {}),
     });
-    const session = await tx.getSession(run.sessionKey);
     const updated =
       session?.status === 'running'
         ? await tx.patchSession(session.key, { status: 'error', endedAt: now, updatedAt: now })

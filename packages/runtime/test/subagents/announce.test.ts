@@ -240,7 +240,7 @@ describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
           };
         }
         // The spawning turn ends only after the children did, so their results wait for it.
-        if (parentTurns === 2) return { text: 'spawned three', delayMs: 300 };
+        if (parentTurns === 2) return { text: 'spawned three', delayMs: 1000 };
         return 'all in';
       },
     });

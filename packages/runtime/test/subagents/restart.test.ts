@@ -25,7 +25,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts the runner and SIGKILLs it `killAfterMs` after it reported ready. */
+/** Starts the runner and SIGKILLs it `killAfterMs` after its first spawn. */
 function runAndKill(
   database: string,
   workspace: string,
@@ -39,9 +39,11 @@ function runAndKill(
     child = proc;
     let out = '';
     let err = '';
+    let armed = false;
     proc.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      if (out.includes('ready\n') && !proc.killed) {
+      if (out.includes('first\n') && !proc.killed && !armed) {
+        armed = true;
         setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
       }
     });
