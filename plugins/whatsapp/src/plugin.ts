@@ -408,9 +408,9 @@ class WhatsAppChannel implements WhatsAppPlugin {
     this.on(sock, 'messages.upsert', (upsert) => this.onUpsert(upsert));
     this.on(sock, 'contacts.upsert', (contacts) => this.learnContacts(contacts));
     this.on(sock, 'contacts.update', (contacts) => this.learnContacts(contacts));
-    this.on(sock, 'chats.phoneNumberShare', ({ lid, jid }) => {
+    this.on(sock, 'lid-mapping.update', ({ lid, pn }) => {
       this.touch();
-      this.peers?.learn(lid, jid);
+      this.peers?.learn(lid, pn);
     });
     if (sock.ws) {
       this.frameListener = () => this.touch();
@@ -634,6 +634,8 @@ class WhatsAppChannel implements WhatsAppPlugin {
     if (this.seenIds.has(id) || this.sentIds.has(id) || this.ledger?.has(id)) return;
     this.seenIds.add(id);
     peers.learnFromKey(key);
+    const sender = jidKind(remoteJid) === 'group' ? key.participant : remoteJid;
+    if (sender) await this.resolveLid(sender);
 
     const kind = jidKind(remoteJid);
     if (kind === 'other') return; // statuses, broadcast lists, newsletters
@@ -681,6 +683,21 @@ class WhatsAppChannel implements WhatsAppPlugin {
       this.sock?.readMessages([key]).catch((error: unknown) => {
         this.log.debug({ err: (error as Error).message }, 'read receipt failed');
       });
+    }
+  }
+
+  /**
+   * Asks Baileys' LID store for the phone number of a LID the peer map does not know yet, so a
+   * person allowlisted by number who writes from a LID is recognised and keeps one session.
+   */
+  private async resolveLid(jid: string): Promise<void> {
+    const peers = this.peers;
+    const store = this.sock?.signalRepository?.lidMapping;
+    if (!peers || !store || jidKind(jid) !== 'lid' || peers.phoneForLid(jid)) return;
+    try {
+      peers.learn(jid, await store.getPNForLID(jid));
+    } catch (error) {
+      this.log.debug({ err: (error as Error).message, jid }, 'LID lookup failed');
     }
   }
 

@@ -246,9 +246,9 @@ describe('inbound', () => {
     expect(inbound?.timestamp).toBeGreaterThan(0);
   });
 
-  it('maps LID and phone JIDs of one person to one peer id, learned from phone-number shares', async () => {
+  it('maps LID and phone JIDs of one person to one peer id, learned from lid-mapping updates', async () => {
     const { fake, t, stateDir } = await boot();
-    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.emit('lid-mapping.update', { lid: ALICE_LID, pn: ALICE });
     fake.current.deliver([dm(ALICE_LID, 'from my lid')]);
     fake.current.deliver([dm(ALICE, 'from my phone')]);
     await eventually(() => t.received.length === 2);
@@ -264,11 +264,9 @@ describe('inbound', () => {
 
   it('learns the mapping from alternate JIDs on message keys and from contacts', async () => {
     const { fake, t } = await boot({ contacts: { '70000001@lid': '+1 555 000 7777' } });
-    const msg = dm('70000002@lid', 'alt key');
-    Object.assign(msg.key, { remoteJidAlt: '15550008888@s.whatsapp.net' });
-    fake.current.deliver([msg]);
+    fake.current.deliver([dm('70000002@lid', 'alt key', { alt: '15550008888@s.whatsapp.net' })]);
     fake.current.deliver([dm('70000001@lid', 'from contacts')]);
-    fake.current.emit('contacts.upsert', [{ id: '15550009999@s.whatsapp.net', lid: '70000003@lid' }]);
+    fake.current.emit('contacts.upsert', [{ id: '70000003@lid', phoneNumber: '15550009999@s.whatsapp.net' }]);
     fake.current.deliver([dm('70000003@lid', 'from a contact event')]);
     fake.current.deliver([dm('70000004@lid', 'nobody knows me')]);
     await eventually(() => t.received.length === 4);
@@ -282,7 +280,7 @@ describe('inbound', () => {
 
   it('remembers the learned mapping across restarts', async () => {
     const first = await boot();
-    first.fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    first.fake.current.emit('lid-mapping.update', { lid: ALICE_LID, pn: ALICE });
     await first.plugin.stop();
     const second = await boot({}, { stateDir: first.stateDir });
     second.fake.current.deliver([dm(ALICE_LID, 'still me')]);
@@ -496,7 +494,7 @@ describe('inbound', () => {
 describe('direct-message policy', () => {
   it('allowlist answers listed numbers (in any spelling, by LID too) and ignores others silently', async () => {
     const { fake, t } = await boot({ dmPolicy: 'allowlist', allowFrom: ['+1 (555) 222-0000'] });
-    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.emit('lid-mapping.update', { lid: ALICE_LID, pn: ALICE });
     fake.current.deliver([
       dm('15553330000@s.whatsapp.net', 'stranger'),
       dm(ALICE, 'listed'),
@@ -506,6 +504,28 @@ describe('direct-message policy', () => {
     await settle();
     expect(t.received.map((m) => m.text)).toEqual(['listed', 'listed lid']);
     expect(fake.sent).toEqual([]);
+  });
+
+  it('allowlist recognises a listed number writing from a LID that Baileys 7 LID store maps', async () => {
+    const { fake, t } = await boot({ dmPolicy: 'allowlist', allowFrom: ['+15552220000'] });
+    fake.lidToPn.set(ALICE_LID, ALICE);
+    fake.current.deliver([dm(ALICE_LID, 'hi from my lid'), dm('70000009@lid', 'unknown lid')]);
+    await eventually(() => t.received.length === 1);
+    await settle();
+    expect(t.received.map((m) => [m.text, m.chat.id])).toEqual([['hi from my lid', '15552220000']]);
+  });
+
+  it('allowlist recognises a listed number from the remoteJidAlt of a LID chat and a group participantAlt', async () => {
+    const { fake, t } = await boot({ dmPolicy: 'allowlist', allowFrom: ['+15552220000'] });
+    fake.current.deliver([
+      groupMessage(GROUP, '88112299@lid', '@bot hi', {
+        mentions: [OWNER],
+        participantAlt: '15552229999@s.whatsapp.net',
+      }),
+      dm(ALICE_LID, 'hi', { alt: ALICE }),
+    ]);
+    await eventually(() => t.received.length === 2);
+    expect(t.received.map((m) => m.sender.id)).toEqual(['15552229999', '15552220000']);
   });
 
   it('pairing sends a newcomer one code, and lets them in once the owner approves it', async () => {
@@ -559,7 +579,7 @@ describe('outbound', () => {
 
   it('replies to the JID the person wrote from (their LID chat)', async () => {
     const { plugin, fake, t } = await boot();
-    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.emit('lid-mapping.update', { lid: ALICE_LID, pn: ALICE });
     fake.current.deliver([dm(ALICE_LID, 'hi')]);
     await eventually(() => t.received.length === 1);
     await plugin.send(to('15552220000'), { text: 'hello' });
