@@ -15,7 +15,13 @@ import {
   type SendResult,
   silentLogger,
 } from '@colloquy/core';
-import type { BaileysEventMap, Contact, SignalKeyStore, WAMessage } from '@whiskeysockets/baileys';
+import type {
+  BaileysEventMap,
+  Contact,
+  GroupMetadata,
+  SignalKeyStore,
+  WAMessage,
+} from '@whiskeysockets/baileys';
 import { nodeStateFs, type StateFs } from './atomic-file.js';
 import { type AtomicAuthState, resetWhatsAppAuth, useAtomicAuthState } from './auth-state.js';
 import { makeBaileysSocket, makeCacheableSignalKeyStore, normalizeMessageContent } from './baileys.js';
@@ -24,6 +30,7 @@ import { BoundedMap, BoundedSet } from './bounded.js';
 import { chunkText } from './chunk-text.js';
 import { type BackoffOptions, backoffDelay, classifyClose, closeStatusCode } from './close-reason.js';
 import { resolveWhatsAppConfig, type WhatsAppConfig, type WhatsAppConfigInput } from './config.js';
+import { GroupCache } from './group-cache.js';
 import { InboundLedger } from './inbound-ledger.js';
 import { jidKind, jidUser, normalizePeerEntry } from './jid.js';
 import { importLegacyPairingFile } from './legacy-pairing-file.js';
@@ -32,6 +39,7 @@ import { readMessageContent } from './message-content.js';
 import { addressesBot, isOwnJid } from './own-account.js';
 import { PeerMap } from './peer-map.js';
 import { printQr, type QrOutput } from './qr.js';
+import { SentMessageStore } from './sent-message-store.js';
 import type { WhatsAppEventMap, WhatsAppSocketFactory, WhatsAppSocketLike } from './socket.js';
 import { messageTimeMs, toInboundMessage } from './to-inbound.js';
 import { TypingIndicator } from './typing-indicator.js';
@@ -156,6 +164,11 @@ class WhatsAppChannel implements WhatsAppPlugin {
   private keys: SignalKeyStore | undefined;
   private peers: PeerMap | undefined;
   private ledger: InboundLedger | undefined;
+  /** What the bot sent, kept across restarts for Baileys' retry `getMessage`. */
+  private sentStore: SentMessageStore | undefined;
+  /** Group metadata for Baileys' `cachedGroupMetadata`. */
+  private readonly groupCache = new GroupCache();
+  private readonly groupFetches = new Set<string>();
 
   private sock: WhatsAppSocketLike | undefined;
   private listeners: Listener[] = [];
@@ -229,6 +242,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
       this.auth = await useAtomicAuthState(this.authDir, { fs: this.fs });
       this.peers = await PeerMap.load(this.stateDir, this.log, this.fs);
       this.ledger = await InboundLedger.load(this.stateDir, this.log, this.fs);
+      this.sentStore = await SentMessageStore.load(this.stateDir, this.log, this.fs);
       this.peers.learnAll(this.options.contacts ?? {});
       await importLegacyPairingFile(this.stateDir, this.accountId, ctx.pairing, this.log, this.fs);
     } catch (error) {
@@ -341,6 +355,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
     await this.auth?.flush();
     await this.peers?.flush();
     await this.ledger?.flush();
+    await this.sentStore?.flush();
     if (this.state !== 'logged-out' && this.state !== 'error') this.setState('disconnected', 'stopped');
   }
 
@@ -387,7 +402,9 @@ class WhatsAppChannel implements WhatsAppPlugin {
         markOnlineOnConnect: false,
         syncFullHistory: false,
         shouldSyncHistoryMessage: () => false,
-        getMessage: async (key) => (key.id ? (this.recent.get(key.id)?.message ?? undefined) : undefined),
+        getMessage: async (key) =>
+          key.id ? (this.recent.get(key.id)?.message ?? this.sentStore?.get(key.id)) : undefined,
+        cachedGroupMetadata: async (jid) => this.groupCache.get(jid),
       });
     } catch (error) {
       this.scheduleReconnect(`could not create the socket: ${(error as Error).message}`, false);
@@ -408,6 +425,13 @@ class WhatsAppChannel implements WhatsAppPlugin {
     this.on(sock, 'messages.upsert', (upsert) => this.onUpsert(upsert));
     this.on(sock, 'contacts.upsert', (contacts) => this.learnContacts(contacts));
     this.on(sock, 'contacts.update', (contacts) => this.learnContacts(contacts));
+    this.on(sock, 'groups.upsert', (groups) => {
+      for (const meta of groups) this.rememberGroup(meta);
+    });
+    this.on(sock, 'groups.update', (changes) => {
+      for (const change of changes) this.groupCache.update(change);
+    });
+    this.on(sock, 'group-participants.update', ({ id }) => this.groupCache.invalidate(id));
     this.on(sock, 'lid-mapping.update', ({ lid, pn }) => {
       this.touch();
       this.peers?.learn(lid, pn);
@@ -470,14 +494,19 @@ class WhatsAppChannel implements WhatsAppPlugin {
   private onClose(error: unknown): void {
     if (this.state === 'connected') this.ledger?.stillConnected(Date.now());
     this.detach();
+    // A QR code belongs to the socket that showed it: the next socket shows a new one.
+    this.qr = undefined;
     if (this.stopped) return;
     const verdict = classifyClose(error);
-    if (verdict.action === 'logged-out') {
-      this.qr = undefined;
+    if (verdict.action === 'logged-out' || verdict.action === 'relink') {
+      const relink =
+        `To re-link: stop the bot, delete ${this.authDir} (or call resetWhatsAppAuth), start it again and ` +
+        'scan the new QR code.';
       const message =
-        `WhatsApp logged this device out (unlinked on the phone, or the link expired). To re-link: stop the bot, ` +
-        `delete ${this.authDir} (or call resetWhatsAppAuth), start it again and scan the new QR code.`;
-      this.setState('logged-out', message);
+        verdict.action === 'logged-out'
+          ? `WhatsApp logged this device out (unlinked on the phone, or the link expired). ${relink}`
+          : `${verdict.reason}; reconnecting cannot fix this. ${relink}`;
+      this.setState(verdict.action === 'logged-out' ? 'logged-out' : 'error', message);
       this.log.error({ code: verdict.code }, message);
       this.failWaiters(new ColloquyError('UNAUTHORIZED', message, { code: verdict.code }));
       return;
@@ -639,6 +668,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
 
     const kind = jidKind(remoteJid);
     if (kind === 'other') return; // statuses, broadcast lists, newsletters
+    if (kind === 'group') this.fetchGroup(remoteJid);
     const me = this.me();
     const isSelfChat = kind !== 'group' && isOwnJid(remoteJid, me);
     if (this.config.selfChatMode && !isSelfChat) return;
@@ -684,6 +714,26 @@ class WhatsAppChannel implements WhatsAppPlugin {
         this.log.debug({ err: (error as Error).message }, 'read receipt failed');
       });
     }
+  }
+
+  /** Caches a group's metadata and learns the LID and phone number of its participants. */
+  private rememberGroup(meta: GroupMetadata): void {
+    this.groupCache.set(meta);
+    this.peers?.learnFromContacts(meta.participants ?? []);
+  }
+
+  /** Fills the group cache in the background the first time a group is seen. */
+  private fetchGroup(jid: string): void {
+    const sock = this.sock;
+    if (!sock?.groupMetadata || this.groupCache.has(jid) || this.groupFetches.has(jid)) return;
+    this.groupFetches.add(jid);
+    sock
+      .groupMetadata(jid)
+      .then((meta) => this.rememberGroup(meta))
+      .catch((error: unknown) => {
+        this.log.debug({ err: (error as Error).message, jid }, 'group metadata fetch failed');
+      })
+      .finally(() => this.groupFetches.delete(jid));
   }
 
   /**
@@ -744,7 +794,10 @@ class WhatsAppChannel implements WhatsAppPlugin {
           this.log.warn({ err: (error as Error).message }, 'could not send the pairing code');
           return undefined;
         });
-        if (sent?.key.id) this.sentIds.add(sent.key.id);
+        if (sent?.key.id) {
+          this.sentIds.add(sent.key.id);
+          this.sentStore?.record(sent.key.id, sent.message);
+        }
       }
     }
     return false;
@@ -805,8 +858,9 @@ class WhatsAppChannel implements WhatsAppPlugin {
         const id = sent?.key.id;
         if (!id) throw new Error('WhatsApp returned no message id');
         this.sentIds.add(id);
-        // Kept so Baileys can re-encrypt it when a recipient's device asks for a retry.
+        // Kept (also on disk) so Baileys can re-encrypt it when a recipient's device asks for a retry.
         this.recent.set(id, sent);
+        this.sentStore?.record(id, sent.message);
         this.touch();
         return id;
       } catch (error) {

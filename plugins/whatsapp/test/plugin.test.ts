@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { approvePairing, type ChannelLease, isColloquyError } from '@colloquy/core';
+import type { GroupMetadata } from '@whiskeysockets/baileys';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nodeStateFs, type StateFs } from '../src/atomic-file.js';
 import { useAtomicAuthState } from '../src/auth-state.js';
@@ -96,6 +97,17 @@ describe('linking', () => {
     expect((creds as { me: { id: string } }).me.id).toBe(fake.account.id);
   });
 
+  it("forgets the QR code when the connection closes, and shows the next socket's new one", async () => {
+    const { plugin, fake } = await boot({}, { linked: false });
+    const first = await eventually(() => plugin.latestQr());
+    fake.current.drop(408, 'QR refs attempts ended');
+    expect(plugin.latestQr()).toBeUndefined();
+    expect(plugin.status().accounts?.[0]?.state).not.toBe('awaiting-qr');
+    expect(plugin.status().detail ?? '').not.toContain(first);
+    const second = await eventually(() => plugin.latestQr());
+    expect(second).not.toBe(first);
+  });
+
   it('reconnects with stored creds without showing a QR code', async () => {
     const { plugin, fake } = await boot();
     expect(plugin.latestQr()).toBeUndefined();
@@ -169,6 +181,20 @@ describe('connection', () => {
     expect(fake.sockets).toHaveLength(1);
     const error = await plugin.send(to('15552220000'), { text: 'hi' }).catch((e: unknown) => e);
     expect(isColloquyError(error) && error.code).toBe('CHANNEL_ERROR');
+  });
+
+  it.each([
+    [500, 'bad session'],
+    [411, 'multi-device mismatch'],
+  ])('tells the operator to re-link after close code %i (%s) instead of retrying forever', async (code) => {
+    const { plugin, fake, stateDir } = await boot();
+    fake.current.drop(code, 'Stream Errored');
+    expect(plugin.status().state).toBe('error');
+    expect(plugin.status().detail).toContain('reconnecting cannot fix this');
+    expect(plugin.status().detail).toContain(join(stateDir, 'auth'));
+    expect(plugin.status().detail).toContain('scan the new QR code');
+    await new Promise((r) => setTimeout(r, 60));
+    expect(fake.sockets).toHaveLength(1);
   });
 
   it('does not fight another session that replaced this one', async () => {
@@ -569,6 +595,51 @@ describe('outbound', () => {
       extendedTextMessage: { text: 'retry me' },
     });
     expect(await getMessage?.({ remoteJid: ALICE, id: 'UNKNOWN', fromMe: true })).toBeUndefined();
+  });
+
+  it('answers a retry for a message sent before a restart from the state dir', async () => {
+    const first = await boot();
+    const { messageId } = await first.plugin.send(to('15552220000'), { text: 'sent before the restart' });
+    await first.plugin.stop();
+    const second = await boot({}, { stateDir: first.stateDir });
+    const getMessage = second.fake.current.config.getMessage;
+    expect(await getMessage?.({ remoteJid: ALICE, id: messageId, fromMe: true })).toEqual({
+      extendedTextMessage: { text: 'sent before the restart' },
+    });
+  });
+
+  it('gives Baileys cached group metadata, filled from group events and one fetch per new group', async () => {
+    const { fake, t } = await boot();
+    const cached = fake.current.config.cachedGroupMetadata;
+    const meta = (id: string, subject: string): GroupMetadata => ({
+      id,
+      subject,
+      owner: undefined,
+      participants: [{ id: '70000042@lid', phoneNumber: '15550004242@s.whatsapp.net' }],
+    });
+    fake.current.emit('groups.upsert', [meta(GROUP, 'Team')]);
+    expect(await cached?.(GROUP)).toMatchObject({ id: GROUP, subject: 'Team' });
+    fake.current.emit('groups.update', [{ id: GROUP, subject: 'Renamed' }]);
+    expect(await cached?.(GROUP)).toMatchObject({
+      subject: 'Renamed',
+      participants: [{ id: '70000042@lid' }],
+    });
+    fake.current.emit('group-participants.update', {
+      id: GROUP,
+      author: ALICE,
+      participants: [{ id: ALICE }],
+      action: 'add',
+    });
+    expect(await cached?.(GROUP)).toBeUndefined();
+
+    const other = '120363049999999999@g.us';
+    fake.groups.set(other, meta(other, 'Other'));
+    fake.current.deliver([groupMessage(other, '70000042@lid', 'one'), groupMessage(other, ALICE, 'two')]);
+    await eventually(() => cached?.(other));
+    fake.current.deliver([groupMessage(other, '70000042@lid', '@bot three', { mentions: [OWNER] })]);
+    const three = await eventually(() => t.received.find((m) => m.text === '@bot three'));
+    expect(three.sender.id).toBe('15550004242');
+    expect(fake.groupQueries).toEqual([other]);
   });
 
   it('sends plain text untouched when asked to', async () => {
