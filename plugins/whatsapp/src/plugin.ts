@@ -39,6 +39,14 @@ import { readMessageContent } from './message-content.js';
 import { addressesBot, isOwnJid } from './own-account.js';
 import { PeerMap } from './peer-map.js';
 import { printQr, type QrOutput } from './qr.js';
+import {
+  DOWNLOADED_KINDS,
+  mediaFileName,
+  pruneMediaDir,
+  type SaveMediaOutcome,
+  saveMedia,
+  tooBig,
+} from './save-media.js';
 import { SentMessageStore } from './sent-message-store.js';
 import type { WhatsAppEventMap, WhatsAppSocketFactory, WhatsAppSocketLike } from './socket.js';
 import { messageTimeMs, toInboundMessage } from './to-inbound.js';
@@ -103,6 +111,7 @@ const CONFIG_KEYS = [
   'requireMentionByDefault',
   'chunkLength',
   'readReceipts',
+  'maxMediaBytes',
 ] as const satisfies readonly (keyof WhatsAppConfig)[];
 
 /** A reply quotes the message that addressed the bot only if it comes within this time. */
@@ -706,7 +715,10 @@ class WhatsAppChannel implements WhatsAppPlugin {
     }
 
     this.recent.set(id, msg);
-    if (inbound.mentionsBot) this.awaitingReply.set(remoteJid, { id, at: Date.now() });
+    if (inbound.mentionsBot) {
+      this.awaitingReply.set(remoteJid, { id, at: Date.now() });
+      await this.downloadMedia(msg, inbound);
+    }
     await ctx.receive(inbound);
     this.ledger?.record(id, Date.now());
     if (this.config.readReceipts && inbound.mentionsBot) {
@@ -714,6 +726,40 @@ class WhatsAppChannel implements WhatsAppPlugin {
         this.log.debug({ err: (error as Error).message }, 'read receipt failed');
       });
     }
+  }
+
+  /**
+   * Downloads the images, voice notes, audio and documents of a message addressed to the bot into
+   * `<stateDir>/media/` (up to `maxMediaBytes` each) and points their `ref` at the saved file.
+   * What is not downloaded keeps its `whatsapp:` ref, and the text says why.
+   */
+  private async downloadMedia(msg: WAMessage, inbound: InboundMessage): Promise<void> {
+    const sock = this.sock;
+    const max = this.config.maxMediaBytes;
+    if (!sock?.downloadMedia || max <= 0 || !inbound.media) return;
+    const dir = join(this.stateDir, 'media');
+    const notes: string[] = [];
+    for (const media of inbound.media) {
+      if (!DOWNLOADED_KINDS.has(media.kind)) continue;
+      const label = media.kind === 'voice' ? 'voice note' : media.kind;
+      let outcome: SaveMediaOutcome;
+      if (media.size !== undefined && media.size > max) outcome = tooBig(max);
+      else {
+        try {
+          const source = await sock.downloadMedia(msg);
+          outcome = await saveMedia(source, dir, mediaFileName(inbound.messageId, media), max);
+        } catch (error) {
+          this.log.warn({ err: (error as Error).message, id: inbound.messageId }, 'media download failed');
+          outcome = { ok: false, reason: `the download failed: ${(error as Error).message}` };
+        }
+      }
+      if (outcome.ok) {
+        media.ref = outcome.path;
+        media.size = outcome.size;
+      } else notes.push(`[${label} not downloaded: ${outcome.reason}]`);
+    }
+    if (notes.length > 0) inbound.text = [inbound.text, ...notes].join('\n');
+    await pruneMediaDir(dir).catch(() => {});
   }
 
   /** Caches a group's metadata and learns the LID and phone number of its participants. */

@@ -322,9 +322,9 @@ export function groupMessage(
 }
 
 /** A media message (image, document or voice note) in a direct chat. */
-export function mediaMessage(from: string, message: proto.IMessage): WAMessage {
+export function mediaMessage(from: string, message: proto.IMessage, id = newMessageId()): WAMessage {
   return {
-    key: { remoteJid: from, fromMe: false, id: newMessageId() },
+    key: { remoteJid: from, fromMe: false, id },
     message,
     messageTimestamp: now(),
     pushName: 'Alice',

@@ -465,8 +465,8 @@ describe('inbound', () => {
     expect(t.received[1]?.chat.id).toBe('15550001111');
   });
 
-  it('gives images, documents and voice notes to the model with their metadata', async () => {
-    const { fake, t } = await boot();
+  it('describes images, documents and voice notes with their metadata when downloads are off', async () => {
+    const { fake, t } = await boot({ maxMediaBytes: 0 });
     fake.current.deliver([
       mediaMessage(ALICE, {
         imageMessage: { mimetype: 'image/jpeg', caption: 'look at this', fileLength: 20480 },
@@ -500,6 +500,54 @@ describe('inbound', () => {
       media: [{ kind: 'voice', durationSeconds: 7, mimeType: 'audio/ogg; codecs=opus' }],
     });
     expect(voice?.text).toBe('[voice note: audio/ogg; codecs=opus, 7 s]');
+  });
+
+  it('downloads images, voice notes and documents into the state dir, capped at maxMediaBytes', async () => {
+    const { fake, t, stateDir } = await boot({ maxMediaBytes: 100_000 });
+    const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
+    fake.media.set('IMG1', bytes(3000, 1));
+    fake.media.set('VOICE1', bytes(150_000, 2).subarray(0, 5000));
+    fake.media.set('DOC1', bytes(2000, 3));
+    fake.media.set('LIAR1', bytes(200_000, 4));
+    fake.media.set('GROUPIMG', bytes(10, 5));
+    fake.current.deliver([
+      mediaMessage(ALICE, { imageMessage: { mimetype: 'image/jpeg', fileLength: 3000 } }, 'IMG1'),
+      mediaMessage(
+        ALICE,
+        { audioMessage: { mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 2 } },
+        'VOICE1',
+      ),
+      mediaMessage(
+        ALICE,
+        {
+          documentMessage: {
+            mimetype: 'application/pdf',
+            fileName: 'r.pdf',
+            fileLength: 2000,
+            caption: 'doc',
+          },
+        },
+        'DOC1',
+      ),
+      mediaMessage(ALICE, { documentMessage: { mimetype: 'application/pdf', fileLength: 900_000 } }, 'HUGE1'),
+      mediaMessage(ALICE, { documentMessage: { mimetype: 'text/plain', fileLength: 1000 } }, 'LIAR1'),
+      { ...groupMessage(GROUP, ALICE, 'x'), message: { imageMessage: { mimetype: 'image/png' } } },
+    ]);
+    await eventually(() => t.received.length === 6);
+    const dir = join(stateDir, 'media');
+    const [image, voice, doc, huge, liar] = t.received;
+    expect(image?.media?.[0]).toMatchObject({ kind: 'image', ref: join(dir, 'IMG1.jpg'), size: 3000 });
+    expect(voice?.media?.[0]).toMatchObject({ kind: 'voice', ref: join(dir, 'VOICE1.ogg'), size: 5000 });
+    expect(doc?.media?.[0]).toMatchObject({ kind: 'document', ref: join(dir, 'DOC1.pdf') });
+    expect(await readFile(join(dir, 'IMG1.jpg'))).toEqual(Buffer.from(bytes(3000, 1)));
+    expect((await readFile(join(dir, 'VOICE1.ogg'))).length).toBe(5000);
+    expect(doc?.text).toBe('doc');
+    expect(huge?.media?.[0]?.ref).toBe(`whatsapp:${ALICE}/HUGE1`);
+    expect(huge?.text).toContain('[document not downloaded: larger than maxMediaBytes (0.1 MB)]');
+    expect(liar?.media?.[0]?.ref).toBe(`whatsapp:${ALICE}/LIAR1`);
+    expect(liar?.text).toContain('not downloaded: larger than maxMediaBytes');
+    expect(fake.downloads).toEqual(['IMG1', 'VOICE1', 'DOC1', 'LIAR1']);
+    expect((await readdir(dir)).sort()).toEqual(['DOC1.pdf', 'IMG1.jpg', 'VOICE1.ogg']);
   });
 
   it('marks answered messages read only when read receipts are on', async () => {
