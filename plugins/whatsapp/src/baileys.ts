@@ -1,40 +1,52 @@
-// The one place that loads Baileys values at run time. Baileys ships CommonJS. Node's ESM loader
-// does not see every re-export as a named export (`proto` is one it misses) but gives the whole
-// CommonJS module as the default import (which is how TypeScript types it under NodeNext); bundlers
-// and Vitest give named exports on the namespace instead. Take whichever holds the full API.
-import baileysDefault, * as baileysNamespace from '@whiskeysockets/baileys';
-import type { WhatsAppSocketConfig, WhatsAppSocketLike } from './socket.js';
-
-type BaileysModule = typeof baileysDefault;
-
-const hasFullApi = (candidate: unknown): candidate is BaileysModule =>
-  (typeof candidate === 'object' || typeof candidate === 'function') &&
-  candidate !== null &&
-  'proto' in candidate &&
-  'initAuthCreds' in candidate &&
-  'makeWASocket' in candidate;
-
-const baileys: BaileysModule = (() => {
-  for (const candidate of [baileysDefault, baileysNamespace]) if (hasFullApi(candidate)) return candidate;
-  throw new Error('@whiskeysockets/baileys did not load as expected; reinstall it (pnpm install).');
-})();
-
-export const {
+// The one place that loads Baileys values at run time. Baileys 7 is an ES module with named exports.
+import {
   BufferJSON,
   DisconnectReason,
+  downloadMediaMessage,
+  getContentType,
   initAuthCreds,
-  makeCacheableSignalKeyStore,
-  proto,
-  jidDecode,
-  jidNormalizedUser,
-  isJidGroup,
   isJidBroadcast,
+  isJidGroup,
   isJidNewsletter,
   isLidUser,
+  jidDecode,
+  jidNormalizedUser,
+  makeCacheableSignalKeyStore,
+  makeWASocket,
   normalizeMessageContent,
-  getContentType,
-} = baileys;
+  proto,
+  type WAMessage,
+} from '@whiskeysockets/baileys';
+import type { WhatsAppSocketConfig, WhatsAppSocketLike } from './socket.js';
 
-/** Opens a real WhatsApp Web connection with Baileys' `makeWASocket`. */
-export const makeBaileysSocket = (config: WhatsAppSocketConfig): WhatsAppSocketLike =>
-  baileys.makeWASocket(config);
+export {
+  BufferJSON,
+  DisconnectReason,
+  getContentType,
+  initAuthCreds,
+  isJidBroadcast,
+  isJidGroup,
+  isJidNewsletter,
+  isLidUser,
+  jidDecode,
+  jidNormalizedUser,
+  makeCacheableSignalKeyStore,
+  normalizeMessageContent,
+  proto,
+};
+
+/**
+ * Opens a real WhatsApp Web connection with Baileys' `makeWASocket`, plus `downloadMedia`:
+ * Baileys' `downloadMediaMessage` as a stream, asking WhatsApp to re-upload expired media.
+ */
+export const makeBaileysSocket = (config: WhatsAppSocketConfig): WhatsAppSocketLike => {
+  const sock = makeWASocket(config);
+  const downloadMedia = (msg: WAMessage): Promise<AsyncIterable<Uint8Array>> =>
+    downloadMediaMessage(
+      msg,
+      'stream',
+      {},
+      config.logger ? { reuploadRequest: sock.updateMediaMessage, logger: config.logger } : undefined,
+    );
+  return Object.assign(sock, { downloadMedia });
+};

@@ -12,6 +12,10 @@ export class BoundedMap<K, V> {
     return this.map.has(key);
   }
 
+  delete(key: K): boolean {
+    return this.map.delete(key);
+  }
+
   /** The keys, oldest first. */
   keys(): IterableIterator<K> {
     return this.map.keys();

@@ -13,7 +13,7 @@ describe('classifyClose', () => {
     expect(classifyClose(boom(515))).toMatchObject({ action: 'reconnect', immediate: true });
   });
 
-  it.each([428, 408, 500, 503])('reconnects with backoff after close code %i', (code) => {
+  it.each([428, 408, 503])('reconnects with backoff after close code %i', (code) => {
     expect(classifyClose(boom(code))).toMatchObject({ action: 'reconnect', immediate: false, code });
   });
 
@@ -23,6 +23,10 @@ describe('classifyClose', () => {
       reason: 'socket hang up',
     });
     expect(closeStatusCode(undefined)).toBeUndefined();
+  });
+
+  it.each([500, 411])('asks for a re-link instead of retrying forever after close code %i', (code) => {
+    expect(classifyClose(boom(code))).toMatchObject({ action: 'relink', code });
   });
 
   it('stops instead of fighting another session that replaced this one', () => {

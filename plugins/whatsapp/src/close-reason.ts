@@ -4,6 +4,8 @@ import { DisconnectReason } from './baileys.js';
 export type CloseAction =
   | { action: 'reconnect'; immediate: boolean; code: number | undefined; reason: string }
   | { action: 'logged-out'; code: number; reason: string }
+  /** The stored session cannot work again (bad session, device mismatch): link the device anew. */
+  | { action: 'relink'; code: number; reason: string }
   | { action: 'stop'; code: number; reason: string };
 
 /** The HTTP-like status code Baileys puts on a close error (a Boom), if any. */
@@ -14,8 +16,9 @@ export function closeStatusCode(error: unknown): number | undefined {
 }
 
 /**
- * Decides how to react to a closed connection. Logged out stops for good (the link is gone);
- * replaced, forbidden and device-mismatch stop (reconnecting would fight another client or fail
+ * Decides how to react to a closed connection. Logged out stops for good (the link is gone); a bad
+ * session (500) and a multi-device mismatch stop and ask for a re-link (retrying would fail the
+ * same way forever); replaced and forbidden stop (reconnecting would fight another client or fail
  * again); restart-required (normal right after linking) reconnects at once; everything else
  * reconnects with backoff.
  */
@@ -38,12 +41,14 @@ export function classifyClose(error: unknown): CloseAction {
         code,
         reason: `WhatsApp refused the connection (403: ${message}); check the account on the phone, then restart`,
       };
-    case DisconnectReason.multideviceMismatch:
+    case DisconnectReason.badSession:
       return {
-        action: 'stop',
+        action: 'relink',
         code,
-        reason: 'WhatsApp reported a multi-device mismatch; re-link the device by QR',
+        reason: `WhatsApp rejected the stored session (bad session, 500: ${message})`,
       };
+    case DisconnectReason.multideviceMismatch:
+      return { action: 'relink', code, reason: 'WhatsApp reported a multi-device mismatch (411)' };
     case DisconnectReason.restartRequired:
       return {
         action: 'reconnect',

@@ -25,6 +25,7 @@ describe('resolveWhatsAppConfig', () => {
       requireMentionByDefault: true,
       chunkLength: 4000,
       readReceipts: false,
+      maxMediaBytes: 20 * 1024 * 1024,
     });
   });
 

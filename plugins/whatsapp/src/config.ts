@@ -37,6 +37,12 @@ export const WhatsAppConfigSchema = Type.Object(
     chunkLength: Type.Integer({ minimum: 200, maximum: 65_536, default: 4000 }),
     /** Mark answered messages as read (blue ticks). Default `false`. */
     readReceipts: Type.Boolean({ default: false }),
+    /**
+     * Images, voice notes, audio and documents addressed to the bot are downloaded into
+     * `<stateDir>/media/` up to this size; larger ones are only described. `0` downloads nothing.
+     * Default 20 MB (20971520).
+     */
+    maxMediaBytes: Type.Integer({ minimum: 0, default: 20 * 1024 * 1024 }),
   },
   { additionalProperties: false },
 );

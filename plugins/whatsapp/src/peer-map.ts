@@ -8,8 +8,8 @@ import { JsonStateFile } from './state-file.js';
 const FILE = 'lid-map.json';
 
 /**
- * Pairs of key fields that name one person twice (LID and phone). Baileys 6.17 does not type or
- * set them; newer builds do, and reading them costs nothing.
+ * Pairs of key fields that name one person twice (LID and phone). Baileys 7 sets `remoteJidAlt`
+ * and `participantAlt`; the older spellings are still read from stored messages.
  */
 const ALT_KEY_PAIRS: readonly (readonly [string, string])[] = [
   ['remoteJid', 'remoteJidAlt'],
@@ -68,7 +68,7 @@ export class PeerMap {
     }
   }
 
-  /** Learns from the alternate JIDs some Baileys builds put on message keys. */
+  /** Learns from the alternate JIDs Baileys 7 puts on message keys (`remoteJidAlt`, `participantAlt`). */
   learnFromKey(key: WAMessageKey): void {
     const fields = key as Record<string, unknown>;
     for (const [a, b] of ALT_KEY_PAIRS) {
@@ -80,10 +80,10 @@ export class PeerMap {
     }
   }
 
-  /** Learns from contact events (`id` + `lid`, or a `phoneNumber` field in newer builds). */
+  /** Learns from contact events (`id`, `lid` and Baileys 7's `phoneNumber`). */
   learnFromContacts(contacts: readonly Partial<Contact>[]): void {
     for (const contact of contacts) {
-      const ids = [contact.id, contact.lid, (contact as { phoneNumber?: unknown }).phoneNumber].filter(
+      const ids = [contact.id, contact.lid, contact.phoneNumber].filter(
         (j): j is string => typeof j === 'string',
       );
       const lid = ids.find((j) => jidKind(j) === 'lid');

@@ -15,7 +15,13 @@ import {
   type SendResult,
   silentLogger,
 } from '@colloquy/core';
-import type { BaileysEventMap, Contact, SignalKeyStore, WAMessage } from '@whiskeysockets/baileys';
+import type {
+  BaileysEventMap,
+  Contact,
+  GroupMetadata,
+  SignalKeyStore,
+  WAMessage,
+} from '@whiskeysockets/baileys';
 import { nodeStateFs, type StateFs } from './atomic-file.js';
 import { type AtomicAuthState, resetWhatsAppAuth, useAtomicAuthState } from './auth-state.js';
 import { makeBaileysSocket, makeCacheableSignalKeyStore, normalizeMessageContent } from './baileys.js';
@@ -24,6 +30,7 @@ import { BoundedMap, BoundedSet } from './bounded.js';
 import { chunkText } from './chunk-text.js';
 import { type BackoffOptions, backoffDelay, classifyClose, closeStatusCode } from './close-reason.js';
 import { resolveWhatsAppConfig, type WhatsAppConfig, type WhatsAppConfigInput } from './config.js';
+import { GroupCache } from './group-cache.js';
 import { InboundLedger } from './inbound-ledger.js';
 import { jidKind, jidUser, normalizePeerEntry } from './jid.js';
 import { importLegacyPairingFile } from './legacy-pairing-file.js';
@@ -32,6 +39,15 @@ import { readMessageContent } from './message-content.js';
 import { addressesBot, isOwnJid } from './own-account.js';
 import { PeerMap } from './peer-map.js';
 import { printQr, type QrOutput } from './qr.js';
+import {
+  DOWNLOADED_KINDS,
+  mediaFileName,
+  pruneMediaDir,
+  type SaveMediaOutcome,
+  saveMedia,
+  tooBig,
+} from './save-media.js';
+import { SentMessageStore } from './sent-message-store.js';
 import type { WhatsAppEventMap, WhatsAppSocketFactory, WhatsAppSocketLike } from './socket.js';
 import { messageTimeMs, toInboundMessage } from './to-inbound.js';
 import { TypingIndicator } from './typing-indicator.js';
@@ -95,6 +111,7 @@ const CONFIG_KEYS = [
   'requireMentionByDefault',
   'chunkLength',
   'readReceipts',
+  'maxMediaBytes',
 ] as const satisfies readonly (keyof WhatsAppConfig)[];
 
 /** A reply quotes the message that addressed the bot only if it comes within this time. */
@@ -156,6 +173,11 @@ class WhatsAppChannel implements WhatsAppPlugin {
   private keys: SignalKeyStore | undefined;
   private peers: PeerMap | undefined;
   private ledger: InboundLedger | undefined;
+  /** What the bot sent, kept across restarts for Baileys' retry `getMessage`. */
+  private sentStore: SentMessageStore | undefined;
+  /** Group metadata for Baileys' `cachedGroupMetadata`. */
+  private readonly groupCache = new GroupCache();
+  private readonly groupFetches = new Set<string>();
 
   private sock: WhatsAppSocketLike | undefined;
   private listeners: Listener[] = [];
@@ -229,6 +251,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
       this.auth = await useAtomicAuthState(this.authDir, { fs: this.fs });
       this.peers = await PeerMap.load(this.stateDir, this.log, this.fs);
       this.ledger = await InboundLedger.load(this.stateDir, this.log, this.fs);
+      this.sentStore = await SentMessageStore.load(this.stateDir, this.log, this.fs);
       this.peers.learnAll(this.options.contacts ?? {});
       await importLegacyPairingFile(this.stateDir, this.accountId, ctx.pairing, this.log, this.fs);
     } catch (error) {
@@ -341,6 +364,7 @@ class WhatsAppChannel implements WhatsAppPlugin {
     await this.auth?.flush();
     await this.peers?.flush();
     await this.ledger?.flush();
+    await this.sentStore?.flush();
     if (this.state !== 'logged-out' && this.state !== 'error') this.setState('disconnected', 'stopped');
   }
 
@@ -387,7 +411,9 @@ class WhatsAppChannel implements WhatsAppPlugin {
         markOnlineOnConnect: false,
         syncFullHistory: false,
         shouldSyncHistoryMessage: () => false,
-        getMessage: async (key) => (key.id ? (this.recent.get(key.id)?.message ?? undefined) : undefined),
+        getMessage: async (key) =>
+          key.id ? (this.recent.get(key.id)?.message ?? this.sentStore?.get(key.id)) : undefined,
+        cachedGroupMetadata: async (jid) => this.groupCache.get(jid),
       });
     } catch (error) {
       this.scheduleReconnect(`could not create the socket: ${(error as Error).message}`, false);
@@ -408,9 +434,16 @@ class WhatsAppChannel implements WhatsAppPlugin {
     this.on(sock, 'messages.upsert', (upsert) => this.onUpsert(upsert));
     this.on(sock, 'contacts.upsert', (contacts) => this.learnContacts(contacts));
     this.on(sock, 'contacts.update', (contacts) => this.learnContacts(contacts));
-    this.on(sock, 'chats.phoneNumberShare', ({ lid, jid }) => {
+    this.on(sock, 'groups.upsert', (groups) => {
+      for (const meta of groups) this.rememberGroup(meta);
+    });
+    this.on(sock, 'groups.update', (changes) => {
+      for (const change of changes) this.groupCache.update(change);
+    });
+    this.on(sock, 'group-participants.update', ({ id }) => this.groupCache.invalidate(id));
+    this.on(sock, 'lid-mapping.update', ({ lid, pn }) => {
       this.touch();
-      this.peers?.learn(lid, jid);
+      this.peers?.learn(lid, pn);
     });
     if (sock.ws) {
       this.frameListener = () => this.touch();
@@ -470,14 +503,19 @@ class WhatsAppChannel implements WhatsAppPlugin {
   private onClose(error: unknown): void {
     if (this.state === 'connected') this.ledger?.stillConnected(Date.now());
     this.detach();
+    // A QR code belongs to the socket that showed it: the next socket shows a new one.
+    this.qr = undefined;
     if (this.stopped) return;
     const verdict = classifyClose(error);
-    if (verdict.action === 'logged-out') {
-      this.qr = undefined;
+    if (verdict.action === 'logged-out' || verdict.action === 'relink') {
+      const relink =
+        `To re-link: stop the bot, delete ${this.authDir} (or call resetWhatsAppAuth), start it again and ` +
+        'scan the new QR code.';
       const message =
-        `WhatsApp logged this device out (unlinked on the phone, or the link expired). To re-link: stop the bot, ` +
-        `delete ${this.authDir} (or call resetWhatsAppAuth), start it again and scan the new QR code.`;
-      this.setState('logged-out', message);
+        verdict.action === 'logged-out'
+          ? `WhatsApp logged this device out (unlinked on the phone, or the link expired). ${relink}`
+          : `${verdict.reason}; reconnecting cannot fix this. ${relink}`;
+      this.setState(verdict.action === 'logged-out' ? 'logged-out' : 'error', message);
       this.log.error({ code: verdict.code }, message);
       this.failWaiters(new ColloquyError('UNAUTHORIZED', message, { code: verdict.code }));
       return;
@@ -634,9 +672,12 @@ class WhatsAppChannel implements WhatsAppPlugin {
     if (this.seenIds.has(id) || this.sentIds.has(id) || this.ledger?.has(id)) return;
     this.seenIds.add(id);
     peers.learnFromKey(key);
+    const sender = jidKind(remoteJid) === 'group' ? key.participant : remoteJid;
+    if (sender) await this.resolveLid(sender);
 
     const kind = jidKind(remoteJid);
     if (kind === 'other') return; // statuses, broadcast lists, newsletters
+    if (kind === 'group') this.fetchGroup(remoteJid);
     const me = this.me();
     const isSelfChat = kind !== 'group' && isOwnJid(remoteJid, me);
     if (this.config.selfChatMode && !isSelfChat) return;
@@ -674,13 +715,85 @@ class WhatsAppChannel implements WhatsAppPlugin {
     }
 
     this.recent.set(id, msg);
-    if (inbound.mentionsBot) this.awaitingReply.set(remoteJid, { id, at: Date.now() });
+    if (inbound.mentionsBot) {
+      this.awaitingReply.set(remoteJid, { id, at: Date.now() });
+      await this.downloadMedia(msg, inbound);
+    }
     await ctx.receive(inbound);
     this.ledger?.record(id, Date.now());
     if (this.config.readReceipts && inbound.mentionsBot) {
       this.sock?.readMessages([key]).catch((error: unknown) => {
         this.log.debug({ err: (error as Error).message }, 'read receipt failed');
       });
+    }
+  }
+
+  /**
+   * Downloads the images, voice notes, audio and documents of a message addressed to the bot into
+   * `<stateDir>/media/` (up to `maxMediaBytes` each) and points their `ref` at the saved file.
+   * What is not downloaded keeps its `whatsapp:` ref, and the text says why.
+   */
+  private async downloadMedia(msg: WAMessage, inbound: InboundMessage): Promise<void> {
+    const sock = this.sock;
+    const max = this.config.maxMediaBytes;
+    if (!sock?.downloadMedia || max <= 0 || !inbound.media) return;
+    const dir = join(this.stateDir, 'media');
+    const notes: string[] = [];
+    for (const media of inbound.media) {
+      if (!DOWNLOADED_KINDS.has(media.kind)) continue;
+      const label = media.kind === 'voice' ? 'voice note' : media.kind;
+      let outcome: SaveMediaOutcome;
+      if (media.size !== undefined && media.size > max) outcome = tooBig(max);
+      else {
+        try {
+          const source = await sock.downloadMedia(msg);
+          outcome = await saveMedia(source, dir, mediaFileName(inbound.messageId, media), max);
+        } catch (error) {
+          this.log.warn({ err: (error as Error).message, id: inbound.messageId }, 'media download failed');
+          outcome = { ok: false, reason: `the download failed: ${(error as Error).message}` };
+        }
+      }
+      if (outcome.ok) {
+        media.ref = outcome.path;
+        media.size = outcome.size;
+      } else notes.push(`[${label} not downloaded: ${outcome.reason}]`);
+    }
+    if (notes.length > 0) inbound.text = [inbound.text, ...notes].join('\n');
+    await pruneMediaDir(dir).catch(() => {});
+  }
+
+  /** Caches a group's metadata and learns the LID and phone number of its participants. */
+  private rememberGroup(meta: GroupMetadata): void {
+    this.groupCache.set(meta);
+    this.peers?.learnFromContacts(meta.participants ?? []);
+  }
+
+  /** Fills the group cache in the background the first time a group is seen. */
+  private fetchGroup(jid: string): void {
+    const sock = this.sock;
+    if (!sock?.groupMetadata || this.groupCache.has(jid) || this.groupFetches.has(jid)) return;
+    this.groupFetches.add(jid);
+    sock
+      .groupMetadata(jid)
+      .then((meta) => this.rememberGroup(meta))
+      .catch((error: unknown) => {
+        this.log.debug({ err: (error as Error).message, jid }, 'group metadata fetch failed');
+      })
+      .finally(() => this.groupFetches.delete(jid));
+  }
+
+  /**
+   * Asks Baileys' LID store for the phone number of a LID the peer map does not know yet, so a
+   * person allowlisted by number who writes from a LID is recognised and keeps one session.
+   */
+  private async resolveLid(jid: string): Promise<void> {
+    const peers = this.peers;
+    const store = this.sock?.signalRepository?.lidMapping;
+    if (!peers || !store || jidKind(jid) !== 'lid' || peers.phoneForLid(jid)) return;
+    try {
+      peers.learn(jid, await store.getPNForLID(jid));
+    } catch (error) {
+      this.log.debug({ err: (error as Error).message, jid }, 'LID lookup failed');
     }
   }
 
@@ -727,7 +840,10 @@ class WhatsAppChannel implements WhatsAppPlugin {
           this.log.warn({ err: (error as Error).message }, 'could not send the pairing code');
           return undefined;
         });
-        if (sent?.key.id) this.sentIds.add(sent.key.id);
+        if (sent?.key.id) {
+          this.sentIds.add(sent.key.id);
+          this.sentStore?.record(sent.key.id, sent.message);
+        }
       }
     }
     return false;
@@ -788,8 +904,9 @@ class WhatsAppChannel implements WhatsAppPlugin {
         const id = sent?.key.id;
         if (!id) throw new Error('WhatsApp returned no message id');
         this.sentIds.add(id);
-        // Kept so Baileys can re-encrypt it when a recipient's device asks for a retry.
+        // Kept (also on disk) so Baileys can re-encrypt it when a recipient's device asks for a retry.
         this.recent.set(id, sent);
+        this.sentStore?.record(id, sent.message);
         this.touch();
         return id;
       } catch (error) {

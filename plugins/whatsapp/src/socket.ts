@@ -2,6 +2,7 @@ import type {
   AuthenticationState,
   BaileysEventMap,
   Contact,
+  GroupMetadata,
   UserFacingSocketConfig,
   WAMessage,
   WAMessageKey,
@@ -16,7 +17,10 @@ export type WhatsAppEventMap = Pick<
   | 'messages.upsert'
   | 'contacts.upsert'
   | 'contacts.update'
-  | 'chats.phoneNumberShare'
+  | 'lid-mapping.update'
+  | 'groups.upsert'
+  | 'groups.update'
+  | 'group-participants.update'
 >;
 
 /** The event emitter surface the plugin uses (Baileys' `sock.ev`). */
@@ -41,6 +45,13 @@ export interface WhatsAppSocketLike {
   };
   /** The linked account once connected: `id` is the phone JID (with device), `lid` its LID. */
   user?: Contact | undefined;
+  /**
+   * Baileys 7's LID store: which phone number a LID belongs to (learned from WhatsApp's own
+   * mapping messages and usync). Optional; the plugin also keeps its own map.
+   */
+  signalRepository?: {
+    lidMapping: { getPNForLID(lid: string): Promise<string | null> };
+  };
   sendMessage(
     jid: string,
     content: { text: string },
@@ -48,6 +59,13 @@ export interface WhatsAppSocketLike {
   ): Promise<WAMessage | undefined>;
   sendPresenceUpdate(type: WAPresence, toJid?: string): Promise<void>;
   readMessages(keys: WAMessageKey[]): Promise<void>;
+  /** A group's metadata (subject, participants); fills the group cache on a miss. Optional. */
+  groupMetadata?(jid: string): Promise<GroupMetadata>;
+  /**
+   * The decrypted bytes of a media message (Baileys' `downloadMediaMessage` as a stream). Optional:
+   * without it, media is described but not downloaded.
+   */
+  downloadMedia?(msg: WAMessage): Promise<AsyncIterable<Uint8Array>>;
   /** Closes the connection without unlinking the device. */
   end(error: Error | undefined): void;
   /** Unlinks this device from the phone and closes the connection. */

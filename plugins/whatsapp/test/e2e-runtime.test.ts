@@ -92,7 +92,7 @@ describe('WhatsApp end to end through the runtime', () => {
 
   it('keeps one session for the LID and the phone JID of the same person', async () => {
     const { fake, model, store } = await startBot();
-    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.emit('lid-mapping.update', { lid: ALICE_LID, pn: ALICE });
     fake.current.deliver([dm(ALICE_LID, 'first via lid')]);
     await eventually(() => fake.sent.length === 1);
     fake.current.deliver([dm(ALICE, 'second via phone')]);
@@ -101,6 +101,16 @@ describe('WhatsApp end to end through the runtime', () => {
     const history = model.lastRequest?.messages.map((m) => (typeof m.content === 'string' ? m.content : ''));
     expect(history?.join('\n')).toContain('first via lid');
     expect(fake.sent.map((s) => s.jid)).toEqual([ALICE_LID, ALICE]);
+  });
+
+  it('keeps one session when only Baileys 7 LID store knows the LID of an allowlisted number', async () => {
+    const { fake, store } = await startBot({ dmPolicy: 'allowlist', allowFrom: ['+1 555 222 0000'] });
+    fake.lidToPn.set(ALICE_LID, ALICE);
+    fake.current.deliver([dm(ALICE_LID, 'first via lid')]);
+    await eventually(() => fake.sent.length === 1);
+    fake.current.deliver([dm(ALICE, 'second via phone')]);
+    await eventually(() => fake.sent.length === 2);
+    expect((await whatsappSessions(store)).map((s) => s.key)).toEqual(['agent:main:whatsapp:dm:15552220000']);
   });
 
   it('ignores a group message without a mention and answers a mention with a quote', async () => {

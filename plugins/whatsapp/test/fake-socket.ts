@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import type {
   BaileysEventMap,
   Contact,
+  GroupMetadata,
   proto,
   WAMessage,
   WAMessageKey,
@@ -65,6 +66,13 @@ export class FakeSocket implements WhatsAppSocketLike {
   closed = false;
   /** Make the next sendMessage fail with this error. */
   failNextSend: Error | undefined;
+  /** Baileys 7's LID store, backed by {@link FakeWhatsApp.lidToPn}. */
+  readonly signalRepository = {
+    lidMapping: {
+      getPNForLID: async (lid: string): Promise<string | null> =>
+        this.server.lidToPn.get(lid.replace(/:\d+@/, '@')) ?? null,
+    },
+  };
 
   constructor(
     readonly server: FakeWhatsApp,
@@ -102,7 +110,7 @@ export class FakeSocket implements WhatsAppSocketLike {
   }
 
   /**
-   * Emits `messages.upsert` as Baileys 6.17 does: `notify` for a live message; `append` for a
+   * Emits `messages.upsert` as Baileys 7 does: `notify` for a live message; `append` for a
    * message stanza flagged `offline` (it reached WhatsApp while this device was disconnected and is
    * delivered after the reconnect), for our own sends echoed from other devices and for
    * notifications. Baileys emits one message per event (`{ messages: [msg], type }`, no
@@ -155,6 +163,25 @@ export class FakeSocket implements WhatsAppSocketLike {
     this.server.reads.push(...keys);
   }
 
+  /** Like Baileys' `groupMetadata`: a query to WhatsApp, counted. */
+  async groupMetadata(jid: string): Promise<GroupMetadata> {
+    if (this.closed) throw boom(428, 'Connection Closed');
+    this.server.groupQueries.push(jid);
+    const meta = this.server.groups.get(jid);
+    if (!meta) throw boom(404, 'item-not-found');
+    return meta;
+  }
+
+  /** Like Baileys' `downloadMediaMessage(msg, 'stream')`: the decrypted bytes, in chunks. */
+  async downloadMedia(msg: WAMessage): Promise<AsyncIterable<Uint8Array>> {
+    const bytes = this.server.media.get(msg.key.id ?? '');
+    if (!bytes) throw boom(404, 'media not found (expired)');
+    this.server.downloads.push(msg.key.id ?? '');
+    return (async function* () {
+      for (let at = 0; at < bytes.length; at += 64 * 1024) yield bytes.subarray(at, at + 64 * 1024);
+    })();
+  }
+
   end(error: Error | undefined): void {
     if (this.closed) return;
     this.closed = true;
@@ -173,6 +200,14 @@ export class FakeWhatsApp {
   readonly sent: SentMessage[] = [];
   readonly presences: { type: WAPresence; jid: string | undefined }[] = [];
   readonly reads: WAMessageKey[] = [];
+  /** What Baileys 7's LID store knows: device-less LID JID -> phone JID. */
+  readonly lidToPn = new Map<string, string>();
+  /** Group metadata WhatsApp answers `groupMetadata` queries with, and the queries made. */
+  readonly groups = new Map<string, GroupMetadata>();
+  readonly groupQueries: string[] = [];
+  /** Media bytes by message id (what `downloadMedia` returns), and the downloads made. */
+  readonly media = new Map<string, Uint8Array>();
+  readonly downloads: string[] = [];
   /** The linked account: its phone JID (with device) and LID. */
   account: Contact = { id: '15550001111:7@s.whatsapp.net', lid: '99000111:7@lid', name: 'Owner' };
   /** Linked sockets open by themselves. */
@@ -223,15 +258,28 @@ export class FakeWhatsApp {
 
 const now = (): number => Math.floor(Date.now() / 1000);
 
-/** A direct text message from `from` (a phone or LID JID), sent now or at `sentAt` (epoch ms). */
+/**
+ * A direct text message from `from` (a phone or LID JID), sent now or at `sentAt` (epoch ms). `alt`
+ * is the sender's other JID, which Baileys 7 puts on the key as `remoteJidAlt` (with the chat's
+ * `addressingMode`) when WhatsApp names both.
+ */
 export function dm(
   from: string,
   text: string,
-  extra: { pushName?: string; id?: string; fromMe?: boolean; sentAt?: number } = {},
+  extra: { pushName?: string; id?: string; fromMe?: boolean; sentAt?: number; alt?: string } = {},
 ): WAMessage {
+  const key: WAMessageKey = {
+    remoteJid: from,
+    fromMe: extra.fromMe ?? false,
+    id: extra.id ?? newMessageId(),
+  };
+  if (extra.alt) {
+    key.remoteJidAlt = extra.alt;
+    key.addressingMode = from.endsWith('@lid') ? 'lid' : 'pn';
+  }
   // The shape Baileys' decodeMessageNode gives: the timestamp is the stanza's `t`, in seconds.
   return {
-    key: { remoteJid: from, fromMe: extra.fromMe ?? false, id: extra.id ?? newMessageId() },
+    key,
     message: { conversation: text },
     messageTimestamp: extra.sentAt === undefined ? now() : Math.floor(extra.sentAt / 1000),
     pushName: extra.pushName ?? 'Alice',
@@ -244,7 +292,13 @@ export function groupMessage(
   group: string,
   participant: string,
   text: string,
-  extra: { mentions?: string[]; quoted?: { id: string; participant: string }; pushName?: string } = {},
+  extra: {
+    mentions?: string[];
+    quoted?: { id: string; participant: string };
+    pushName?: string;
+    /** The participant's other JID (`participantAlt` in Baileys 7). */
+    participantAlt?: string;
+  } = {},
 ): WAMessage {
   const contextInfo: proto.IContextInfo = {};
   if (extra.mentions) contextInfo.mentionedJid = extra.mentions;
@@ -254,7 +308,13 @@ export function groupMessage(
     contextInfo.quotedMessage = { conversation: 'earlier' };
   }
   return {
-    key: { remoteJid: group, fromMe: false, id: newMessageId(), participant },
+    key: {
+      remoteJid: group,
+      fromMe: false,
+      id: newMessageId(),
+      participant,
+      ...(extra.participantAlt ? { participantAlt: extra.participantAlt } : {}),
+    },
     message: { extendedTextMessage: { text, contextInfo } },
     messageTimestamp: now(),
     pushName: extra.pushName ?? 'Bob',
@@ -262,9 +322,9 @@ export function groupMessage(
 }
 
 /** A media message (image, document or voice note) in a direct chat. */
-export function mediaMessage(from: string, message: proto.IMessage): WAMessage {
+export function mediaMessage(from: string, message: proto.IMessage, id = newMessageId()): WAMessage {
   return {
-    key: { remoteJid: from, fromMe: false, id: newMessageId() },
+    key: { remoteJid: from, fromMe: false, id },
     message,
     messageTimestamp: now(),
     pushName: 'Alice',

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { approvePairing, type ChannelLease, isColloquyError } from '@colloquy/core';
+import type { GroupMetadata } from '@whiskeysockets/baileys';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nodeStateFs, type StateFs } from '../src/atomic-file.js';
 import { useAtomicAuthState } from '../src/auth-state.js';
@@ -96,6 +97,17 @@ describe('linking', () => {
     expect((creds as { me: { id: string } }).me.id).toBe(fake.account.id);
   });
 
+  it("forgets the QR code when the connection closes, and shows the next socket's new one", async () => {
+    const { plugin, fake } = await boot({}, { linked: false });
+    const first = await eventually(() => plugin.latestQr());
+    fake.current.drop(408, 'QR refs attempts ended');
+    expect(plugin.latestQr()).toBeUndefined();
+    expect(plugin.status().accounts?.[0]?.state).not.toBe('awaiting-qr');
+    expect(plugin.status().detail ?? '').not.toContain(first);
+    const second = await eventually(() => plugin.latestQr());
+    expect(second).not.toBe(first);
+  });
+
   it('reconnects with stored creds without showing a QR code', async () => {
     const { plugin, fake } = await boot();
     expect(plugin.latestQr()).toBeUndefined();
@@ -169,6 +181,20 @@ describe('connection', () => {
     expect(fake.sockets).toHaveLength(1);
     const error = await plugin.send(to('15552220000'), { text: 'hi' }).catch((e: unknown) => e);
     expect(isColloquyError(error) && error.code).toBe('CHANNEL_ERROR');
+  });
+
+  it.each([
+    [500, 'bad session'],
+    [411, 'multi-device mismatch'],
+  ])('tells the operator to re-link after close code %i (%s) instead of retrying forever', async (code) => {
+    const { plugin, fake, stateDir } = await boot();
+    fake.current.drop(code, 'Stream Errored');
+    expect(plugin.status().state).toBe('error');
+    expect(plugin.status().detail).toContain('reconnecting cannot fix this');
+    expect(plugin.status().detail).toContain(join(stateDir, 'auth'));
+    expect(plugin.status().detail).toContain('scan the new QR code');
+    await new Promise((r) => setTimeout(r, 60));
+    expect(fake.sockets).toHaveLength(1);
   });
 
   it('does not fight another session that replaced this one', async () => {
@@ -246,9 +272,9 @@ describe('inbound', () => {
     expect(inbound?.timestamp).toBeGreaterThan(0);
   });
 
-  it('maps LID and phone JIDs of one person to one peer id, learned from phone-number shares', async () => {
+  it('maps LID and phone JIDs of one person to one peer id, learned from lid-mapping updates', async () => {
     const { fake, t, stateDir } = await boot();
-    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.emit('lid-mapping.update', { lid: ALICE_LID, pn: ALICE });
     fake.current.deliver([dm(ALICE_LID, 'from my lid')]);
     fake.current.deliver([dm(ALICE, 'from my phone')]);
     await eventually(() => t.received.length === 2);
@@ -264,11 +290,9 @@ describe('inbound', () => {
 
   it('learns the mapping from alternate JIDs on message keys and from contacts', async () => {
     const { fake, t } = await boot({ contacts: { '70000001@lid': '+1 555 000 7777' } });
-    const msg = dm('70000002@lid', 'alt key');
-    Object.assign(msg.key, { remoteJidAlt: '15550008888@s.whatsapp.net' });
-    fake.current.deliver([msg]);
+    fake.current.deliver([dm('70000002@lid', 'alt key', { alt: '15550008888@s.whatsapp.net' })]);
     fake.current.deliver([dm('70000001@lid', 'from contacts')]);
-    fake.current.emit('contacts.upsert', [{ id: '15550009999@s.whatsapp.net', lid: '70000003@lid' }]);
+    fake.current.emit('contacts.upsert', [{ id: '70000003@lid', phoneNumber: '15550009999@s.whatsapp.net' }]);
     fake.current.deliver([dm('70000003@lid', 'from a contact event')]);
     fake.current.deliver([dm('70000004@lid', 'nobody knows me')]);
     await eventually(() => t.received.length === 4);
@@ -282,7 +306,7 @@ describe('inbound', () => {
 
   it('remembers the learned mapping across restarts', async () => {
     const first = await boot();
-    first.fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    first.fake.current.emit('lid-mapping.update', { lid: ALICE_LID, pn: ALICE });
     await first.plugin.stop();
     const second = await boot({}, { stateDir: first.stateDir });
     second.fake.current.deliver([dm(ALICE_LID, 'still me')]);
@@ -441,8 +465,8 @@ describe('inbound', () => {
     expect(t.received[1]?.chat.id).toBe('15550001111');
   });
 
-  it('gives images, documents and voice notes to the model with their metadata', async () => {
-    const { fake, t } = await boot();
+  it('describes images, documents and voice notes with their metadata when downloads are off', async () => {
+    const { fake, t } = await boot({ maxMediaBytes: 0 });
     fake.current.deliver([
       mediaMessage(ALICE, {
         imageMessage: { mimetype: 'image/jpeg', caption: 'look at this', fileLength: 20480 },
@@ -478,6 +502,54 @@ describe('inbound', () => {
     expect(voice?.text).toBe('[voice note: audio/ogg; codecs=opus, 7 s]');
   });
 
+  it('downloads images, voice notes and documents into the state dir, capped at maxMediaBytes', async () => {
+    const { fake, t, stateDir } = await boot({ maxMediaBytes: 100_000 });
+    const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
+    fake.media.set('IMG1', bytes(3000, 1));
+    fake.media.set('VOICE1', bytes(150_000, 2).subarray(0, 5000));
+    fake.media.set('DOC1', bytes(2000, 3));
+    fake.media.set('LIAR1', bytes(200_000, 4));
+    fake.media.set('GROUPIMG', bytes(10, 5));
+    fake.current.deliver([
+      mediaMessage(ALICE, { imageMessage: { mimetype: 'image/jpeg', fileLength: 3000 } }, 'IMG1'),
+      mediaMessage(
+        ALICE,
+        { audioMessage: { mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 2 } },
+        'VOICE1',
+      ),
+      mediaMessage(
+        ALICE,
+        {
+          documentMessage: {
+            mimetype: 'application/pdf',
+            fileName: 'r.pdf',
+            fileLength: 2000,
+            caption: 'doc',
+          },
+        },
+        'DOC1',
+      ),
+      mediaMessage(ALICE, { documentMessage: { mimetype: 'application/pdf', fileLength: 900_000 } }, 'HUGE1'),
+      mediaMessage(ALICE, { documentMessage: { mimetype: 'text/plain', fileLength: 1000 } }, 'LIAR1'),
+      { ...groupMessage(GROUP, ALICE, 'x'), message: { imageMessage: { mimetype: 'image/png' } } },
+    ]);
+    await eventually(() => t.received.length === 6);
+    const dir = join(stateDir, 'media');
+    const [image, voice, doc, huge, liar] = t.received;
+    expect(image?.media?.[0]).toMatchObject({ kind: 'image', ref: join(dir, 'IMG1.jpg'), size: 3000 });
+    expect(voice?.media?.[0]).toMatchObject({ kind: 'voice', ref: join(dir, 'VOICE1.ogg'), size: 5000 });
+    expect(doc?.media?.[0]).toMatchObject({ kind: 'document', ref: join(dir, 'DOC1.pdf') });
+    expect(await readFile(join(dir, 'IMG1.jpg'))).toEqual(Buffer.from(bytes(3000, 1)));
+    expect((await readFile(join(dir, 'VOICE1.ogg'))).length).toBe(5000);
+    expect(doc?.text).toBe('doc');
+    expect(huge?.media?.[0]?.ref).toBe(`whatsapp:${ALICE}/HUGE1`);
+    expect(huge?.text).toContain('[document not downloaded: larger than maxMediaBytes (0.1 MB)]');
+    expect(liar?.media?.[0]?.ref).toBe(`whatsapp:${ALICE}/LIAR1`);
+    expect(liar?.text).toContain('not downloaded: larger than maxMediaBytes');
+    expect(fake.downloads).toEqual(['IMG1', 'VOICE1', 'DOC1', 'LIAR1']);
+    expect((await readdir(dir)).sort()).toEqual(['DOC1.pdf', 'IMG1.jpg', 'VOICE1.ogg']);
+  });
+
   it('marks answered messages read only when read receipts are on', async () => {
     const off = await boot();
     off.fake.current.deliver([dm(ALICE, 'a')]);
@@ -496,7 +568,7 @@ describe('inbound', () => {
 describe('direct-message policy', () => {
   it('allowlist answers listed numbers (in any spelling, by LID too) and ignores others silently', async () => {
     const { fake, t } = await boot({ dmPolicy: 'allowlist', allowFrom: ['+1 (555) 222-0000'] });
-    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.emit('lid-mapping.update', { lid: ALICE_LID, pn: ALICE });
     fake.current.deliver([
       dm('15553330000@s.whatsapp.net', 'stranger'),
       dm(ALICE, 'listed'),
@@ -506,6 +578,28 @@ describe('direct-message policy', () => {
     await settle();
     expect(t.received.map((m) => m.text)).toEqual(['listed', 'listed lid']);
     expect(fake.sent).toEqual([]);
+  });
+
+  it('allowlist recognises a listed number writing from a LID that Baileys 7 LID store maps', async () => {
+    const { fake, t } = await boot({ dmPolicy: 'allowlist', allowFrom: ['+15552220000'] });
+    fake.lidToPn.set(ALICE_LID, ALICE);
+    fake.current.deliver([dm(ALICE_LID, 'hi from my lid'), dm('70000009@lid', 'unknown lid')]);
+    await eventually(() => t.received.length === 1);
+    await settle();
+    expect(t.received.map((m) => [m.text, m.chat.id])).toEqual([['hi from my lid', '15552220000']]);
+  });
+
+  it('allowlist recognises a listed number from the remoteJidAlt of a LID chat and a group participantAlt', async () => {
+    const { fake, t } = await boot({ dmPolicy: 'allowlist', allowFrom: ['+15552220000'] });
+    fake.current.deliver([
+      groupMessage(GROUP, '88112299@lid', '@bot hi', {
+        mentions: [OWNER],
+        participantAlt: '15552229999@s.whatsapp.net',
+      }),
+      dm(ALICE_LID, 'hi', { alt: ALICE }),
+    ]);
+    await eventually(() => t.received.length === 2);
+    expect(t.received.map((m) => m.sender.id)).toEqual(['15552229999', '15552220000']);
   });
 
   it('pairing sends a newcomer one code, and lets them in once the owner approves it', async () => {
@@ -551,6 +645,51 @@ describe('outbound', () => {
     expect(await getMessage?.({ remoteJid: ALICE, id: 'UNKNOWN', fromMe: true })).toBeUndefined();
   });
 
+  it('answers a retry for a message sent before a restart from the state dir', async () => {
+    const first = await boot();
+    const { messageId } = await first.plugin.send(to('15552220000'), { text: 'sent before the restart' });
+    await first.plugin.stop();
+    const second = await boot({}, { stateDir: first.stateDir });
+    const getMessage = second.fake.current.config.getMessage;
+    expect(await getMessage?.({ remoteJid: ALICE, id: messageId, fromMe: true })).toEqual({
+      extendedTextMessage: { text: 'sent before the restart' },
+    });
+  });
+
+  it('gives Baileys cached group metadata, filled from group events and one fetch per new group', async () => {
+    const { fake, t } = await boot();
+    const cached = fake.current.config.cachedGroupMetadata;
+    const meta = (id: string, subject: string): GroupMetadata => ({
+      id,
+      subject,
+      owner: undefined,
+      participants: [{ id: '70000042@lid', phoneNumber: '15550004242@s.whatsapp.net' }],
+    });
+    fake.current.emit('groups.upsert', [meta(GROUP, 'Team')]);
+    expect(await cached?.(GROUP)).toMatchObject({ id: GROUP, subject: 'Team' });
+    fake.current.emit('groups.update', [{ id: GROUP, subject: 'Renamed' }]);
+    expect(await cached?.(GROUP)).toMatchObject({
+      subject: 'Renamed',
+      participants: [{ id: '70000042@lid' }],
+    });
+    fake.current.emit('group-participants.update', {
+      id: GROUP,
+      author: ALICE,
+      participants: [{ id: ALICE }],
+      action: 'add',
+    });
+    expect(await cached?.(GROUP)).toBeUndefined();
+
+    const other = '120363049999999999@g.us';
+    fake.groups.set(other, meta(other, 'Other'));
+    fake.current.deliver([groupMessage(other, '70000042@lid', 'one'), groupMessage(other, ALICE, 'two')]);
+    await eventually(() => cached?.(other));
+    fake.current.deliver([groupMessage(other, '70000042@lid', '@bot three', { mentions: [OWNER] })]);
+    const three = await eventually(() => t.received.find((m) => m.text === '@bot three'));
+    expect(three.sender.id).toBe('15550004242');
+    expect(fake.groupQueries).toEqual([other]);
+  });
+
   it('sends plain text untouched when asked to', async () => {
     const { plugin, fake } = await boot();
     await plugin.send(to('15552220000'), { text: '**raw**', format: 'plain' });
@@ -559,7 +698,7 @@ describe('outbound', () => {
 
   it('replies to the JID the person wrote from (their LID chat)', async () => {
     const { plugin, fake, t } = await boot();
-    fake.current.emit('chats.phoneNumberShare', { lid: ALICE_LID, jid: ALICE });
+    fake.current.emit('lid-mapping.update', { lid: ALICE_LID, pn: ALICE });
     fake.current.deliver([dm(ALICE_LID, 'hi')]);
     await eventually(() => t.received.length === 1);
     await plugin.send(to('15552220000'), { text: 'hello' });
