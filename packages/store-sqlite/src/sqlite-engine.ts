@@ -23,7 +23,7 @@ import {
 } from '@colloquy/core';
 import type Database from 'better-sqlite3';
 import { CommitBatch, type GroupCommitSettings } from './group-commit.js';
-import { planMessageSearch } from './message-search-sql.js';
+import { indexedTextSql, planMessageSearch } from './message-search-sql.js';
 import { planSessionList, sqlLimit } from './session-list-plan.js';
 import { sqliteCode, toStoreError } from './sqlite-errors.js';
 import {
@@ -121,6 +121,9 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     sessionByKey: Stmt<[string], string>;
     sessionById: Stmt<[string], string>;
     sessionExists: Stmt<[string], number>;
+    searchPending: Stmt<[], number>;
+    searchCatchUp: Stmt<[]>;
+    searchMark: Stmt<[]>;
     upsertSession: Stmt<unknown[]>;
     deleteSession: Stmt<[string]>;
     deleteMessages: Stmt<[string]>;
@@ -172,6 +175,18 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       sessionByKey: one('SELECT record FROM sessions WHERE key = ?'),
       sessionById: one('SELECT record FROM sessions WHERE session_id = ?'),
       sessionExists: one('SELECT 1 FROM sessions WHERE key = ?'),
+      searchPending: one(
+        'SELECT (SELECT coalesce(max(id), 0) FROM messages) > (SELECT indexed_up_to FROM search_state)',
+      ),
+      searchCatchUp: db.prepare(
+        `INSERT INTO messages_search (rowid, body)
+           SELECT id, body FROM (SELECT id, ${indexedTextSql('message')} AS body FROM messages
+             WHERE id > (SELECT indexed_up_to FROM search_state))
+           WHERE body IS NOT NULL`,
+      ),
+      searchMark: db.prepare(
+        'UPDATE search_state SET indexed_up_to = (SELECT coalesce(max(id), 0) FROM messages)',
+      ),
       upsertSession: db.prepare(
         `INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, spawned_by, label, archived_at, record)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -601,9 +616,16 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
   }
 
   searchMessages(query: MessageSearchQuery): MessageSearchResult {
+    const plan = planMessageSearch(query);
+    if (plan === undefined) return { hits: [], total: 0 };
+    // Messages appended since the last search are indexed first, in one batch (see migration v5).
+    if (!this.readonly && this.guard(() => this.s.searchPending.get() === 1)) {
+      this.write(() => {
+        this.s.searchCatchUp.run();
+        this.s.searchMark.run();
+      });
+    }
     return this.guard(() => {
-      const plan = planMessageSearch(query);
-      if (plan === undefined) return { hits: [], total: 0 };
       const total = this.dynamicStatement(plan.count.sql)
         .pluck()
         .get(...plan.count.params) as number;
