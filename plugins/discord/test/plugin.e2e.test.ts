@@ -213,6 +213,44 @@ describe('Discord plugin against the fake Discord', () => {
     expect(rejoined.replace(/\s+/g, '')).toBe(text.replace(/\s+/g, ''));
   });
 
+  it('converts headings and tables to Discord markdown before sending', async () => {
+    const text = [
+      '#### Results',
+      '',
+      '| Team | Score |',
+      '|------|------:|',
+      '| **Red** | 3 |',
+      '| Blue | 12 |',
+      '',
+      '## Next __steps__',
+    ].join('\n');
+    const result = await plugin.send({ channel: 'discord', to: general, accountId: 'main' }, { text });
+    const sent = fake.messagesIn(general).find((m) => m.id === result.messageId)!;
+    expect(sent.content).toBe(
+      [
+        '**Results**',
+        '',
+        '```',
+        'Team | Score',
+        '-----+------',
+        'Red  |     3',
+        'Blue |    12',
+        '```',
+        '',
+        '## Next **steps**',
+      ].join('\n'),
+    );
+  });
+
+  it('sends plain-format text as is', async () => {
+    const text = '| a | b |\n|---|---|\n| 1 | 2 |';
+    const result = await plugin.send(
+      { channel: 'discord', to: general, accountId: 'main' },
+      { text, format: 'plain' },
+    );
+    expect(fake.messagesIn(general).find((m) => m.id === result.messageId)!.content).toBe(text);
+  });
+
   it('waits out a 429 and then delivers', async () => {
     fake.rateLimitNext('POST', /^\/channels\/\d+\/messages$/, 0.3);
     const before = fake.requests.length;
