@@ -70,6 +70,12 @@ describe('markdownToDiscord', () => {
     expect(markdownToDiscord('~~~\n# inside\n__x__')).toBe('~~~\n# inside\n__x__');
   });
 
+  it('keeps escaped pipes inside a cell', () => {
+    expect(markdownToDiscord('| expr | ok |\n|---|---|\n| a \\| b | yes |')).toBe(
+      '```\nexpr  | ok\n------+----\na | b | yes\n```',
+    );
+  });
+
   it('gives a table whose cells hold backticks a longer fence', () => {
     const out = markdownToDiscord('| a |\n|---|\n| x ``` y |');
     expect(out.split('\n')[0]).toBe('````');

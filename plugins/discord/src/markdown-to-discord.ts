@@ -130,26 +130,10 @@ function renderHeading(level: number, text: string): string {
 
 type Align = 'left' | 'right' | 'center';
 
+/** The cells of a table row: outer pipes dropped, `\|` kept as a literal pipe. */
 function splitRow(line: string): string[] {
-  let row = line.trim();
-  if (row.startsWith('|')) row = row.slice(1);
-  if (row.endsWith('|') && !row.endsWith('\\|')) row = row.slice(0, -1);
-  const cells: string[] = [];
-  let cell = '';
-  for (let k = 0; k < row.length; k++) {
-    const c = row[k];
-    if (c === '\\' && row[k + 1] === '|') {
-      cell += '|';
-      k++;
-    } else if (c === '|') {
-      cells.push(cell.trim());
-      cell = '';
-    } else {
-      cell += c;
-    }
-  }
-  cells.push(cell.trim());
-  return cells;
+  const row = line.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '');
+  return row.split(/(?<!\\)\|/).map((cell) => cell.replace(/\\\|/g, '|').trim());
 }
 
 function alignmentOf(cell: string): Align {
