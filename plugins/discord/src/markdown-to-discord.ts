@@ -132,7 +132,10 @@ type Align = 'left' | 'right' | 'center';
 
 /** The cells of a table row: outer pipes dropped, `\|` kept as a literal pipe. */
 function splitRow(line: string): string[] {
-  const row = line.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '');
+  const row = line
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/(?<!\\)\|$/, '');
   return row.split(/(?<!\\)\|/).map((cell) => cell.replace(/\\\|/g, '|').trim());
 }
 
