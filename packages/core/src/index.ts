@@ -8,6 +8,7 @@ export type {
   ConfigCheckResult,
   ConfigIssue,
   DmScope,
+  GroupContextConfig,
   ModelPrice,
   ModelProviderConfig,
   ResolvedAgentConfig,

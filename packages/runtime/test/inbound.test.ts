@@ -72,6 +72,43 @@ describe('inbound messages', () => {
     });
   });
 
+  it('shows the model the recent un-addressed messages of the group, and only that group', async () => {
+    h = await startHarness({ script: ['first', 'second'] });
+    const say = (text: string, chatId: string, name: string) =>
+      h!.runtime.receive(
+        h!.channel.toInbound({ text, chat: { type: 'group', id: chatId }, sender: { id: name, name } }),
+      );
+    await say('shall we ship on friday?', 'g1', 'Ada');
+    await say('only if the tests pass', 'g1', 'Bo');
+    await say('a secret of another group', 'g2', 'Cy');
+    expect(await h.store.listSessions()).toEqual([]);
+    await h.channel.inject({ text: '@colloquy_bot what do you think?', chat: { type: 'group', id: 'g1' } });
+    await h.channel.waitForSent(1);
+    const messages = h.model.requests[0]!.messages;
+    const context = messages.at(-2)!;
+    expect(context.role).toBe('user');
+    expect(context.content).toBe(
+      'Recent messages in this group, not addressed to you (context only):\n' +
+        'Ada: shall we ship on friday?\nBo: only if the tests pass',
+    );
+    expect(messages.at(-1)?.content).toContain('what do you think?');
+    expect(JSON.stringify(messages)).not.toContain('another group');
+    // The window was used up: the next addressed message carries no context block.
+    await h.channel.inject({ text: '@colloquy_bot and now?', chat: { type: 'group', id: 'g1' } });
+    await h.channel.waitForSent(2);
+    const next = h.model.requests[1]!.messages;
+    expect(next.filter((m) => String(m.content).startsWith('Recent messages in this group'))).toHaveLength(1);
+    expect(next.at(-2)?.role).toBe('assistant');
+  });
+
+  it('keeps no group context when session.groupContext is off', async () => {
+    h = await startHarness({ script: ['reply'], config: { session: { groupContext: { enabled: false } } } });
+    await h.runtime.receive(h.channel.toInbound({ text: 'chatter', chat: { type: 'group', id: 'g1' } }));
+    await h.channel.inject({ text: '@colloquy_bot hi', chat: { type: 'group', id: 'g1' } });
+    await h.channel.waitForSent(1);
+    expect(JSON.stringify(h.model.requests[0]!.messages)).not.toContain('chatter');
+  });
+
   it('sends messages in a bound thread to the bound session', async () => {
     h = await startHarness({ script: ['from the worker'] });
     const bound = 'agent:main:subagent:worker';

@@ -18,7 +18,9 @@ import {
   type ChatInputCommandInteraction,
   type Guild,
   type Message,
+  type REST,
   type RESTPostAPIChannelThreadsJSONBody,
+  type RESTPostAPIGuildForumThreadsJSONBody,
   Routes,
   ThreadAutoArchiveDuration,
 } from 'discord.js';
@@ -350,15 +352,29 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
     }
     const name = (request.title.trim() || 'Session').slice(0, 100);
     const auto_archive_duration = archiveDuration(config.threadBindings.idleMinutes);
-    const route =
-      request.fromMessageId === undefined
-        ? Routes.threads(parentId)
-        : Routes.threads(parentId, request.fromMessageId);
-    const body: RESTPostAPIChannelThreadsJSONBody = { name, auto_archive_duration };
-    if (request.fromMessageId === undefined) body.type = ChannelType.PublicThread;
+    const rest = runtime.account.client.rest;
     let thread: APIChannel;
     try {
-      thread = (await runtime.account.client.rest.post(route, { body })) as APIChannel;
+      const forum = isForumType(cached?.type ?? (await fetchChannelType(rest, parentId)));
+      let route: `/${string}`;
+      let body: RESTPostAPIChannelThreadsJSONBody | RESTPostAPIGuildForumThreadsJSONBody;
+      if (forum) {
+        // A forum post is a thread that opens with a message; it cannot start from an existing one.
+        route = Routes.threads(parentId);
+        body = {
+          name,
+          auto_archive_duration,
+          message: { content: name, allowed_mentions: { parse: [] } },
+        };
+      } else {
+        route =
+          request.fromMessageId === undefined
+            ? Routes.threads(parentId)
+            : Routes.threads(parentId, request.fromMessageId);
+        body = { name, auto_archive_duration };
+        if (request.fromMessageId === undefined) body.type = ChannelType.PublicThread;
+      }
+      thread = (await rest.post(route, { body })) as APIChannel;
     } catch (error) {
       throw toChannelError(error, `create a thread in channel ${parentId}`, { parent: request.parent });
     }
@@ -487,6 +503,21 @@ function restOptions(
   if (api !== undefined) result.api = api;
   if (rest?.timeoutMs !== undefined) result.timeout = rest.timeoutMs;
   return result;
+}
+
+/** Forum and media channels hold posts: threads that open with a message. */
+function isForumType(type: ChannelType | undefined): boolean {
+  return type === ChannelType.GuildForum || type === ChannelType.GuildMedia;
+}
+
+/** The type of a channel the client has not cached (`undefined` when Discord will not say). */
+async function fetchChannelType(rest: REST, channelId: string): Promise<ChannelType | undefined> {
+  try {
+    return ((await rest.get(Routes.channel(channelId))) as APIChannel).type;
+  } catch {
+    // Creating the thread will fail with Discord's own reason; report that one.
+    return undefined;
+  }
 }
 
 /** The shortest auto-archive period Discord allows that outlasts the binding's idle time. */

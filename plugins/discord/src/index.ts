@@ -17,3 +17,5 @@ export { DISCORD_INTENTS } from './discord-account.js';
 // --- the plugin ---
 export type { DiscordPluginOptions } from './discord-plugin.js';
 export { createDiscordPlugin, DISCORD_CAPABILITIES } from './discord-plugin.js';
+// --- formatting ---
+export { markdownToDiscord } from './markdown-to-discord.js';

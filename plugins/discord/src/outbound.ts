@@ -10,6 +10,7 @@ import {
   Routes,
 } from 'discord.js';
 import { chunkDiscordMarkdown } from './chunk-markdown.js';
+import { markdownToDiscord } from './markdown-to-discord.js';
 
 /**
  * Mentions in model text render but never ping: a prompt-injected model must not be able to page
@@ -19,7 +20,8 @@ const allowedMentions = (): APIAllowedMentions => ({ parse: [], replied_user: tr
 
 /**
  * Sends a message to a channel in chunks of at most 2000 characters through the discord.js REST
- * queue (which waits out rate limits and retries 429s). The first chunk replies to
+ * queue (which waits out rate limits and retries 429s). Markdown (the default format) is first
+ * converted to Discord's dialect with {@link markdownToDiscord}; `format: 'plain'` is sent as is. The first chunk replies to
  * `message.replyToMessageId` when set.
  *
  * @param rest - the account's REST client
@@ -34,7 +36,8 @@ export async function sendChunks(
   channelId: string,
   message: OutboundMessage,
 ): Promise<SendResult> {
-  const chunks = chunkDiscordMarkdown(message.text);
+  const text = message.format === 'plain' ? message.text : markdownToDiscord(message.text);
+  const chunks = chunkDiscordMarkdown(text);
   if (chunks.length === 0) {
     throw new ColloquyError(
       'INVALID_ARGUMENT',

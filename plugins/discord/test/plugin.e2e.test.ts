@@ -1,4 +1,4 @@
-import type { ChannelPlugin } from '@colloquy/core';
+import { type ChannelPlugin, deriveSessionKey } from '@colloquy/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDiscordPlugin } from '../src/index.js';
 import { FakeDiscord, type FakeUser } from './fake-discord/fake-discord.js';
@@ -16,7 +16,7 @@ describe('Discord plugin against the fake Discord', () => {
   beforeAll(async () => {
     fake = await FakeDiscord.start({
       bots: [{ token: TOKEN, username: 'colloquy' }],
-      guilds: [{ name: 'Test Guild', channels: ['general', 'open-chat'] }],
+      guilds: [{ name: 'Test Guild', channels: ['general', 'open-chat'], forums: ['help'] }],
     });
     alice = fake.addUser('alice', { globalName: 'Alice' });
     general = fake.channelId('general');
@@ -213,6 +213,44 @@ describe('Discord plugin against the fake Discord', () => {
     expect(rejoined.replace(/\s+/g, '')).toBe(text.replace(/\s+/g, ''));
   });
 
+  it('converts headings and tables to Discord markdown before sending', async () => {
+    const text = [
+      '#### Results',
+      '',
+      '| Team | Score |',
+      '|------|------:|',
+      '| **Red** | 3 |',
+      '| Blue | 12 |',
+      '',
+      '## Next __steps__',
+    ].join('\n');
+    const result = await plugin.send({ channel: 'discord', to: general, accountId: 'main' }, { text });
+    const sent = fake.messagesIn(general).find((m) => m.id === result.messageId)!;
+    expect(sent.content).toBe(
+      [
+        '**Results**',
+        '',
+        '```',
+        'Team | Score',
+        '-----+------',
+        'Red  |     3',
+        'Blue |    12',
+        '```',
+        '',
+        '## Next **steps**',
+      ].join('\n'),
+    );
+  });
+
+  it('sends plain-format text as is', async () => {
+    const text = '| a | b |\n|---|---|\n| 1 | 2 |';
+    const result = await plugin.send(
+      { channel: 'discord', to: general, accountId: 'main' },
+      { text, format: 'plain' },
+    );
+    expect(fake.messagesIn(general).find((m) => m.id === result.messageId)!.content).toBe(text);
+  });
+
   it('waits out a 429 and then delivers', async () => {
     fake.rateLimitNext('POST', /^\/channels\/\d+\/messages$/, 0.3);
     const before = fake.requests.length;
@@ -263,6 +301,74 @@ describe('Discord plugin against the fake Discord', () => {
       chat: { type: 'channel', id: general },
       threadId: target.threadId,
       mentionsBot: true,
+    });
+  });
+
+  describe('forum channels', () => {
+    const forumId = () => fake.channelId('help');
+    it('routes a message in a forum post to the post’s thread session', async () => {
+      const post = fake.forumPost({
+        forumId: forumId(),
+        author: alice,
+        title: 'Build fails',
+        content: `<@${bot().user.id}> the build fails on main`,
+      });
+      const first = await fake.waitFor(() => ctx.received.find((m) => m.messageId === post.message.id));
+      expect(first).toMatchObject({
+        chat: { type: 'channel', id: forumId(), title: 'help' },
+        threadId: post.threadId,
+        text: 'the build fails on main',
+        mentionsBot: true,
+      });
+      const followUp = fake.say({ channelId: post.threadId, author: alice, content: 'any idea?' });
+      const second = await fake.waitFor(() => ctx.received.find((m) => m.messageId === followUp.id));
+      expect(second).toMatchObject({ chat: { id: forumId() }, threadId: post.threadId, mentionsBot: false });
+      const key = deriveSessionKey(
+        {
+          agentId: 'main',
+          channel: 'discord',
+          accountId: 'main',
+          chatType: 'channel',
+          peerId: second!.chat.id,
+          threadId: second!.threadId!,
+          threadKind: 'thread',
+        },
+        { dmScope: 'per-channel-peer', mainKey: 'main' },
+      );
+      expect(key).toBe(`agent:main:discord:channel:${forumId()}:thread:${post.threadId}`);
+    });
+
+    it('creates a forum post (a thread with a starter message) for createThread on a forum', async () => {
+      const target = await plugin.createThread!({
+        parent: { channel: 'discord', to: forumId(), accountId: 'main' },
+        title: 'Research: tides',
+        sessionKey: 'agent:main:subagent:tides',
+      });
+      expect(target).toMatchObject({ channel: 'discord', to: forumId(), accountId: 'main' });
+      const post = fake.threadsOf(forumId()).find((t) => t.id === target.threadId);
+      expect(post).toMatchObject({ id: target.threadId, name: 'Research: tides', parent_id: forumId() });
+      const create = fake.requests.find(
+        (r) => r.method === 'POST' && r.path === `/channels/${forumId()}/threads`,
+      );
+      expect(create?.status).toBe(201);
+      expect(create?.body).toMatchObject({
+        name: 'Research: tides',
+        message: { content: 'Research: tides' },
+      });
+      expect(create?.body).not.toHaveProperty('type');
+      expect(fake.messagesIn(target.threadId).map((m) => m.content)).toEqual(['Research: tides']);
+      expect(await ctx.bindings.get('main', target.threadId)).toMatchObject({
+        conversationId: forumId(),
+        sessionKey: 'agent:main:subagent:tides',
+      });
+      // The bound post needs no mention: it is a conversation with its session.
+      const human = fake.say({ channelId: target.threadId, author: alice, content: 'how is it going?' });
+      const inbound = await fake.waitFor(() => ctx.received.find((m) => m.messageId === human.id));
+      expect(inbound).toMatchObject({
+        chat: { id: forumId() },
+        threadId: target.threadId,
+        mentionsBot: true,
+      });
     });
   });
 

@@ -72,7 +72,7 @@ describe('Discord plugin through the runtime with the scripted model', () => {
   beforeAll(async () => {
     fake = await FakeDiscord.start({
       bots: [{ token: TOKEN, username: 'colloquy' }],
-      guilds: [{ name: 'Runtime Guild', channels: ['general'] }],
+      guilds: [{ name: 'Runtime Guild', channels: ['general'], forums: ['help'] }],
     });
     alice = fake.addUser('alice', { globalName: 'Alice' });
     general = fake.channelId('general');
@@ -114,6 +114,23 @@ describe('Discord plugin through the runtime with the scripted model', () => {
     expect(reply.content).toBe('You said: what is 2+2?');
     expect(reply.message_reference?.message_id).toBe(asked.id);
     expect(harness.model.callCount).toBe(calls + 1);
+  });
+
+  it('answers a forum post in the post, from the post’s own session', async () => {
+    const forum = fake.channelId('help');
+    const post = fake.forumPost({
+      forumId: forum,
+      author: alice,
+      title: 'Question',
+      content: `<@${bot().user.id}> how do forums work?`,
+    });
+    const reply = await nextBotMessage(post.threadId, 0);
+    expect(reply.content).toBe('You said: how do forums work?');
+    const key = `agent:main:discord:channel:${forum}:thread:${post.threadId}`;
+    expect(await harness.store.getSession(key)).toMatchObject({
+      deliveryContext: { to: forum, threadId: post.threadId },
+    });
+    expect(fake.botMessages(forum)).toEqual([]);
   });
 
   it('delivers a 5,000-character reply with a code block as valid chunks', async () => {

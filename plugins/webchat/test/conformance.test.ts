@@ -63,22 +63,27 @@ runChannelPluginConformance('webchat', () => {
       }
     },
     async readSent() {
-      const dm = sockets.get(`${peers[0].id}|`);
-      if (!dm) return [];
-      // Frames on one socket keep their order: once the pong is back, every earlier frame is here.
-      const pongs = dm.all('pong').length;
-      dm.send({ type: 'ping' });
-      await dm.next('pong', () => dm.all('pong').length > pongs).catch(() => undefined);
-      return dm
-        .all('message')
-        .filter((f) => f.message.role === 'assistant')
-        .map(
-          (f): PlatformSentMessage => ({
-            messageId: f.message.id,
-            chatId: peers[0].id,
-            text: f.message.text,
-          }),
-        );
+      // Peer 0's DM, and every room a tab is open in (a room's replies reach all its tabs).
+      const seen = new Set<string>();
+      const sent: PlatformSentMessage[] = [];
+      for (const [key, socket] of sockets) {
+        const [peerId, room] = key.split('|') as [string, string];
+        if (room === '' && peerId !== peers[0].id) continue;
+        // Frames on one socket keep their order: once the pong is back, every earlier frame is here.
+        const pongs = socket.all('pong').length;
+        socket.send({ type: 'ping' });
+        await socket.next('pong', () => socket.all('pong').length > pongs).catch(() => undefined);
+        for (const frame of socket.all('message')) {
+          if (frame.message.role !== 'assistant' || seen.has(frame.message.id)) continue;
+          seen.add(frame.message.id);
+          sent.push({
+            messageId: frame.message.id,
+            chatId: room === '' ? peerId : room,
+            text: frame.message.text,
+          });
+        }
+      }
+      return sent;
     },
     async isReleased() {
       if ([...sockets.values()].some((s) => s.closeCode === undefined)) return false;

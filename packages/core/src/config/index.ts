@@ -9,6 +9,7 @@ export type {
   ColloquyConfig,
   ColloquyConfigInput,
   DmScope,
+  GroupContextConfig,
   ModelPrice,
   ModelProviderConfig,
   SendPolicyConfig,

@@ -29,6 +29,13 @@ describe('resolveConfig defaults', () => {
       dmScope: 'per-channel-peer',
       sendPolicy: { rules: [], default: 'allow' },
       agentToAgent: { maxPingPongTurns: 5, maxHops: 8 },
+      groupContext: {
+        enabled: true,
+        maxMessages: 20,
+        maxAgeMinutes: 60,
+        maxCharsPerMessage: 1000,
+        exclude: [],
+      },
     });
     expect(config.tools.sessions.visibility).toBe('tree');
     expect(config.tools.agentToAgent).toEqual({ enabled: false, allow: [] });

@@ -59,6 +59,34 @@ export const SendPolicyConfigSchema = Type.Object(
   { ...Strict, default: {} },
 );
 
+/** One entry of `session.groupContext.exclude`: every field set must match. */
+const GroupContextExcludeSchema = Type.Object(
+  {
+    channel: Type.Optional(NonEmpty),
+    chatId: Type.Optional(NonEmpty),
+    keyPrefix: Type.Optional(NonEmpty),
+  },
+  Strict,
+);
+
+/**
+ * `session.groupContext`: the runtime keeps the recent group messages that did not address the bot
+ * (per group session, in memory) and shows them to the model, marked as not addressed to it, when
+ * the bot is addressed in that group.
+ */
+const GroupContextConfigSchema = Type.Object(
+  {
+    enabled: Type.Boolean({ default: true }),
+    maxMessages: Int(1, 200, 20),
+    maxAgeMinutes: Int(1, 10_080, 60),
+    /** Longer messages are cut to this many characters in the window. */
+    maxCharsPerMessage: Int(16, 10_000, 1000),
+    /** Groups kept out of the window (their messages are dropped as before). */
+    exclude: Type.Array(GroupContextExcludeSchema, { default: [] }),
+  },
+  { ...Strict, default: {} },
+);
+
 const SessionSchema = Type.Object(
   {
     mainKey: Type.String({ pattern: ID_PATTERN, 'x-expected': ID_EXPECTED, default: 'main' }),
@@ -77,6 +105,7 @@ const SessionSchema = Type.Object(
       { maxPingPongTurns: Int(0, 5, 5), maxHops: Int(1, 64, 8) },
       { ...Strict, default: {} },
     ),
+    groupContext: GroupContextConfigSchema,
   },
   { ...Strict, default: {} },
 );
@@ -293,6 +322,9 @@ export type SessionVisibility = ColloquyConfig['tools']['sessions']['visibility'
 
 /** `session.dmScope`: how direct chats map to session keys. */
 export type DmScope = ColloquyConfig['session']['dmScope'];
+
+/** `session.groupContext`: the window of recent un-addressed group messages shown to the model. */
+export type GroupContextConfig = ColloquyConfig['session']['groupContext'];
 
 /** `session.scope`: `global` aliases the reserved key `global` to the main session. */
 export type SessionScope = ColloquyConfig['session']['scope'];

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   buildSystemPrompt,
   DEFAULT_SYSTEM_PROMPT,
+  estimateMessageTokens,
   estimateTokens,
   loadHistory,
   toModelMessages,
@@ -84,5 +85,31 @@ describe('buildSystemPrompt and estimateTokens', () => {
       `${DEFAULT_SYSTEM_PROMPT}\n\nA\n\nB`,
     );
     expect(estimateTokens('abcde')).toBe(2);
+  });
+});
+
+describe('toModelMessages with group context', () => {
+  it('puts one block of the group messages before the addressed message, marked as not addressed', () => {
+    const addressed: TranscriptMessage = {
+      ...user('@bot what do you think?'),
+      details: { groupContext: [{ sender: 'Ada', text: 'shall we ship friday?', at: 0 }] },
+    };
+    const out = toModelMessages([addressed]);
+    expect(out).toHaveLength(2);
+    expect(out[0]).toEqual({
+      role: 'user',
+      content:
+        'Recent messages in this group, not addressed to you (context only):\nAda: shall we ship friday?',
+    });
+    expect(out[1]).toEqual({ role: 'user', content: '@bot what do you think?' });
+  });
+
+  it('counts the group context in the token estimate', () => {
+    const plain = user('hi');
+    const withContext = {
+      ...plain,
+      details: { groupContext: [{ sender: 'A', text: 'x'.repeat(400), at: 0 }] },
+    };
+    expect(estimateMessageTokens(withContext)).toBeGreaterThan(estimateMessageTokens(plain) + 100);
   });
 });

@@ -6,6 +6,7 @@ import {
   type StoreOperations,
   type TranscriptMessage,
 } from '@colloquy/core';
+import { formatGroupContext, type GroupContextEntry } from '../inbound/group-context.js';
 import { describeMedia } from './describe-media.js';
 
 /** The system prompt used when neither the agent nor `agents.defaults` sets one. */
@@ -30,8 +31,9 @@ export function estimateTokens(text: string): number {
  */
 export function estimateMessageTokens(message: TranscriptMessage): number {
   const content = message.content;
-  if (typeof content === 'string') return estimateTokens(content) + 4;
-  let chars = 0;
+  const context = groupContextOf(message);
+  let chars = context ? formatGroupContext(context).length + 16 : 0;
+  if (typeof content === 'string') return Math.ceil((chars + content.length) / 4) + 4;
   for (const block of content) chars += blockChars(block);
   return Math.ceil(chars / 4) + 4;
 }
@@ -129,7 +131,9 @@ export async function loadHistory(
  * Converts transcript messages to model messages and repairs what a provider would reject:
  * tool results without their call are dropped, and tool calls without a result (a run cut short)
  * get an error result saying so. Messages that did not come from the session's own human are
- * marked with their provenance, so they never pose as the user.
+ * marked with their provenance, so they never pose as the user. An addressed group message that
+ * carries the group's recent un-addressed messages (`details.groupContext`) is preceded by one user
+ * block listing them, headed as not addressed to the model.
  *
  * @param messages - transcript messages, oldest first
  * @returns model messages
@@ -176,10 +180,19 @@ export function toModelMessages(messages: readonly TranscriptMessage[]): ModelMe
       }
       continue;
     }
+    const context = groupContextOf(message);
+    if (context) out.push({ role: 'user', content: formatGroupContext(context) });
     out.push({ role: 'user', content: withProvenance(message) });
   }
   closeOpenCalls();
   return out;
+}
+
+/** The group context window stored with an addressed group message (`details.groupContext`). */
+function groupContextOf(message: TranscriptMessage): GroupContextEntry[] | undefined {
+  if (message.role !== 'user') return undefined;
+  const entries = (message.details as { groupContext?: unknown } | undefined)?.groupContext;
+  return Array.isArray(entries) && entries.length > 0 ? (entries as GroupContextEntry[]) : undefined;
 }
 
 /** A user message as the model reads it: provenance marker, content, then one line per attachment. */

@@ -8,6 +8,7 @@ import type {
   TokenUsage,
   TranscriptMessage,
 } from '@colloquy/core';
+import type { GroupContextEntry } from '../inbound/group-context.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { runTurnEndHooks } from '../runtime/turn-end-hooks.js';
 import { announceFallbacksOf, type PlannedReply } from './reply-delivery.js';
@@ -109,12 +110,14 @@ export function inputMessage(run: RunRecord): TranscriptMessage {
   if (run.provenance) message.provenance = run.provenance;
   const input = run.meta?.input;
   if (typeof input === 'object' && input !== null) {
-    const { sender, media, platformMessageId } = input as {
+    const { sender, media, platformMessageId, groupContext } = input as {
       sender?: { id: string; name?: string };
       media?: MediaAttachment[];
       platformMessageId?: string;
+      groupContext?: GroupContextEntry[];
     };
     if (sender) message.sender = sender;
+    if (groupContext && groupContext.length > 0) message.details = { groupContext };
     if (media && media.length > 0) message.media = media;
     if (platformMessageId) message.platformMessageId = platformMessageId;
   }

@@ -27,12 +27,15 @@ export type InboundOutcome =
 
 /**
  * Handles one inbound message (what `ChannelContext.receive` calls):
- * 1. group and channel messages that do not address the bot are ignored (nothing is recorded);
+ * 1. group and channel messages that do not address the bot start no run and write nothing to the
+ *    store; they are kept in memory in the group's context window (`session.groupContext`);
  * 2. the session is found (thread binding first, else derived from the chat) and created or updated
  *    with the chat as its delivery context;
  * 3. `/send on|off|inherit` alone, from the owner, sets the session's send-policy override;
  * 4. the `commands` hook may answer (the model is not run);
- * 5. otherwise a run is queued with `deliver: true`, in the same transaction as the session write.
+ * 5. otherwise a run is queued with `deliver: true`, in the same transaction as the session write;
+ *    in a group, the window of recent un-addressed messages goes with it (`meta.input.groupContext`)
+ *    and the model reads it, marked as not addressed to it, before the message.
  *
  * @param ctx - the runtime internals
  * @param hooks - `commands` and `isOwner`
@@ -51,12 +54,12 @@ export async function receiveInbound(
       'The runtime is shutting down and did not take this message; send it again once it has restarted.',
     );
   }
-  if (inbound.chat.type !== 'direct' && !inbound.mentionsBot) {
-    return { action: 'ignored', reason: 'a group message that does not address the bot' };
-  }
   const { store, config } = ctx;
   const now = ctx.clock.now();
   const plugin = ctx.plugins.get(inbound.channel);
+  if (inbound.chat.type !== 'direct' && !inbound.mentionsBot) {
+    return keepAsGroupContext(ctx, inbound, now);
+  }
   const { key, binding } = await sessionKeyForInbound(store, config, plugin, inbound, now);
   if (binding) await store.putThreadBinding({ ...binding, lastActiveAt: now });
   const session = sessionAfterInbound(config, await store.getSession(key), key, inbound, now);
@@ -70,6 +73,7 @@ export async function receiveInbound(
       : { action: 'command', sessionKey: key };
   }
 
+  const groupContext = inbound.chat.type === 'direct' ? [] : ctx.groupContext.take(key, now);
   const run = await enqueueRun(
     ctx,
     {
@@ -82,6 +86,7 @@ export async function receiveInbound(
         input: {
           sender: { id: inbound.sender.id, ...(inbound.sender.name ? { name: inbound.sender.name } : {}) },
           ...(inbound.media?.length ? { media: inbound.media } : {}),
+          ...(groupContext.length > 0 ? { groupContext } : {}),
           platformMessageId: inbound.messageId,
           // Error notices show their details to the owner only (see errorNoticeFor).
           ...(hooks.isOwner?.(inbound) ? { owner: true } : {}),
@@ -95,6 +100,28 @@ export async function receiveInbound(
   });
   if (!run) return { action: 'ignored', reason: 'a message received before (its run is stored)' };
   return { action: 'queued', sessionKey: key, runId: run.runId };
+}
+
+/**
+ * A group message that does not address the bot starts no run and writes nothing to the store; it
+ * is kept in the session's group context window (memory, bounded) unless `session.groupContext` is
+ * off or excludes the group.
+ */
+async function keepAsGroupContext(
+  ctx: RuntimeContext,
+  inbound: InboundMessage,
+  now: number,
+): Promise<InboundOutcome> {
+  const ignored = { action: 'ignored', reason: 'a group message that does not address the bot' } as const;
+  if (!ctx.config.session.groupContext.enabled) return ignored;
+  const plugin = ctx.plugins.get(inbound.channel);
+  const { key } = await sessionKeyForInbound(ctx.store, ctx.config, plugin, inbound, now);
+  if (!ctx.groupContext.accepts(inbound, key)) return ignored;
+  ctx.groupContext.record(key, inbound, now);
+  return {
+    action: 'ignored',
+    reason: 'a group message that does not address the bot (kept as group context)',
+  };
 }
 
 /** A command's answer: its text, and the session as the command left it. */

@@ -18,6 +18,7 @@ import { createDeliver, type Deliver } from '../delivery/deliver.js';
 import { createInProcessGateway, type RuntimeGateway } from '../gateway/create-gateway.js';
 import { createEventBus } from '../gateway/event-bus.js';
 import { createRunWaiters } from '../gateway/run-waiters.js';
+import { createGroupContextWindow } from '../inbound/group-context.js';
 import { type InboundOutcome, receiveInbound, runInboundCommand } from '../inbound/receive-inbound.js';
 import { createModelRouter } from '../providers/index.js';
 import { createCommandQueue, type QueueStats } from '../queue/command-queue.js';
@@ -140,6 +141,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     autoWake: options.autoWake ?? true,
     accepting: true,
     enqueuing: new Set<string>(),
+    groupContext: createGroupContextWindow({ config: config.session.groupContext }),
     track(work: Promise<unknown>) {
       const settled = work.catch((error: unknown) => log.warn({ err: error }, 'background work failed'));
       tracked.add(settled);

@@ -13,6 +13,7 @@ import type { Deliver } from '../delivery/deliver.js';
 import type { RuntimeGateway } from '../gateway/create-gateway.js';
 import type { EventBus } from '../gateway/event-bus.js';
 import type { RunWaiters } from '../gateway/run-waiters.js';
+import type { GroupContextWindow } from '../inbound/group-context.js';
 import type { CommandQueue } from '../queue/command-queue.js';
 import type { QueuedRun } from '../queue/queued-run.js';
 import type { SubagentRegistry } from '../subagents/registry.js';
@@ -62,6 +63,8 @@ export interface RuntimeContext {
   readonly turnEndHooks: TurnEndHook[];
   readonly typingIntervalMs: number;
   readonly autoWake: boolean;
+  /** Recent un-addressed group messages per group session (memory, bounded). */
+  readonly groupContext: GroupContextWindow;
   /** Sessions with an `enqueueRun` in flight (its transaction not yet handed to the queue). */
   readonly enqueuing: Set<string>;
   /** False once shutdown began: new runs are refused. */

@@ -15,6 +15,7 @@ import type {
   ConformancePeer,
   PlatformSentMessage,
 } from './fixture.js';
+import { runGroupContextConformance } from './group-context.js';
 import { createRecordingChannelContext, type RecordingChannelContext } from './recording-context.js';
 import { runThreadBoundSubagentConformance } from './thread-bound-subagent.js';
 
@@ -439,4 +440,5 @@ export function runChannelPluginConformance(
     });
   });
   runThreadBoundSubagentConformance(name, setup, options);
+  runGroupContextConformance(name, setup, options);
 }

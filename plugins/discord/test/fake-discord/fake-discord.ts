@@ -10,10 +10,10 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import {
   dmChannelPayload,
   type FakeUser,
+  guildChannelPayload,
   memberPayload,
   messagePayload,
   snowflake,
-  textChannelPayload,
   threadPayload,
   userPayload,
 } from './payloads.js';
@@ -30,12 +30,14 @@ export interface FakeBot {
 export interface FakeGuild {
   id: string;
   name: string;
-  channels: { id: string; name: string }[];
+  /** Text channels (type 0) and forum channels (type 15). */
+  channels: { id: string; name: string; forum?: true }[];
 }
 
 export interface FakeDiscordOptions {
   bots: { token: string; username: string }[];
-  guilds?: { name: string; channels: string[] }[];
+  /** `forums`: forum channels (type 15), where posts are threads started with a message. */
+  guilds?: { name: string; channels: string[]; forums?: string[] }[];
   /** Heartbeat interval sent in HELLO. Default 1000 ms. */
   heartbeatIntervalMs?: number;
   /** What `GET /gateway/bot` reports as the gateway URL. Default: this fake's gateway. */
@@ -138,11 +140,14 @@ export class FakeDiscord {
     for (const bot of this.bots) this.users.set(bot.user.id, bot.user);
     for (const guild of options.guilds ?? [{ name: 'Guild', channels: ['general'] }]) {
       const id = snowflake();
-      const channels = guild.channels.map((name) => ({ id: snowflake(), name }));
+      const channels: FakeGuild['channels'] = [
+        ...guild.channels.map((name) => ({ id: snowflake(), name })),
+        ...(guild.forums ?? []).map((name) => ({ id: snowflake(), name, forum: true as const })),
+      ];
       this.guilds.push({ id, name: guild.name, channels });
       for (const channel of channels) {
         this.channels.set(channel.id, {
-          payload: textChannelPayload(id, channel.id, channel.name),
+          payload: guildChannelPayload(id, channel),
           guildId: id,
           messages: [],
         });
@@ -176,7 +181,7 @@ export class FakeDiscord {
     return user;
   }
 
-  /** The id of a guild text channel by name (first guild unless given). */
+  /** The id of a guild text or forum channel by name (first guild unless given). */
   channelId(name: string, guildIndex = 0): string {
     const channel = this.guilds[guildIndex]?.channels.find((c) => c.name === name);
     if (channel === undefined) throw new Error(`no channel ${name}`);
@@ -223,6 +228,30 @@ export class FakeDiscord {
     record.messages.push(message);
     this.dispatchToChannel(record, 'MESSAGE_CREATE', { ...message, channel_type: record.payload.type });
     return message;
+  }
+
+  /**
+   * A user opens a post in a forum channel: a thread (type 11, parent the forum) whose first message
+   * has the thread's id, as on Discord. Dispatched as THREAD_CREATE then MESSAGE_CREATE.
+   */
+  forumPost(input: { forumId: string; author: FakeUser; title: string; content: string }): {
+    threadId: string;
+    message: APIMessage;
+  } {
+    const forum = this.channelRecord(input.forumId);
+    if (forum.payload.type !== 15) throw new Error(`${input.forumId} is not a forum channel`);
+    const thread = this.openThread(forum, input.forumId, snowflake(), input.title, input.author.id, 4320);
+    const message = messagePayload({
+      id: thread.payload.id,
+      channelId: thread.payload.id,
+      guildId: forum.guildId,
+      author: input.author,
+      content: input.content,
+      mentions: this.mentionedUsers(input.content),
+    });
+    thread.messages.push(message);
+    this.dispatchToChannel(thread, 'MESSAGE_CREATE', { ...message, channel_type: 11 });
+    return { threadId: thread.payload.id, message };
   }
 
   /** Messages posted in a channel (or thread), oldest first. */
@@ -586,6 +615,10 @@ export class FakeDiscord {
       respond(403, { message: 'Missing Permissions', code: 50013 });
       return;
     }
+    if (channel.payload.type === 15) {
+      respond(400, { message: 'Cannot send messages in a non-text channel', code: 50008 });
+      return;
+    }
     const { content, message_reference } = body as {
       content?: string;
       message_reference?: { message_id: string };
@@ -627,21 +660,77 @@ export class FakeDiscord {
       respond(404, UNKNOWN_CHANNEL);
       return;
     }
-    const { name, auto_archive_duration } = body as { name: string; auto_archive_duration?: number };
-    // A thread started from a message takes the message's id, as on Discord.
-    const id = fromMessageId ?? snowflake();
-    const payload = threadPayload({
+    const { name, auto_archive_duration, message } = body as {
+      name: string;
+      auto_archive_duration?: number;
+      message?: { content?: string };
+    };
+    if (parent.payload.type !== 15) {
+      // A thread started from a message takes the message's id, as on Discord.
+      const thread = this.openThread(
+        parent,
+        parentId,
+        fromMessageId ?? snowflake(),
+        name,
+        bot.user.id,
+        auto_archive_duration ?? 1440,
+      );
+      respond(201, thread.payload);
+      return;
+    }
+    // A forum post: no starting message id, and the post's first message is required.
+    if (fromMessageId !== undefined) {
+      respond(400, { message: 'Cannot execute action on this channel type', code: 50024 });
+      return;
+    }
+    const content = message?.content ?? '';
+    if (content.length === 0 || content.length > 2000) {
+      respond(400, { message: 'Invalid Form Body', code: 50035, errors: { message: 'BASE_TYPE_REQUIRED' } });
+      return;
+    }
+    const thread = this.openThread(
+      parent,
+      parentId,
+      snowflake(),
+      name,
+      bot.user.id,
+      auto_archive_duration ?? 4320,
+    );
+    const starter = messagePayload({
+      id: thread.payload.id,
+      channelId: thread.payload.id,
       guildId: parent.guildId,
+      author: bot.user,
+      content,
+      mentions: [],
+    });
+    thread.messages.push(starter);
+    this.sentByBots.push(starter);
+    respond(201, { ...thread.payload, message: starter });
+    this.dispatchToChannel(thread, 'MESSAGE_CREATE', { ...starter, channel_type: 11 });
+  }
+
+  /** Creates a public thread under a text or forum channel and dispatches THREAD_CREATE. */
+  private openThread(
+    parent: ChannelRecord,
+    parentId: string,
+    id: string,
+    name: string,
+    ownerId: string,
+    autoArchiveMinutes: number,
+  ): ChannelRecord {
+    const payload = threadPayload({
+      guildId: parent.guildId!,
       parentId,
       id,
       name,
-      ownerId: bot.user.id,
-      autoArchiveMinutes: auto_archive_duration ?? 1440,
+      ownerId,
+      autoArchiveMinutes,
     });
     const thread: ChannelRecord = { payload, guildId: parent.guildId, messages: [] };
     this.channels.set(id, thread);
-    respond(201, payload);
     this.dispatchToChannel(thread, 'THREAD_CREATE', { ...payload, newly_created: true });
+    return thread;
   }
 
   private reply(
@@ -766,7 +855,7 @@ export class FakeDiscord {
           flags: 0,
         },
       ],
-      channels: guild.channels.map((c) => textChannelPayload(guild.id, c.id, c.name)),
+      channels: guild.channels.map((c) => guildChannelPayload(guild.id, c)),
       threads,
       members: [memberPayload(bot.user)],
       emojis: [],

@@ -61,6 +61,29 @@ export function textChannelPayload(guildId: string, id: string, name: string): A
   } as unknown as APIChannel;
 }
 
+/** A forum channel (type 15): posts are threads; messages cannot be sent to it directly. */
+export function forumChannelPayload(guildId: string, id: string, name: string): APIChannel {
+  return {
+    ...(textChannelPayload(guildId, id, name) as object),
+    type: 15,
+    available_tags: [],
+    default_reaction_emoji: null,
+    default_thread_rate_limit_per_user: 0,
+    default_sort_order: null,
+    default_forum_layout: 0,
+  } as unknown as APIChannel;
+}
+
+/** A guild channel of the fake: a text channel, or a forum when `forum` is set. */
+export function guildChannelPayload(
+  guildId: string,
+  channel: { id: string; name: string; forum?: true },
+): APIChannel {
+  return channel.forum
+    ? forumChannelPayload(guildId, channel.id, channel.name)
+    : textChannelPayload(guildId, channel.id, channel.name);
+}
+
 export function threadPayload(input: {
   guildId: string;
   parentId: string;
