@@ -32,7 +32,17 @@ describe('the app with Telegram turned on by its config (grammY against a fake B
       const commands = fake.commands(TOKEN);
       return commands.length > 0 ? commands.map((c) => c.command) : undefined;
     });
-    expect(names).toEqual(['help', 'status', 'sessions', 'history', 'search', 'send', 'spawn', 'subagents', 'new']);
+    expect(names).toEqual([
+      'help',
+      'status',
+      'sessions',
+      'history',
+      'search',
+      'send',
+      'spawn',
+      'subagents',
+      'new',
+    ]);
   });
 
   it('pairs a stranger through `colloquy pairing approve`, then answers commands and chat', async () => {
