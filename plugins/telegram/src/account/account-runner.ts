@@ -294,6 +294,11 @@ export class AccountRunner {
    */
   async stopReceiving(): Promise<void> {
     this.#receiving = false;
+    await this.#stopPolling();
+  }
+
+  /** Stops long polling, if it runs; grammY confirms the offset of the updates handled. */
+  async #stopPolling(): Promise<void> {
     if (this.bot.isRunning()) {
       await withTimeout(
         this.bot.stop().catch((error: unknown) => {
@@ -317,17 +322,7 @@ export class AccountRunner {
     this.#stopped = true;
     this.#abort.abort();
     this.#webhook = undefined;
-    if (this.bot.isRunning()) {
-      await withTimeout(
-        this.bot.stop().catch((error: unknown) => {
-          this.#log.warn(
-            { err: toChannelError(error, 'confirm the update offset').message },
-            'telegram stop',
-          );
-        }),
-        STOP_TIMEOUT_MS,
-      );
-    }
+    await this.#stopPolling();
     if (this.#polling) await withTimeout(this.#polling, STOP_TIMEOUT_MS);
     await this.#lease?.release();
     this.#lease = undefined;
