@@ -1,6 +1,7 @@
 import type { Logger } from '@colloquy/core';
 import type { ClusterEvent } from '@colloquy/runtime';
 import type pg from 'pg';
+import { CLUSTER_SCHEMA } from './cluster-schema.js';
 
 /** The NOTIFY channel the instances talk on. */
 export const EVENTS_CHANNEL = 'colloquy_cluster';
@@ -19,8 +20,8 @@ export interface ListenOptions {
   instanceId: string;
   /** Opens a new dedicated connection (for LISTEN, reopened when it drops). */
   connect(): Promise<pg.Client>;
-  /** Runs a statement on a pooled connection (for NOTIFY). */
-  query(text: string, values: unknown[]): Promise<unknown>;
+  /** Runs a statement on a pooled connection (NOTIFY, relay payloads). */
+  query(text: string, values: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
   onEvent(event: ClusterEvent): void;
   log: Logger;
 }
@@ -38,15 +39,30 @@ export async function listenForEvents(options: ListenOptions): Promise<ClusterEv
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
 
+  const handle = (event: ClusterEvent) => {
+    try {
+      options.onEvent(event);
+    } catch (error) {
+      options.log.warn({ err: error }, 'cluster: an event handler failed');
+    }
+  };
   const onNotification = (message: pg.Notification) => {
     if (message.channel !== EVENTS_CHANNEL || !message.payload) return;
     const notice = parseNotice(message.payload);
     if (!notice || notice.from === options.instanceId) return;
-    try {
-      options.onEvent(notice.event);
-    } catch (error) {
-      options.log.warn({ err: error }, 'cluster: an event handler failed');
-    }
+    const event = notice.event;
+    const relayId = (event as { relayId?: unknown }).relayId;
+    if (event.type !== 'channel.relay' || typeof relayId !== 'string') return handle(event);
+    const channel = event.channel;
+    // A relayed payload waits in the relay table (NOTIFY carries at most 8000 bytes).
+    options
+      .query(`SELECT payload FROM ${CLUSTER_SCHEMA}.relay WHERE id = $1`, [relayId])
+      .then(({ rows }) => {
+        if (rows[0]) handle({ type: 'channel.relay', channel, payload: rows[0].payload });
+      })
+      .catch((error: unknown) =>
+        options.log.warn({ err: (error as Error).message }, 'cluster: could not read a relayed payload'),
+      );
   };
 
   async function open(): Promise<void> {
@@ -80,7 +96,15 @@ export async function listenForEvents(options: ListenOptions): Promise<ClusterEv
   return {
     async publish(event) {
       if (closed) return;
-      const payload = JSON.stringify({ from: options.instanceId, event });
+      let sent: ClusterEvent | { type: 'channel.relay'; channel: string; relayId: string } = event;
+      if (event.type === 'channel.relay') {
+        const { rows } = await options.query(
+          `INSERT INTO ${CLUSTER_SCHEMA}.relay (payload) VALUES ($1) RETURNING id::text AS id`,
+          [JSON.stringify(event.payload)],
+        );
+        sent = { type: 'channel.relay', channel: event.channel, relayId: String(rows[0]!.id) };
+      }
+      const payload = JSON.stringify({ from: options.instanceId, event: sent });
       await options.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, payload]);
     },
     async close() {

@@ -5,8 +5,8 @@ import { LOCK_CLASS } from './lock-keys.js';
 export const CLUSTER_SCHEMA = 'colloquy_cluster';
 
 /**
- * Creates the instance registry when missing: one row per live instance with the graphile-worker
- * ids its workers lock jobs with. Instances starting at once take turns under an advisory lock.
+ * Creates the instance registry when missing (one row per live instance with the graphile-worker
+ * ids its workers lock jobs with) and the relay table of channel payloads. Instances starting at once take turns under an advisory lock.
  *
  * @param client - a connection outside any transaction
  */
@@ -22,6 +22,14 @@ export async function ensureClusterSchema(client: pg.ClientBase): Promise<void> 
          host text NOT NULL,
          pid integer NOT NULL,
          started_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
+    // Channel relays too large for a NOTIFY payload (8000 bytes) travel through this table.
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${CLUSTER_SCHEMA}.relay (
+         id bigserial PRIMARY KEY,
+         payload jsonb NOT NULL,
+         created_at timestamptz NOT NULL DEFAULT now()
        )`,
     );
     await client.query('COMMIT');

@@ -119,6 +119,10 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
       [options.orphanGraceMs / 1000],
     );
     report.orphanWorkers = orphans.rows.map((row) => row.worker);
+    // Relayed payloads are read within moments of their notice; old ones are garbage.
+    await client.query(
+      `DELETE FROM ${CLUSTER_SCHEMA}.relay WHERE created_at < now() - interval '10 minutes'`,
+    );
     if (report.orphanWorkers.length > 0) {
       await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [report.orphanWorkers]);
     }

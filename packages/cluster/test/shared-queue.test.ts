@@ -1,10 +1,12 @@
-import { MemoryStore, type RunRecord, resolveConfig } from '@colloquy/core';
+import { type ChannelPlugin, MemoryStore, type RunRecord, resolveConfig } from '@colloquy/core';
 import { createScriptedModel, makeSessionRecord, type ScriptedModel } from '@colloquy/core/testing';
+import { createWebChatPlugin } from '@colloquy/plugin-webchat';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { openPostgresStore, type PostgresStore } from '@colloquy/store-postgres';
 import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { createPostgresCluster, type PostgresCluster } from '../src/index.js';
 
 let server: TestPostgres;
@@ -28,7 +30,7 @@ afterEach(async () => {
 });
 
 /** A runtime on the shared database whose model answers after `delayMs`, naming the message. */
-async function startInstance(url: string, delayMs = 15): Promise<Instance> {
+async function startInstance(url: string, delayMs = 15, plugins: ChannelPlugin[] = []): Promise<Instance> {
   const store = await openPostgresStore({ url });
   const cluster = await createPostgresCluster({ url, reapIntervalMs: 200, leaseRetryMs: 100 });
   const model = createScriptedModel((request) => {
@@ -44,6 +46,7 @@ async function startInstance(url: string, delayMs = 15): Promise<Instance> {
     config,
     store,
     cluster,
+    plugins,
     models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: 'test' } : undefined),
   });
   await runtime.start();
@@ -179,5 +182,49 @@ describe('channel leases', () => {
     await lease.release();
     await one.stop();
     await two.stop();
+  });
+});
+
+describe('the web chat on several instances', () => {
+  it('shows a visitor the reply whichever instance ran the turn', async () => {
+    const url = await server.createDatabase();
+    const started: { instance: Instance; base: string }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const webchat = createWebChatPlugin({
+        cookieSecret: 'c'.repeat(32),
+        adminToken: 'a'.repeat(32),
+        port: 0,
+      });
+      const instance = await startInstance(url, 30, [webchat]);
+      started.push({ instance, base: webchat.address()!.replace(/\/$/, '') });
+    }
+    // Every visitor talks to the first instance; the turns run on either.
+    const visitors = await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const socket = new WebSocket(`${started[0]!.base.replace('http', 'ws')}/ws`, {
+          headers: { origin: started[0]!.base },
+        });
+        const texts: string[] = [];
+        socket.on('message', (data) => {
+          const frame = JSON.parse(String(data)) as {
+            type: string;
+            message?: { role: string; text: string };
+          };
+          if (frame.type === 'message' && frame.message?.role === 'assistant') texts.push(frame.message.text);
+        });
+        await new Promise((resolve) => socket.once('open', resolve));
+        socket.send(JSON.stringify({ type: 'message', text: `hello ${i}`, clientId: `v${i}` }));
+        return { socket, texts, i };
+      }),
+    );
+    const deadline = Date.now() + 10_000;
+    while (visitors.some((v) => !v.texts.includes(`re: hello ${v.i}`)) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    for (const v of visitors) {
+      expect(v.texts, `visitor ${v.i}`).toContain(`re: hello ${v.i}`);
+      v.socket.close();
+    }
+    expect(started[1]!.instance.model.callCount, 'some turns ran on the other instance').toBeGreaterThan(0);
   });
 });

@@ -57,6 +57,7 @@ export type {
   ChannelContext,
   ChannelLease,
   ChannelPlugin,
+  ChannelRelay,
   ChannelStatus,
   InboundMessage,
   MarkdownDialect,

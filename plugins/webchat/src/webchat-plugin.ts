@@ -4,6 +4,7 @@ import {
   type ChannelCapabilities,
   type ChannelContext,
   type ChannelPlugin,
+  type ChannelRelay,
   type ChannelStatus,
   ColloquyError,
   type DeliveryContext,
@@ -14,6 +15,7 @@ import { normalizeRoomName } from './chat/addressing.js';
 import { createChatHub } from './chat/chat-hub.js';
 import { chunkText } from './chat/chunk-text.js';
 import { createGatewayBridge, type GatewayBridge } from './chat/gateway-bridge.js';
+import { parseRelayedReplies } from './chat/relayed-replies.js';
 import { resolveWebChatOptions, type WebChatPluginOptions } from './options.js';
 import type { ChatMessage } from './protocol/frames.js';
 import { createAddressLimits } from './security/address-limits.js';
@@ -47,6 +49,9 @@ export const WEBCHAT_CAPABILITIES: ChannelCapabilities = {
 };
 
 interface Running {
+  /** Replies sent from other instances of a cluster reach this one's sockets (absent alone). */
+  relay: ChannelRelay | undefined;
+  stopRelay: () => void;
   server: Server;
   sockets: SocketServer;
   bridge: GatewayBridge;
@@ -99,6 +104,7 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
     if (!current) return;
     running = undefined;
     current.signal.removeEventListener('abort', current.onAbort);
+    current.stopRelay();
     current.bridge.close();
     await current.sockets.close();
     await new Promise<void>((resolve) => {
@@ -183,7 +189,19 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       const onAbort = (): void => void stop();
+      // In a cluster, a reply sent by the instance that ran the turn reaches the visitor here.
+      const stopRelay =
+        ctx.relay?.subscribe((payload) => {
+          const relayed = parseRelayedReplies(payload);
+          if (!relayed) return;
+          for (const message of relayed.messages) {
+            hub.remember(relayed.chatId, message);
+            hub.broadcast(relayed.chatId, { type: 'message', message });
+          }
+        }) ?? (() => {});
       running = {
+        relay: ctx.relay,
+        stopRelay,
         server,
         sockets,
         bridge,
@@ -204,11 +222,12 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
     stop,
 
     async send(to: DeliveryContext, message: OutboundMessage): Promise<SendResult> {
-      const { hub, bridge } = requireRunning('send()');
+      const { hub, bridge, relay } = requireRunning('send()');
       const chatId = chatIdOf(to);
       const plain = message.format === 'plain';
       const runId = await bridge.claimStreamedRun(chatId);
       const ids: string[] = [];
+      const sent: ChatMessage[] = [];
       for (const [index, text] of chunkText(
         message.text,
         WEBCHAT_CAPABILITIES.maxTextLength,
@@ -225,7 +244,10 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
         hub.remember(chatId, chat);
         hub.broadcast(chatId, { type: 'message', message: chat });
         ids.push(chat.id);
+        sent.push(chat);
       }
+      // The visitor may be connected to another instance: it shows the reply there.
+      await relay?.publish({ chatId, messages: sent }).catch(() => {});
       return { messageId: ids[0]!, messageIds: ids };
     },
 

@@ -130,6 +130,20 @@ export interface ChannelContext {
    * @param signal - stop waiting when aborted (the promise then rejects with `ABORTED`)
    */
   lease?(name: string, signal?: AbortSignal): Promise<ChannelLease>;
+  /**
+   * Present when this runtime shares its work with other instances (a cluster): lets a plugin that
+   * serves its users itself (the web chat's sockets) pass what one instance sends to the same
+   * plugin on the others, so a user connected anywhere sees a reply sent from anywhere.
+   */
+  relay?: ChannelRelay;
+}
+
+/** A plugin's channel to the same plugin on the other instances of a cluster. */
+export interface ChannelRelay {
+  /** Sends a JSON-serialisable payload to this plugin on every other instance (best effort). */
+  publish(payload: unknown): Promise<void>;
+  /** Receives what this plugin published on the other instances; returns the remover. */
+  subscribe(handler: (payload: unknown) => void): () => void;
 }
 
 /** A connection this instance holds alone until `lost` aborts or it calls `release`. */

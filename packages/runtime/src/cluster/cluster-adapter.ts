@@ -7,7 +7,9 @@ export type ClusterEvent =
   /** Stop this run wherever it runs (`agent.abort`, `subagents kill`). */
   | { type: 'run.abort'; runId: string; reason: string }
   /** A steering message waits in this session's inbox for its running turn. */
-  | { type: 'session.steered'; sessionKey: string };
+  | { type: 'session.steered'; sessionKey: string }
+  /** What a channel plugin relayed to the same plugin on the other instances (`ChannelContext.relay`). */
+  | { type: 'channel.relay'; channel: string; payload: unknown };
 
 /** What the runtime does for the shared queue (see {@link ClusterAdapter.start}). */
 export interface ClusterHandlers {

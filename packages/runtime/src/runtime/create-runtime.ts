@@ -12,7 +12,7 @@ import { defaultDeliverFor, defaultLaneFor, enqueueRun, enqueueRunIf } from '../
 import { createHistoryCache } from '../agent/history-cache.js';
 import { deliverUnsent } from '../agent/reply-delivery.js';
 import { executeTurn } from '../agent/run-executor.js';
-import { bridgeClusterEvents, clusterHandlers } from '../cluster/cluster-handlers.js';
+import { bridgeClusterEvents, clusterHandlers, createChannelRelays } from '../cluster/cluster-handlers.js';
 import { hasActiveRun } from '../cluster/run-job.js';
 import { createDeliver, type Deliver } from '../delivery/deliver.js';
 import { createInProcessGateway, type RuntimeGateway } from '../gateway/create-gateway.js';
@@ -113,6 +113,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     plugins.set(plugin.id, plugin);
   }
   const events = createEventBus(log);
+  const relays = createChannelRelays(log);
   const waiters = createRunWaiters();
   const tracked = new Set<Promise<unknown>>();
   const lifetime = new AbortController();
@@ -236,6 +237,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       gateway,
       signal: lifetime.signal,
       lease: (name, signal) => ctx.cluster?.lease?.(name, signal) ?? Promise.resolve(soleLease()),
+      ...(ctx.cluster ? { relay: relays.relayFor(plugin.id, ctx.cluster) } : {}),
     };
   }
 
@@ -280,7 +282,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
     ctx.queue.resume();
     try {
-      await ctx.cluster?.start(clusterHandlers(ctx), config.runtime.lanes);
+      await ctx.cluster?.start(clusterHandlers(ctx, relays), config.runtime.lanes);
     } catch (error) {
       await shutdown({ drainMs: 0 });
       throw error;
