@@ -33,6 +33,7 @@ export type { ErrorCode } from './errors/colloquy-error.js';
 export { ColloquyError, isColloquyError, toColloquyError } from './errors/colloquy-error.js';
 // --- history ---
 export type {
+  ForkedHistory,
   RedactionResult,
   Redactor,
   SanitizedHistory,
@@ -41,6 +42,9 @@ export type {
 } from './history/index.js';
 export {
   createRedactor,
+  FORK_MAX_BYTES,
+  FORK_MAX_MESSAGES,
+  forkHistory,
   HISTORY_MAX_BYTES,
   HISTORY_OMITTED_PLACEHOLDER,
   HISTORY_TEXT_LIMIT,
@@ -81,6 +85,7 @@ export type {
   GatewayMethods,
   GatewayParams,
   GatewayResult,
+  InheritedMessage,
   RunSummary,
   SessionStatusResult,
   SessionsListParams,
@@ -89,6 +94,9 @@ export type {
   SessionsResolveParams,
   SessionsSearchParams,
   SessionsSearchResult,
+  SessionYieldParams,
+  SessionYieldResult,
+  SessionYieldState,
   SpawnAttachment,
 } from './interfaces/gateway.js';
 export type { Logger } from './interfaces/logger.js';
@@ -229,6 +237,7 @@ export type {
   SessionsSearchToolResult,
   SessionsSendResult,
   SessionsSpawnResult,
+  SessionsYieldResult,
   SessionToolsOptions,
   Snippet,
   SpawnableAgent,
@@ -266,6 +275,8 @@ export {
   SESSIONS_SEND_DEFAULT_TIMEOUT_SECONDS,
   SESSIONS_SPAWN_MAX_TASK_CHARS,
   SESSIONS_SPAWN_MAX_TIMEOUT_SECONDS,
+  SESSIONS_YIELD_MAX_REASON_CHARS,
+  SESSIONS_YIELD_MAX_TIMEOUT_SECONDS,
   SUBAGENT_META_KEY,
   searchSnippet,
   spawnableAgents,

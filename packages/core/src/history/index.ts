@@ -1,3 +1,5 @@
+export type { ForkedHistory } from './fork-history.js';
+export { FORK_MAX_BYTES, FORK_MAX_MESSAGES, forkHistory } from './fork-history.js';
 export type { RedactionResult, Redactor } from './redact-secrets.js';
 export { createRedactor, REDACTION_MARK, redactSecrets } from './redact-secrets.js';
 export type { SanitizedHistory, SanitizedMessage, SanitizeHistoryOptions } from './sanitize-history.js';

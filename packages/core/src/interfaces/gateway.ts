@@ -196,6 +196,20 @@ export interface AgentSessionInit {
   attachments?: SpawnAttachment[];
   /** How the child sees its attachments folder (e.g. a sandbox mount path). */
   attachAs?: { mountPath?: string };
+  /**
+   * The spawning session's recent history (`sessions_spawn` with `context: "fork"`): appended to the
+   * new transcript before the task, marked `details.inherited: true`. Needs `spawnedBy`; at most 20
+   * messages and 40 KiB; the runtime redacts it again.
+   */
+  inheritedHistory?: InheritedMessage[];
+}
+
+/** One message a forked sub-agent inherits (see {@link AgentSessionInit.inheritedHistory}). */
+export interface InheritedMessage {
+  role: 'user' | 'assistant';
+  content: string;
+  /** When it was first written (epoch ms). */
+  timestamp?: number;
 }
 
 /** Result of `agent.wait`. `waitTimedOut` means the run is still going. */
@@ -225,6 +239,41 @@ export interface SessionStatusResult {
   transcriptLocator?: string;
 }
 
+/** Parameters of `session.yield`: the session ends its turn and sleeps until something arrives. */
+export interface SessionYieldParams {
+  key: string;
+  /** Why it waits, told back to the model when it wakes (at most 500 characters). */
+  reason?: string;
+  /** Wake after this many seconds even if nothing arrived (1..86400; default: no timeout). */
+  timeoutSeconds?: number;
+}
+
+/** What a session yielding waits for, as stored on `session.meta.yield` until it wakes. */
+export interface SessionYieldState {
+  /** A fresh id per yield (the timeout wake carries it, so a stale timer wakes nothing). */
+  id: string;
+  /** Epoch ms of the yield. */
+  at: number;
+  reason?: string;
+  timeoutSeconds?: number;
+  /** Epoch ms of the timeout wake, when a timeout was given. */
+  deadline?: number;
+}
+
+/** Result of `session.yield`: what was pending when the session yielded. */
+export interface SessionYieldResult {
+  sessionKey: string;
+  yielded: SessionYieldState;
+  pending: {
+    /** Child runs still queued or running. */
+    children: number;
+    /** Child results written but not yet in the inbox. */
+    results: number;
+    /** Unread inbox entries. */
+    inbox: number;
+  };
+}
+
 /**
  * The RPC surface of a Colloquy gateway: method name -> [params, result].
  * Served in-process and over WebSocket with exactly the same shapes.
@@ -248,6 +297,12 @@ export interface GatewayMethods {
   'agent.recordAnnounce': [{ runId: string; outcome: AnnounceOutcome }, { runId: string }];
   'agents.list': [Record<string, never>, { agents: AgentInfo[] }];
   'session.status': [{ key: string }, SessionStatusResult];
+  /**
+   * Marks the session as yielded (see {@link SessionYieldState}): its next turn starts when an
+   * inbox entry or a message arrives, or at the timeout, and opens with a notice of why it woke.
+   * @throws `CONFLICT` when nothing is pending (no running child, no unread inbox entry)
+   */
+  'session.yield': [SessionYieldParams, SessionYieldResult];
 }
 
 /** A gateway method name. */

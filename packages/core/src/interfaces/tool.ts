@@ -5,6 +5,11 @@ export interface ToolResult<T = unknown> {
   content: [{ type: 'text'; text: string }];
   details: T;
   isError?: boolean;
+  /**
+   * Ends the caller's turn after this tool call: the agent loop runs no further model step
+   * (`sessions_yield` sets it). Default false.
+   */
+  endTurn?: boolean;
 }
 
 /**

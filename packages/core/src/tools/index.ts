@@ -36,6 +36,8 @@ export type { SessionsSendResult } from './sessions-send.js';
 export { SESSIONS_SEND_DEFAULT_TIMEOUT_SECONDS } from './sessions-send.js';
 export type { SessionsSpawnResult } from './sessions-spawn.js';
 export { SESSIONS_SPAWN_MAX_TASK_CHARS, SESSIONS_SPAWN_MAX_TIMEOUT_SECONDS } from './sessions-spawn.js';
+export type { SessionsYieldResult } from './sessions-yield.js';
+export { SESSIONS_YIELD_MAX_REASON_CHARS, SESSIONS_YIELD_MAX_TIMEOUT_SECONDS } from './sessions-yield.js';
 export type { SubagentRow, SubagentsResult } from './subagents.js';
 export type { SubagentMeta, SubagentPromptInput } from './subagents-meta.js';
 export { SUBAGENT_META_KEY, subagentMetaOf, subagentSystemPrompt } from './subagents-meta.js';

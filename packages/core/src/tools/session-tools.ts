@@ -6,6 +6,7 @@ import { createSessionsListTool } from './sessions-list.js';
 import { createSessionsSearchTool } from './sessions-search.js';
 import { createSessionsSendTool } from './sessions-send.js';
 import { createSessionsSpawnTool } from './sessions-spawn.js';
+import { createSessionsYieldTool } from './sessions-yield.js';
 import { createSubagentsTool } from './subagents.js';
 import { createToolScope, type SessionToolsOptions } from './tool-context.js';
 
@@ -16,6 +17,7 @@ export const SESSION_TOOL_NAMES = [
   'sessions_search',
   'sessions_send',
   'sessions_spawn',
+  'sessions_yield',
   'subagents',
   'agents_list',
   'session_status',
@@ -43,6 +45,7 @@ export function createSessionTools(options: SessionToolsOptions): AgentTool[] {
     createSessionsSearchTool(scope),
     createSessionsSendTool(scope),
     createSessionsSpawnTool(scope),
+    createSessionsYieldTool(scope),
     createSubagentsTool(scope),
     createAgentsListTool(scope),
     createSessionStatusTool(scope),

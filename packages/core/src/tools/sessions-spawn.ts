@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { agentConfigFor } from '../config/index.js';
+import { forkHistory } from '../history/index.js';
 import type { AgentRunParams, AgentSessionInit, AttachmentReceipt } from '../interfaces/gateway.js';
 import type { SessionRecord } from '../interfaces/records.js';
 import { type AgentTool, type ToolResult, toolResult } from '../interfaces/tool.js';
@@ -9,7 +10,7 @@ import { checkAttachments } from './attachments.js';
 import { clampInt, dropNonFinite } from './sessions-list.js';
 import { SUBAGENT_META_KEY, type SubagentMeta, subagentSystemPrompt } from './subagents-meta.js';
 import { childrenOf, isActive } from './subagents-tree.js';
-import { displayKey, failure, gatewayFailure, type ToolScope } from './tool-context.js';
+import { configuredSecrets, displayKey, failure, gatewayFailure, type ToolScope } from './tool-context.js';
 import { validateToolArgs } from './validate-args.js';
 
 /** The longest task sessions_spawn accepts. */
@@ -74,6 +75,12 @@ export const SessionsSpawnParams = Type.Object(
         description: '"require": refuse unless the sub-agent runs sandboxed (default "inherit").',
       }),
     ),
+    context: Type.Optional(
+      Type.Union([Type.Literal('isolated'), Type.Literal('fork')], {
+        description:
+          '"isolated" (default): the sub-agent sees only its task; "fork": it also inherits your recent history (sanitised, at most 20 messages or 40 KiB).',
+      }),
+    ),
     attachments: Type.Optional(Type.Array(Attachment, { maxItems: 1000 })),
     attachAs: Type.Optional(
       Type.Object(
@@ -102,6 +109,8 @@ export type SessionsSpawnResult =
       label?: string;
       threadId?: string;
       attachments?: AttachmentReceipt;
+      /** With `context: "fork"`: how many of your messages the child inherited. */
+      inherited?: { messages: number; redacted: boolean; dropped: number };
     }
   | { status: 'error' | 'forbidden'; error: string };
 
@@ -223,6 +232,18 @@ async function spawn(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Ses
     return failure('error', 'attachAs only goes with attachments.');
   }
 
+  // --- fork: the requester's recent history, sanitised ---
+  let inherited: ReturnType<typeof forkHistory> | undefined;
+  if (a.context === 'fork') {
+    try {
+      const { messages } = await gateway.call('chat.history', { key: requesterKey, limit: 100 });
+      inherited = forkHistory(messages, configuredSecrets(config));
+    } catch (error) {
+      const f = gatewayFailure(error, 'Your history could not be read for the fork.');
+      return failure(f.status, f.error);
+    }
+  }
+
   // --- spawn ---
   const runTimeoutSeconds = clampInt(
     a.runTimeoutSeconds,
@@ -256,6 +277,7 @@ async function spawn(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Ses
     ...(thread ? { thread: true } : {}),
     ...(a.attachments && a.attachments.length > 0 ? { attachments: a.attachments } : {}),
     ...(a.attachAs?.mountPath ? { attachAs: { mountPath: a.attachAs.mountPath } } : {}),
+    ...(inherited && inherited.messages.length > 0 ? { inheritedHistory: inherited.messages } : {}),
   };
   const params: AgentRunParams = {
     sessionKey: childKey,
@@ -279,6 +301,15 @@ async function spawn(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Ses
       ...(a.label ? { label: a.label.trim() } : {}),
       ...(started.thread ? { threadId: started.thread.threadId } : {}),
       ...(started.attachments ? { attachments: started.attachments } : {}),
+      ...(inherited
+        ? {
+            inherited: {
+              messages: inherited.messages.length,
+              redacted: inherited.redacted,
+              dropped: inherited.dropped,
+            },
+          }
+        : {}),
     });
   } catch (error) {
     const f = gatewayFailure(error, 'The sub-agent could not be started.');

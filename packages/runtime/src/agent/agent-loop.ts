@@ -39,9 +39,12 @@ export interface AgentLoopInput {
   onToolCall?(toolName: string, toolCallId: string): void;
 }
 
-/** How the loop ended. `max-steps`: the model still wanted tools when the step budget ran out. */
+/**
+ * How the loop ended. `max-steps`: the model still wanted tools when the step budget ran out;
+ * `yielded`: a tool ended the turn (`endTurn`, e.g. sessions_yield), so no model step followed it.
+ */
 export interface AgentLoopResult {
-  status: 'final' | 'max-steps';
+  status: 'final' | 'max-steps' | 'yielded';
   /** The final assistant message, NOT stored yet: the caller commits it together with the run's end. */
   finalMessage?: TranscriptMessage;
   /** The text of the last assistant message. */
@@ -108,6 +111,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<AgentLoopResu
       return { status: 'max-steps', reply, usage, ...cost(costUsd), steps: step };
     }
     await input.record([assistant]);
+    let endTurn = false;
     for (const call of out.calls) {
       throwIfAborted(input.signal);
       input.onToolCall?.(call.name, call.id);
@@ -121,7 +125,9 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<AgentLoopResu
         content: outcome.text,
         ...(outcome.isError ? { isError: true } : {}),
       });
+      if (outcome.endTurn) endTurn = true;
     }
+    if (endTurn) return { status: 'yielded', reply, usage, ...cost(costUsd), steps: step };
   }
 }
 

@@ -12,6 +12,7 @@ import {
   type SessionOrigin,
   type SessionRecord,
   type StoreTransaction,
+  type TranscriptMessage,
 } from '@colloquy/core';
 import { hasActiveRun } from '../cluster/run-job.js';
 import { toQueuedRun } from '../queue/queued-run.js';
@@ -31,6 +32,8 @@ export interface NewRun {
   timeoutMs?: number;
   provenance?: MessageProvenance;
   meta?: Record<string, unknown>;
+  /** Messages appended to the transcript before the run's input, when `sessionUpdate` creates the session (a fork). */
+  seed?: TranscriptMessage[];
 }
 
 /**
@@ -111,9 +114,11 @@ export async function enqueueRunIf(
   try {
     const created = await ctx.store
       .transaction(async (tx) => {
-        if (sessionUpdate)
-          await tx.putSession({ ...sessionUpdate(await tx.getSession(key)), updatedAt: now });
-        else await tx.patchSession(key, { updatedAt: now });
+        if (sessionUpdate) {
+          const current = await tx.getSession(key);
+          await tx.putSession({ ...sessionUpdate(current), updatedAt: now });
+          if (!current && input.seed && input.seed.length > 0) await tx.appendMessages(key, input.seed);
+        } else await tx.patchSession(key, { updatedAt: now });
         if (condition && !(await condition(tx))) throw NOT_NOW;
         const idle = cluster ? !(await hasActiveRun(tx, key)) : idleHere;
         if (idle && run.message !== '' && (await tx.listInbox(key)).length === 0) {

@@ -42,6 +42,7 @@ export async function executeTurn(
     batch.map((item) => item.id),
   );
   if (!begun) return;
+  if (begun.woke) ctx.yields.disarm(sessionKey);
   for (const run of begun.runs) ctx.events.emit({ type: 'run.started', runId: run.runId, sessionKey });
   ctx.events.emit({ type: 'session.updated', sessionKey });
 
@@ -193,6 +194,8 @@ async function runModel(
     },
   });
   const usage = { usage: result.usage, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) };
+  // A yield ends the turn after its tool call: what the model said with it is the reply.
+  if (result.status === 'yielded') return { status: 'done', reply: result.reply, ...usage };
   if (result.status === 'final') {
     return {
       status: 'done',

@@ -11,6 +11,12 @@ import type {
 import type { GroupContextEntry } from '../inbound/group-context.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { runTurnEndHooks } from '../runtime/turn-end-hooks.js';
+import {
+  YIELD_META_KEY,
+  YIELD_TIMEOUT_PREFIX,
+  yieldStateOf,
+  yieldWakeNotice,
+} from '../runtime/yield-wake.js';
 import { announceFallbacksOf, type PlannedReply } from './reply-delivery.js';
 import { addUsage } from './usage.js';
 
@@ -19,6 +25,8 @@ export interface BegunTurn {
   /** `undefined` when the session was deleted while its runs waited. */
   session: SessionRecord | undefined;
   runs: RunRecord[];
+  /** The session was yielded and this turn woke it. */
+  woke?: boolean;
 }
 
 /**
@@ -48,10 +56,17 @@ export function beginTurn(
     if (!session) return { session: undefined, runs: queued };
     const now = ctx.clock.now();
     const inbox = await tx.listInbox(sessionKey);
-    const messages: TranscriptMessage[] = inbox.map((entry) => entry.message);
+    const inputs: TranscriptMessage[] = [];
     for (const run of queued) {
-      if (run.meta?.inputCommittedAt === undefined && run.message !== '') messages.push(inputMessage(run));
+      if (run.meta?.inputCommittedAt === undefined && run.message !== '') inputs.push(inputMessage(run));
     }
+    // A yielded session learns why it woke first; timeout entries only wake, they are not transcribed.
+    const yielded = yieldStateOf(session);
+    const messages: TranscriptMessage[] = [
+      ...(yielded ? [yieldWakeNotice(yielded, inbox, inputs.length > 0, now)] : []),
+      ...inbox.filter((entry) => !entry.id.startsWith(YIELD_TIMEOUT_PREFIX)).map((entry) => entry.message),
+      ...inputs,
+    ];
     if (messages.length > 0) await tx.appendMessages(sessionKey, messages);
     if (inbox.length > 0) {
       await tx.consumeInbox(
@@ -82,13 +97,15 @@ export function beginTurn(
       });
       runs.push(updated);
     }
+    const { [YIELD_META_KEY]: _ended, ...meta } = session.meta ?? {};
     const updated = await tx.patchSession(sessionKey, {
       status: 'running',
       startedAt: now,
       endedAt: null,
       updatedAt: now,
+      ...(yielded ? { meta } : {}),
     });
-    return { session: updated, runs };
+    return { session: updated, runs, ...(yielded ? { woke: true } : {}) };
   });
 }
 

@@ -8,6 +8,8 @@ export interface ToolCallOutcome {
   /** The text the model sees. */
   text: string;
   isError: boolean;
+  /** The tool ended the turn (`ToolResult.endTurn`, e.g. sessions_yield): no further model step. */
+  endTurn?: boolean;
 }
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
@@ -83,7 +85,8 @@ export async function runToolCall(
   try {
     const result: ToolResult = await tool.execute(call.id, args as never, signal);
     const text = result.content?.[0]?.text ?? JSON.stringify(result.details ?? null);
-    return { text, isError: result.isError === true };
+    const isError = result.isError === true;
+    return { text, isError, ...(result.endTurn === true && !isError ? { endTurn: true } : {}) };
   } catch (error) {
     if (signal?.aborted) return errorOutcome(`${tool.name} was stopped because the run was aborted.`);
     const message = error instanceof Error ? error.message : String(error);

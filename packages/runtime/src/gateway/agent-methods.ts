@@ -17,6 +17,7 @@ import {
 import { enqueueRun, newSessionRecord } from '../agent/enqueue-run.js';
 import { lookupModel } from '../agent/model-selection.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { forkSeed } from '../subagents/fork-seed.js';
 import { needsPreparation, type PreparedSpawn, prepareSpawn } from '../subagents/spawn-extras.js';
 import { abortRuns, abortSessionRuns } from './abort-runs.js';
 import { readParams } from './params.js';
@@ -120,6 +121,8 @@ export async function agentRun(
     }
   }
 
+  const seed =
+    created && init?.inheritedHistory !== undefined ? forkSeed(ctx, init.inheritedHistory, spawnedBy) : [];
   let prepared: PreparedSpawn | undefined;
   if (created && init && needsPreparation(init)) {
     prepared = await prepareSpawn(ctx, ctx.subagents.workspaceRoot, created, init, message);
@@ -146,6 +149,7 @@ export async function agentRun(
         ...(timeoutSeconds ? { timeoutMs: Math.round(timeoutSeconds * 1000) } : {}),
         ...(provenance ? { provenance } : {}),
         ...(idempotencyKey ? { meta: { idempotencyKey } } : {}),
+        ...(seed.length > 0 ? { seed } : {}),
       },
       newRecord && (() => newRecord),
     );

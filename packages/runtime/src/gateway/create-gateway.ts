@@ -8,6 +8,7 @@ import {
   toColloquyError,
 } from '@colloquy/core';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { sessionYield } from '../runtime/yield-wake.js';
 import {
   agentAbort,
   agentRecordAnnounce,
@@ -51,6 +52,7 @@ export function createInProcessGateway(ctx: RuntimeContext): RuntimeGateway {
     'agent.recordAnnounce': (p) => agentRecordAnnounce(ctx, p),
     'agents.list': (p) => agentsList(ctx, p),
     'session.status': (p) => sessionStatus(ctx, p),
+    'session.yield': (p) => sessionYield(ctx, p),
   };
   return {
     async call<M extends GatewayMethod>(method: M, params: GatewayParams<M>): Promise<GatewayResult<M>> {

@@ -14,6 +14,7 @@ const METHODS = {
   'agent.recordAnnounce': true,
   'agents.list': true,
   'session.status': true,
+  'session.yield': true,
 } as const satisfies Record<GatewayMethod, true>;
 
 /** Every gateway method name, in the order of the `GatewayMethods` interface. */

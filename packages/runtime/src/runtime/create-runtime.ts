@@ -30,6 +30,7 @@ import { type RecoveryReport, recoverRuns } from './recover-runs.js';
 import type { RuntimeContext, TurnEndHook } from './runtime-context.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { sessionToolsHook } from './session-tools-hook.js';
+import { createYieldTimers } from './yield-wake.js';
 
 /** Lifecycle states of a {@link Runtime}. */
 export type RuntimeState = 'created' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -149,7 +150,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       void settled.finally(() => tracked.delete(settled));
     },
     wake: (sessionKey: string, afterTurn?: boolean) => wake(sessionKey, afterTurn),
-  } as Omit<RuntimeContext, 'deliver' | 'queue' | 'gateway' | 'subagents'> as RuntimeContext;
+  } as Omit<RuntimeContext, 'deliver' | 'queue' | 'gateway' | 'subagents' | 'yields'> as RuntimeContext;
   const mutable = ctx as { -readonly [K in keyof RuntimeContext]: RuntimeContext[K] };
   mutable.deliver = createDeliver({ config, plugins, events, logger: log });
   mutable.queue = createCommandQueue<QueuedRun>({
@@ -174,6 +175,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     options.subagents,
   );
   ctx.turnEndHooks.push(ctx.subagents.turnEndHook);
+  mutable.yields = createYieldTimers(ctx);
   events.subscribe((event) => {
     if (event.type === 'run.ended') waiters.notify(event.runId);
   });
@@ -292,6 +294,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     // replies its turns planned but did not send (with a cluster, each run's job does this).
     ctx.track(ctx.subagents.start());
     if (!ctx.cluster) ctx.track(deliverUnsent(ctx));
+    // Yields with a timeout, left by the previous process: their wakes are armed again.
+    ctx.track(ctx.yields.restore());
     return report;
   }
 
@@ -308,6 +312,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         ),
       );
       ctx.accepting = false;
+      ctx.yields.stop();
       ctx.queue.pause();
       // With a cluster: take no new jobs; the jobs in flight settle with their turns below.
       const clusterStopped = ctx.cluster?.stop();

@@ -18,6 +18,7 @@ import type { CommandQueue } from '../queue/command-queue.js';
 import type { QueuedRun } from '../queue/queued-run.js';
 import type { SubagentRegistry } from '../subagents/registry.js';
 import type { Clock, CommandsHook, ModelResolver, ToolsHook } from './runtime-options.js';
+import type { YieldTimers } from './yield-wake.js';
 
 /**
  * Called inside the transaction that ends a turn (e.g. to write an announce outbox row atomically);
@@ -59,6 +60,8 @@ export interface RuntimeContext {
   gateway: RuntimeGateway;
   /** Sub-agent announces (outbox and delivery), steering and cleanup (set once built). */
   subagents: SubagentRegistry;
+  /** Timeout wakes of yielded sessions (set once built). */
+  yields: YieldTimers;
   /** Hooks run inside the turn-end transaction. */
   readonly turnEndHooks: TurnEndHook[];
   readonly typingIntervalMs: number;

@@ -2,7 +2,7 @@ import { createSessionTools } from '@colloquy/core';
 import type { ToolsHook } from './runtime-options.js';
 
 /**
- * The runtime's default tools: the seven session tools of `@colloquy/core`, built for the session
+ * The runtime's default tools: the session tools of `@colloquy/core`, built for the session
  * that runs (its key, agent, sandbox flag and inter-session hop count). Sub-agent runs get them
  * filtered by `tools.subagents.tools` (by default: none of them).
  *
