@@ -54,6 +54,8 @@ export interface WorkersOptions {
   pool: pg.Pool;
   handlers: ClusterHandlers;
   limits: LaneLimits;
+  /** At most this many jobs of one lane at once on this instance, whatever the lane's limit. */
+  maxJobsPerLane: number;
   /** How often idle workers look for jobs due later (new jobs arrive by LISTEN at once). */
   pollIntervalMs: number;
   /**
@@ -71,7 +73,8 @@ export interface Workers {
 }
 
 /**
- * Starts one graphile-worker runner per lane (concurrency = the lane's limit) and one for drains.
+ * Starts one graphile-worker runner per lane (concurrency = the lane's limit, at most
+ * `maxJobsPerLane`) and one for drains.
  * graphile-worker's `localQueue` stays off: with it, jobs of one named queue could run at once.
  *
  * @param options - pool, handlers, limits and timing
@@ -81,7 +84,8 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
   const { handlers, log } = options;
   const logger = graphileLogger(log);
   const specs: { concurrency: number; taskList: TaskList }[] = LANES.map((lane) => ({
-    concurrency: Math.max(1, Math.floor(options.limits[lane])),
+    // Every graphile-worker worker polls while idle: a lane of 128 would be 128 pollers.
+    concurrency: Math.max(1, Math.min(options.maxJobsPerLane, Math.floor(options.limits[lane]))),
     taskList: { [runTask(lane)]: async (payload) => handlers.runJob(field(payload, 'runId')) },
   }));
   specs.push({

@@ -26,6 +26,11 @@ export interface PostgresClusterOptions {
   instanceId?: string;
   /** Most pooled connections for jobs and notices (LISTEN, leases and the control connection are extra). Default 10. */
   maxConnections?: number;
+  /**
+   * At most this many runs of one lane at once on this instance, even when `runtime.lanes` allows
+   * more (each graphile-worker worker polls the database while idle). Default 16.
+   */
+  maxJobsPerLane?: number;
   /** How often idle workers look for jobs that became due (new jobs wake them at once). Default 1000 ms. */
   pollIntervalMs?: number;
   /** How often this instance looks for instances that died, to take over their jobs. Default 1000 ms. */
@@ -193,6 +198,7 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
         pool,
         handlers,
         limits,
+        maxJobsPerLane: options.maxJobsPerLane ?? 16,
         pollIntervalMs: settings.pollIntervalMs,
         onWorker: (workerId) => {
           registry.addWorker(workerId).catch((error: unknown) => {
