@@ -210,7 +210,7 @@ const AgentsSchema = Type.Object(
 
 /**
  * What the runtime lets through to one provider (`models.providers.<id>.limits`). Unset fields take the
- * runtime's defaults: `concurrency` 128 model calls in flight, `requestsPerMinute` and `tokensPerMinute`
+ * runtime's defaults: `concurrency` 256 model calls in flight, `requestsPerMinute` and `tokensPerMinute`
  * unlimited. Calls over a limit wait (honouring the run's abort signal); they are not refused.
  */
 export const ModelProviderLimitsSchema = Type.Object(
@@ -260,7 +260,7 @@ const ModelsSchema = Type.Object(
 const RuntimeSchema = Type.Object(
   {
     lanes: Type.Object(
-      { main: Int(1, 1024, 128), subagent: Int(1, 1024, 64), cron: Int(1, 1024, 8) },
+      { main: Int(1, 1024, 256), subagent: Int(1, 1024, 64), cron: Int(1, 1024, 8) },
       { ...Strict, default: {} },
     ),
     maxSteps: Int(1, 1000, 8),

@@ -43,7 +43,7 @@ export interface AiSdkProviderSpec {
   retry?: ModelRetryOptions;
   /**
    * Concurrency and rate limits of this provider (`models.providers.<id>.limits`), shared by every call
-   * of the returned provider: default 128 calls in flight, requests and tokens per minute unlimited.
+   * of the returned provider: default 256 calls in flight, requests and tokens per minute unlimited.
    */
   limits?: ModelProviderLimits;
   logger?: Logger;

@@ -25,7 +25,7 @@ const REASONING_EFFORTS: ReadonlySet<string> = new Set(['minimal', 'low', 'mediu
  *
  * @param id - the provider id (its key under `models.providers`)
  * @param config - `{ kind, baseURL?, apiKey?, apiKeyEnv?, limits? }`; `limits` bounds the calls of the
- *   returned provider (default 128 in flight, no rate limits) and a 429 pauses all of them for its retry-after
+ *   returned provider (default 256 in flight, no rate limits) and a 429 pauses all of them for its retry-after
  * @param options - timeouts, retries, headers, `fetch`, logger; see {@link ModelProviderOptions}
  * @returns a `ModelProvider`; its `streamTurn` throws `MODEL_ERROR`, `RATE_LIMITED`, `TIMEOUT` or `ABORTED`
  * @throws ColloquyError `CONFIG_INVALID` when `baseURL` is missing for `openai-compatible`, when

@@ -1,7 +1,7 @@
 import type { ModelProviderLimits } from '@colloquy/core';
 
 /** Defaults of `models.providers.<id>.limits` (rates are unlimited unless set). */
-export const PROVIDER_LIMIT_DEFAULTS = { concurrency: 128 } as const;
+export const PROVIDER_LIMIT_DEFAULTS = { concurrency: 256 } as const;
 
 /** What one model call holds while it talks to the provider. */
 export interface ProviderPermit {
@@ -63,7 +63,7 @@ interface Waiter {
 /**
  * Creates the limiter of one provider.
  *
- * - `concurrency` (default 128): calls in flight at once; the rest wait in arrival order.
+ * - `concurrency` (default 256): calls in flight at once; the rest wait in arrival order.
  * - `requestsPerMinute` / `tokensPerMinute`: token buckets refilled continuously, each holding one
  *   second's worth (at least 1), so calls are spread over the minute rather than sent in one burst. A call
  *   whose token estimate exceeds the bucket may start when the bucket is full; the bucket then goes into debt.
