@@ -11,6 +11,7 @@ export type {
   GroupContextConfig,
   ModelPrice,
   ModelProviderConfig,
+  ModelProviderLimits,
   ResolvedAgentConfig,
   SendPolicyConfig,
   SendPolicyRule,

@@ -14,12 +14,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { MemoryStore, resolveConfig } from '@colloquy/core';
+import { DEFAULT_CONFIG, MemoryStore, resolveConfig } from '@colloquy/core';
 import { createScriptedModel } from '@colloquy/core/testing';
 import { openPostgresStore } from '@colloquy/store-postgres';
 import { startTestPostgres } from '@colloquy/store-postgres/testing';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import { createRuntime } from '../dist/index.js';
+import { createBenchChannel } from './bench-channel.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const STRICT = process.argv.includes('--strict');
@@ -73,39 +74,6 @@ function timedStore(store) {
     },
   });
   return { store: proxy, totals };
-}
-
-/** A channel plugin that hands each reply to whoever waits for it in that chat. */
-function createBenchChannel() {
-  const waiting = new Map();
-  let counter = 0;
-  return {
-    id: 'bench',
-    capabilities: {
-      threads: false,
-      edits: false,
-      reactions: false,
-      media: false,
-      typing: true,
-      maxTextLength: 4096,
-      markdown: 'commonmark',
-    },
-    start: async () => {},
-    stop: async () => {},
-    sendTyping: async () => {},
-    async send(to) {
-      const at = performance.now();
-      const resolve = waiting.get(to.to);
-      waiting.delete(to.to);
-      resolve?.(at);
-      const messageId = `out-${++counter}`;
-      return { messageId, messageIds: [messageId] };
-    },
-    /** Resolves with the time the next reply to `chatId` was sent. */
-    nextReply(chatId) {
-      return new Promise((resolve) => waiting.set(chatId, resolve));
-    },
-  };
 }
 
 /** Boots a runtime with the bench channel and a zero-latency scripted model that notes request times. */
@@ -280,7 +248,7 @@ async function main() {
     const r = await throughput(storeKind, lanes);
     results.push({ storeKind, lanes, ...r });
     console.log(
-      `  ${storeKind.padEnd(9)} lanes.main=${String(lanes ?? 4).padEnd(4)} ${r.perSecond.toFixed(0).padStart(6)} turns/s ` +
+      `  ${storeKind.padEnd(9)} lanes.main=${String(lanes ?? DEFAULT_CONFIG.runtime.lanes.main).padEnd(4)} ${r.perSecond.toFixed(0).padStart(6)} turns/s ` +
         `(${r.turns} turns in ${r.seconds.toFixed(2)} s wall, ${r.cpuSeconds.toFixed(2)} s CPU = ` +
         `${r.perCpuSecond.toFixed(0)} turns per CPU-second); under load: inbound->model p50 ${ms(r.toModel.p50)}, ` +
         `inbound->reply p50 ${ms(r.full.p50)} p99 ${ms(r.full.p99)}`,

@@ -214,6 +214,76 @@ describe('openai-compatible provider', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('pauses every call of the provider for a 429 retry-after, not only the one that got it', async () => {
+    const server = await fake((req) =>
+      req.index === 0 ? fakeReply.rateLimited(0.3) : fakeReply.text(`reply ${req.index}`),
+    );
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL },
+      fast,
+    );
+    const first = collect(provider.streamTurn(request()));
+    await server.waitForRequests(1);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the 429 reaches the client
+    const others = await Promise.all([1, 2, 3].map(() => collect(provider.streamTurn(request()))));
+    await first;
+    expect(others.map((events) => events[0]?.type)).toEqual(['text-delta', 'text-delta', 'text-delta']);
+    expect(server.requests).toHaveLength(5);
+    const limited = server.requests[0]!;
+    for (const later of server.requests.slice(1)) {
+      expect(later.receivedAt - (limited.answeredAt ?? Number.NaN)).toBeGreaterThanOrEqual(250);
+    }
+  });
+
+  it('fails other calls fast with RATE_LIMITED while a 429 pause is longer than maxRetryAfterMs', async () => {
+    const server = await fake([fakeReply.rateLimited(60)]);
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL },
+      fast,
+    );
+    expect((await failure(provider.streamTurn(request()))).error.code).toBe('RATE_LIMITED');
+    const { error } = await failure(provider.streamTurn(request()));
+    expect(error.code).toBe('RATE_LIMITED');
+    expect(error.details).toMatchObject({ reason: 'rate-limited', provider: 'local' });
+    expect(error.details.retryAfterMs).toBeGreaterThan(55_000);
+    expect(error.message).toContain('models.providers.local.limits');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('keeps at most limits.concurrency calls of a provider in flight', async () => {
+    const server = await fake(() => fakeReply.text('ok', { delayMs: 60 }));
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL, limits: { concurrency: 3 } },
+      fast,
+    );
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => collect(provider.streamTurn(request()))),
+    );
+    expect(results.every((events) => events.at(-1)?.type === 'finish')).toBe(true);
+    expect(server.maxInFlight).toBe(3);
+  });
+
+  it('stops waiting for a provider slot when the run is aborted', async () => {
+    const server = await fake(() => fakeReply.text('ok', { delayMs: 300 }));
+    const provider = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: server.baseURL, limits: { concurrency: 1 } },
+      fast,
+    );
+    const busy = collect(provider.streamTurn(request()));
+    await server.waitForRequests(1);
+    const controller = new AbortController();
+    const waiting = failure(provider.streamTurn(request({ signal: controller.signal })));
+    controller.abort(new Error('stopped by the user'));
+    const { error } = await waiting;
+    expect(error.code).toBe('ABORTED');
+    await busy;
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('retries a 500 a bounded number of times, then throws MODEL_ERROR', async () => {
     const server = await fake([
       fakeReply.serverError(),

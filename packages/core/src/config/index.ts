@@ -12,6 +12,7 @@ export type {
   GroupContextConfig,
   ModelPrice,
   ModelProviderConfig,
+  ModelProviderLimits,
   SendPolicyConfig,
   SendPolicyRule,
   SessionScope,

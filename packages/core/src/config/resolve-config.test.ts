@@ -57,7 +57,7 @@ describe('resolveConfig defaults', () => {
     expect(config.agents.list).toEqual([{ id: 'main', default: true }]);
     expect(config.models).toEqual({ providers: {}, prices: {}, contextWindowTokens: 128_000 });
     expect(config.runtime).toEqual({
-      lanes: { main: 4, subagent: 8, cron: 2 },
+      lanes: { main: 256, subagent: 64, cron: 8 },
       maxSteps: 8,
       staleRunMinutes: 10,
       maxRunAttempts: 3,

@@ -208,13 +208,31 @@ const AgentsSchema = Type.Object(
 
 // --- models ---
 
-/** One model provider. Extra keys are allowed: adapters may read their own options. */
+/**
+ * What the runtime lets through to one provider (`models.providers.<id>.limits`). Unset fields take the
+ * runtime's defaults: `concurrency` 256 model calls in flight, `requestsPerMinute` and `tokensPerMinute`
+ * unlimited. Calls over a limit wait (honouring the run's abort signal); they are not refused.
+ */
+export const ModelProviderLimitsSchema = Type.Object(
+  {
+    /** Model calls (HTTP streams) in flight at once to this provider, across all lanes and agents. */
+    concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    /** Requests started per minute (a token bucket holding one second's worth, at least 1). */
+    requestsPerMinute: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Prompt tokens (estimated) plus reported output tokens per minute. */
+    tokensPerMinute: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  Strict,
+);
+
+/** One model provider. */
 export const ModelProviderConfigSchema = Type.Object(
   {
     kind: Type.Union([Type.Literal('openai-compatible'), Type.Literal('anthropic')]),
     baseURL: Type.Optional(NonEmpty),
     apiKey: Type.Optional(NonEmpty),
     apiKeyEnv: Type.Optional(NonEmpty),
+    limits: Type.Optional(ModelProviderLimitsSchema),
   },
   Strict,
 );
@@ -242,7 +260,7 @@ const ModelsSchema = Type.Object(
 const RuntimeSchema = Type.Object(
   {
     lanes: Type.Object(
-      { main: Int(1, 1024, 4), subagent: Int(1, 1024, 8), cron: Int(1, 1024, 2) },
+      { main: Int(1, 1024, 256), subagent: Int(1, 1024, 64), cron: Int(1, 1024, 8) },
       { ...Strict, default: {} },
     ),
     maxSteps: Int(1, 1000, 8),
@@ -313,6 +331,9 @@ export type AgentEntry = Static<typeof AgentEntrySchema>;
 
 /** One entry of `models.providers`. */
 export type ModelProviderConfig = Static<typeof ModelProviderConfigSchema>;
+
+/** `models.providers.<id>.limits`. */
+export type ModelProviderLimits = Static<typeof ModelProviderLimitsSchema>;
 
 /** One entry of `models.prices`. */
 export type ModelPrice = Static<typeof ModelPriceSchema>;

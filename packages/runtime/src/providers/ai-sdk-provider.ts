@@ -3,7 +3,9 @@ import {
   ColloquyError,
   type FinishReason,
   type Logger,
+  type ModelMessage,
   type ModelProvider,
+  type ModelProviderLimits,
   type ModelRequest,
   type ModelStreamEvent,
   silentLogger,
@@ -15,6 +17,7 @@ import { toAiSdkMessages, toAiSdkTools } from './map-messages.js';
 import { classifyModelError, type ModelErrorContext } from './model-errors.js';
 import { stripProviderPrefix } from './model-ref.js';
 import type { ModelRetryOptions } from './provider-config.js';
+import { createProviderLimiter, type ProviderPermit } from './provider-limiter.js';
 
 /** Defaults of the provider options. */
 export const MODEL_PROVIDER_DEFAULTS = {
@@ -38,13 +41,19 @@ export interface AiSdkProviderSpec {
   apiKeyEnv?: string;
   idleTimeoutMs?: number;
   retry?: ModelRetryOptions;
+  /**
+   * Concurrency and rate limits of this provider (`models.providers.<id>.limits`), shared by every call
+   * of the returned provider: default 256 calls in flight, requests and tokens per minute unlimited.
+   */
+  limits?: ModelProviderLimits;
   logger?: Logger;
 }
 
 /**
  * A `ModelProvider` over any AI SDK language model: one `streamText` step per `streamTurn` call, tools
  * passed as JSON Schema without `execute` (the caller runs them), provider failures turned into
- * `ColloquyError`s, and bounded retries before any output is streamed.
+ * `ColloquyError`s, and bounded retries before any output is streamed. Each attempt waits for the
+ * provider's limits (`spec.limits`); a 429 pauses every call of the provider for its retry-after.
  *
  * Most users want `createModelProvider`, which builds the AI SDK model from config; use this one to
  * plug in any other AI SDK provider package.
@@ -64,6 +73,8 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
   const retry = { ...MODEL_PROVIDER_DEFAULTS.retry, ...spec.retry };
   const idleTimeoutMs = spec.idleTimeoutMs ?? MODEL_PROVIDER_DEFAULTS.idleTimeoutMs;
   const log = (spec.logger ?? silentLogger).child({ provider: spec.id });
+  const limiter = createProviderLimiter(spec.limits);
+  const countTokens = spec.limits?.tokensPerMinute !== undefined;
 
   return {
     id: spec.id,
@@ -76,6 +87,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
       const tools = request.tools.length > 0 ? toAiSdkTools(request.tools, sdk) : undefined;
       const providerOptions = spec.providerOptions?.(request);
       const model = await spec.languageModel(modelId);
+      const estimatedTokens = countTokens ? estimatePromptTokens(request) : 0;
 
       for (let attempt = 1; ; attempt++) {
         const ctx: ModelErrorContext = {
@@ -106,7 +118,15 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
               ? ({ by: 'timeout', timeoutMs: idleTimeoutMs } as const)
               : undefined;
 
+        let permit: ProviderPermit | undefined;
+        let usedTokens: number | undefined;
         try {
+          permit = await limiter.acquire({
+            signal: request.signal,
+            tokens: estimatedTokens,
+            maxPauseMs: retry.maxRetryAfterMs,
+            onLongPause: (ms) => pausedError(ctx, ms),
+          });
           armIdleTimer();
           const result = sdk.streamText({
             model,
@@ -138,6 +158,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
                   finishReason: toFinishReason(part.finishReason),
                   usage: toTokenUsage(part.totalUsage),
                 };
+                usedTokens = finish.usage.totalTokens;
                 break;
               case 'error':
                 throw part.error;
@@ -161,6 +182,10 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
         } catch (thrown) {
           const classified = classifyModelError(thrown, ctx, abortState());
           const delayMs = retryDelay(classified, attempt, retry);
+          const rateLimited = classified.reason === 'rate-limited';
+          // A 429 is about the provider, not this call: hold every call of the provider that long.
+          if (rateLimited) limiter.pause(classified.retryAfterMs ?? delayMs ?? 0);
+          permit?.release(usedTokens);
           if (delayMs === undefined) {
             if (classified.reason !== 'aborted') {
               log.warn(
@@ -174,8 +199,9 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
             { err: classified.error.message, attempt, reason: classified.reason, delayMs },
             'model call failed; retrying',
           );
-          await sleep(delayMs, request.signal, ctx);
+          if (!rateLimited) await sleep(delayMs, request.signal, ctx); // else the next acquire waits out the pause
         } finally {
+          permit?.release(usedTokens);
           if (idleTimer) clearTimeout(idleTimer);
           request.signal?.removeEventListener('abort', onCallerAbort);
           attemptAbort.abort(); // closes the HTTP stream when the consumer stopped early
@@ -197,6 +223,43 @@ function retryDelay(
   }
   const backoff = retry.baseDelayMs * 2 ** (attempt - 1);
   return Math.round(backoff * (0.8 + Math.random() * 0.4));
+}
+
+/** The error of a call that would wait longer than `retry.maxRetryAfterMs` for a 429 pause to end. */
+function pausedError(ctx: ModelErrorContext, remainingMs: number): ColloquyError {
+  return new ColloquyError(
+    'RATE_LIMITED',
+    `Model "${ctx.model}" of provider "${ctx.provider}" is rate limited: an earlier 429 asked to wait ${Math.ceil(remainingMs / 1000)} s more. Retry later, or set models.providers.${ctx.provider}.limits to stay under the provider's limits.`,
+    {
+      provider: ctx.provider,
+      model: ctx.model,
+      attempts: ctx.attempts,
+      partial: false,
+      reason: 'rate-limited',
+      retryable: false,
+      retryAfterMs: remainingMs,
+    },
+  );
+}
+
+/** A rough prompt size for the tokens-per-minute bucket: text characters / 4 (images count 1,000). */
+function estimatePromptTokens(request: ModelRequest): number {
+  let chars = request.system.length;
+  for (const tool of request.tools) chars += JSON.stringify(tool).length;
+  for (const message of request.messages) chars += messageChars(message);
+  return Math.ceil(chars / 4);
+}
+
+function messageChars(message: ModelMessage): number {
+  if (typeof message.content === 'string') return message.content.length;
+  let chars = 0;
+  for (const block of message.content) {
+    if (block.type === 'text') chars += block.text.length;
+    else if (block.type === 'thinking') chars += block.thinking.length;
+    else if (block.type === 'toolCall') chars += JSON.stringify(block.arguments ?? null).length;
+    else chars += 4000;
+  }
+  return chars;
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined, ctx: ModelErrorContext): Promise<void> {

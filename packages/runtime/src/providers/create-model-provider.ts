@@ -24,7 +24,8 @@ const REASONING_EFFORTS: ReadonlySet<string> = new Set(['minimal', 'low', 'mediu
  * reference or the bare model id.
  *
  * @param id - the provider id (its key under `models.providers`)
- * @param config - `{ kind, baseURL?, apiKey?, apiKeyEnv? }`
+ * @param config - `{ kind, baseURL?, apiKey?, apiKeyEnv?, limits? }`; `limits` bounds the calls of the
+ *   returned provider (default 256 in flight, no rate limits) and a 429 pauses all of them for its retry-after
  * @param options - timeouts, retries, headers, `fetch`, logger; see {@link ModelProviderOptions}
  * @returns a `ModelProvider`; its `streamTurn` throws `MODEL_ERROR`, `RATE_LIMITED`, `TIMEOUT` or `ABORTED`
  * @throws ColloquyError `CONFIG_INVALID` when `baseURL` is missing for `openai-compatible`, when
@@ -46,6 +47,7 @@ export function createModelProvider(
   const common = {
     id,
     ...(config.apiKeyEnv ? { apiKeyEnv: config.apiKeyEnv } : {}),
+    ...(config.limits ? { limits: config.limits } : {}),
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.logger ? { logger: options.logger } : {}),

@@ -82,6 +82,8 @@ export interface RecordedRequest {
   api: 'openai' | 'anthropic';
   stream: boolean;
   receivedAt: number;
+  /** When the answer was complete or the connection closed (`undefined` while in flight). */
+  answeredAt?: number;
   /** True once the client went away before the reply was complete (an abort reached the server). */
   closedEarly: boolean;
 }
@@ -119,6 +121,10 @@ export interface OpenAIFake {
   waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   /** How many client connections are currently open (idle keep-alive connections count). */
   openConnections(): number;
+  /** Scripted requests being answered right now. */
+  inFlight(): number;
+  /** The most scripted requests that were ever in flight at once. */
+  readonly maxInFlight: number;
   /** Stops listening and destroys every open connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -176,6 +182,8 @@ export async function startOpenAIFake(
   const waiters = new Set<() => void>();
   let toolCallCounter = 0;
   let closed = false;
+  let inFlight = 0;
+  let maxInFlight = 0;
 
   const nextReply = async (req: RecordedRequest): Promise<FakeReply> => {
     if (typeof current === 'function') return current(req);
@@ -235,7 +243,11 @@ export async function startOpenAIFake(
       receivedAt: Date.now(),
       closedEarly: false,
     };
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
     res.on('close', () => {
+      inFlight--;
+      recorded.answeredAt = Date.now();
       if (!res.writableFinished) recorded.closedEarly = true;
     });
     requests.push(recorded);
@@ -314,6 +326,10 @@ export async function startOpenAIFake(
       });
     },
     openConnections: () => sockets.size,
+    inFlight: () => inFlight,
+    get maxInFlight() {
+      return maxInFlight;
+    },
     close() {
       if (closed) return Promise.resolve();
       closed = true;

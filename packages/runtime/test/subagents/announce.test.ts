@@ -253,6 +253,9 @@ describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
       'three turns',
     );
     await waitFor(async () => (await allOutbox(store)).length === 3 && (await settled(store)));
+    // The session is `done` once the turn is stored; its reply is sent just after.
+    const channel = h.channel;
+    await waitFor(() => channel.sent.some((m) => m.text === 'all in'), 5000, 'the reply "all in" sent');
 
     const wakeTurn = h.model.requests.filter((r) => !isSubagent(r))[2]!;
     const seen = userTexts(wakeTurn).filter((t) => t.includes('Sub-agent'));
