@@ -75,7 +75,14 @@ describe('collectConfigSecrets', () => {
       walk(schema, 0);
     }
     // Names that look secret but hold none: key shapes and token counts.
-    const notSecret = new Set(['mainKey', 'keyPrefix', 'contextWindowTokens', 'secrets', 'url']);
+    const notSecret = new Set([
+      'mainKey',
+      'keyPrefix',
+      'contextWindowTokens',
+      'tokensPerMinute',
+      'secrets',
+      'url',
+    ]);
     const looksSecret = [...names].filter(
       (n) => /token|secret|pass|key|cred|auth/i.test(n) && !notSecret.has(n),
     );
