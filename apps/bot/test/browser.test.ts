@@ -9,7 +9,7 @@ import {
   startOpenAIFake,
 } from '../../../packages/runtime/test/fakes/openai-fake.js';
 import { type AppProcess, startApp } from './support/app-process.js';
-import { HAS_CHROMIUM, launchBrowser, type TestBrowser } from './support/browser.js';
+import { CHROMIUM, HAS_CHROMIUM, launchBrowser, type TestBrowser } from './support/browser.js';
 
 const OUT = fileURLToPath(new URL('../test-output/', import.meta.url));
 const TASK = 'Count the stars in the Lyra constellation.';
@@ -38,7 +38,9 @@ function textOf(content: unknown): string {
 }
 
 if (!HAS_CHROMIUM)
-  console.warn('browser test skipped: /usr/bin/chromium is absent (apt-get install chromium)');
+  console.warn(
+    `browser test skipped: ${CHROMIUM} is absent (apt-get install chromium, or set COLLOQUY_CHROMIUM)`,
+  );
 
 describe.skipIf(!HAS_CHROMIUM)('the reference app in Chromium', () => {
   let fake: OpenAIFake;

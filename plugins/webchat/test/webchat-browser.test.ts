@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { subagentSessionKey } from '@colloquy/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { HAS_CHROMIUM, launchChromium } from './support/browser.js';
+import { CHROMIUM, HAS_CHROMIUM, launchChromium } from './support/browser.js';
 import { type RuntimeHost, startRuntimeHost, streamed } from './support/runtime-host.js';
 import { ADMIN_TOKEN } from './support/start.js';
 
@@ -27,7 +27,9 @@ const RICH_REPLY = [
 ].join('\n');
 
 if (!HAS_CHROMIUM) {
-  console.warn('webchat browser tests skipped: /usr/bin/chromium is absent (apt-get install chromium)');
+  console.warn(
+    `webchat browser tests skipped: ${CHROMIUM} is absent (apt-get install chromium, or set COLLOQUY_CHROMIUM)`,
+  );
 }
 
 describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', { timeout: 45_000 }, () => {

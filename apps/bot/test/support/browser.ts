@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 
-/** Debian's Chromium (`.ci/run` installs it). */
-export const CHROMIUM = '/usr/bin/chromium';
+/** The Chromium the browser tests drive: `COLLOQUY_CHROMIUM`, else Debian's package. */
+export const CHROMIUM = process.env.COLLOQUY_CHROMIUM ?? '/usr/bin/chromium';
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
 
 /** A headless Chromium with a fresh profile directory, removed by `close`. */

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 
 /** The Debian Chromium the browser suites drive. */
-export const CHROMIUM = '/usr/bin/chromium';
+/** The Chromium the browser tests drive: `COLLOQUY_CHROMIUM`, else Debian's package. */
+export const CHROMIUM = process.env.COLLOQUY_CHROMIUM ?? '/usr/bin/chromium';
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
 
 /**
