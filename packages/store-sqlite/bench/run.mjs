@@ -7,6 +7,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Bench } from 'tinybench';
 import { openSqliteStore } from '../dist/index.js';
+import { prng } from './search-data.mjs';
 
 const SESSIONS = 10_000;
 const LIST_LIMIT = 200;
@@ -29,16 +30,6 @@ const KINDS = [
 const dir = mkdtempSync(join(tmpdir(), 'colloquy-bench-'));
 const results = [];
 
-/** A deterministic PRNG (mulberry32) so every run measures the same data. */
-function prng(seed) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = prng(42);
 
 function pickKind() {

@@ -3,7 +3,8 @@
 
 const NOW = Date.now();
 
-function prng(seed) {
+/** A deterministic PRNG (mulberry32) so every run measures the same data. */
+export function prng(seed) {
   let a = seed;
   return () => {
     a = (a + 0x6d2b79f5) | 0;

@@ -13,6 +13,7 @@ import {
   type StoreTransaction,
   toColloquyError,
 } from '@colloquy/core';
+import { hasActiveRun } from '../cluster/run-job.js';
 import type { RuntimeContext, TurnEndHook } from '../runtime/runtime-context.js';
 import {
   type AnnouncePayload,
@@ -132,8 +133,7 @@ export function createSubagentRegistry(
   async function isBusy(sessionKey: string): Promise<boolean> {
     if (ctx.queue.runningBatch(sessionKey) !== undefined || ctx.queue.pendingCount(sessionKey) > 0)
       return true;
-    if (!ctx.cluster) return false;
-    return (await store.listRuns({ sessionKey, statuses: ['queued', 'running'], limit: 1 })).length > 0;
+    return ctx.cluster !== undefined && hasActiveRun(store, sessionKey);
   }
 
   const turnEndHook: TurnEndHook = async (runs, session, tx) => {
