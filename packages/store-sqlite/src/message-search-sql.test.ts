@@ -1,6 +1,7 @@
+import { SEARCH_INDEX_MAX_CHARS, searchableText, type TranscriptMessage } from '@colloquy/core';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planMessageSearch } from './message-search-sql.js';
+import { indexedTextSql, planMessageSearch } from './message-search-sql.js';
 import { migrate } from './migrations.js';
 
 let db: Database.Database;
@@ -43,4 +44,43 @@ describe('planMessageSearch', () => {
     expect(plan?.hits).toBeUndefined();
     expect(plan?.count.sql).not.toContain('JOIN');
   });
+});
+
+describe('indexedTextSql', () => {
+  const text = (block: unknown) => ({ type: 'text', text: block });
+  // Shapes a transcript may hold, including ones the types forbid but a JSON column can carry.
+  const messages: unknown[] = [
+    { role: 'user', content: 'a plain string' },
+    { role: 'user', content: '' },
+    { role: 'assistant', content: [text('one block')] },
+    { role: 'assistant', content: [text('first'), { type: 'image', data: 'x' }, text('second')] },
+    { role: 'assistant', content: [{ type: 'thinking', thinking: 'hidden' }] },
+    {
+      role: 'assistant',
+      content: [{ type: 'toolCall', name: 'x', arguments: { text: 'args' } }, text('shown')],
+    },
+    { role: 'assistant', content: [] },
+    { role: 'assistant', content: [text(5)] },
+    { role: 'assistant', content: [text(null), text('kept')] },
+    { role: 'user', content: ['a bare string block'] },
+    { role: 'user', content: ['bare', text('after a bare string'), 7, null, [text('nested')]] },
+    { role: 'user', content: [{ type: 'text' }] },
+    { role: 'user', content: { type: 'text', text: 'an object, not a list' } },
+    { role: 'user', content: 42 },
+    { role: 'user' },
+    { role: 'toolResult', content: 'tool output' },
+    { role: 'toolResult', content: [text('tool output')] },
+    { role: 'user', content: 'x'.repeat(SEARCH_INDEX_MAX_CHARS + 10) },
+    { role: 'assistant', content: [text('y'.repeat(SEARCH_INDEX_MAX_CHARS)), text('cut away')] },
+    { role: 'user', content: 'ünïcödé, emoji 🙂 and "quotes"' },
+  ];
+
+  it.each(messages.map((m) => [JSON.stringify(m).slice(0, 80), m]))(
+    'picks the text core picks: %s',
+    (_, message) => {
+      const sql = `SELECT ${indexedTextSql('m')} FROM (SELECT ? AS m)`;
+      const indexed = db.prepare(sql).pluck().get(JSON.stringify(message)) as string | null;
+      expect(indexed ?? undefined).toEqual(searchableText(message as TranscriptMessage));
+    },
+  );
 });

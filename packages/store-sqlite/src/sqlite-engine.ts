@@ -23,7 +23,14 @@ import {
 } from '@colloquy/core';
 import type Database from 'better-sqlite3';
 import { CommitBatch, type GroupCommitSettings } from './group-commit.js';
-import { indexedTextSql, planMessageSearch } from './message-search-sql.js';
+import {
+  CREATE_PENDING_INDEX_SQL,
+  indexPendingSql,
+  MESSAGE_INDEX,
+  type MessageSearchPlan,
+  PENDING_INDEX,
+  planMessageSearch,
+} from './message-search-sql.js';
 import { planSessionList, sqlLimit } from './session-list-plan.js';
 import { sqliteCode, toStoreError } from './sqlite-errors.js';
 import {
@@ -110,6 +117,8 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
   private failure: ColloquyError | undefined;
   /** The batch came due while a transaction was open: commit it when that transaction ends. */
   private commitWhenIdle = false;
+  /** A read-only store's statement filling its temporary index (see `searchReadonly`). */
+  private readonly pendingIndex: Stmt<[]> | undefined;
 
   private readonly s: {
     begin: Stmt<[]>;
@@ -178,12 +187,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       searchPending: one(
         'SELECT (SELECT coalesce(max(id), 0) FROM messages) > (SELECT indexed_up_to FROM search_state)',
       ),
-      searchCatchUp: db.prepare(
-        `INSERT INTO messages_search (rowid, body)
-           SELECT id, body FROM (SELECT id, ${indexedTextSql('message')} AS body FROM messages
-             WHERE id > (SELECT indexed_up_to FROM search_state))
-           WHERE body IS NOT NULL`,
-      ),
+      searchCatchUp: db.prepare(indexPendingSql(MESSAGE_INDEX)),
       searchMark: db.prepare(
         'UPDATE search_state SET indexed_up_to = (SELECT coalesce(max(id), 0) FROM messages)',
       ),
@@ -264,6 +268,11 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
          WHERE session_key = ? AND seq = ?`,
       ),
     };
+    if (this.readonly) {
+      // Created here, outside any transaction, so that no rollback can take it away.
+      db.exec(CREATE_PENDING_INDEX_SQL);
+      this.pendingIndex = db.prepare(indexPendingSql(PENDING_INDEX));
+    }
   }
 
   // --- transactions ---
@@ -615,33 +624,70 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     });
   }
 
+  /**
+   * Searches the full-text index after bringing it up to date: messages appended since the last
+   * search (by any connection) are indexed first, in one write transaction (or the caller's), and
+   * `search_state` moves to the newest `messages.id` in the same commit (see migration v5). So a
+   * search sees every committed message, and inside a transaction also that transaction's own
+   * appends; a rollback takes their index entries with it.
+   *
+   * Why not index in each append's own transaction (schema v4): FTS5 writes a new index segment
+   * at every commit and merges segments as they pile up, which cost single-message appends two
+   * thirds of their throughput; a batch pays that once, and only the tokenizing is left per
+   * message. The catch-up evaluates the text of each message once (`indexedTextSql`, through a
+   * materialized CTE) and feeds FTS5 in `rowid` order.
+   */
   searchMessages(query: MessageSearchQuery): MessageSearchResult {
     const plan = planMessageSearch(query);
     if (plan === undefined) return { hits: [], total: 0 };
-    // Messages appended since the last search are indexed first, in one batch (see migration v5).
-    if (!this.readonly && this.guard(() => this.s.searchPending.get() === 1)) {
+    if (this.readonly) return this.searchReadonly(query, plan);
+    if (this.guard(() => this.s.searchPending.get() === 1)) {
       this.write(() => {
         this.s.searchCatchUp.run();
         this.s.searchMark.run();
       });
     }
+    return this.guard(() => this.runSearch(plan));
+  }
+
+  /**
+   * A read-only connection cannot bring the file's index up to date, so within one read
+   * transaction (one snapshot) it indexes what the file's index lacks into a temporary index,
+   * searches both, and rolls the temporary entries back. Ranks of those messages come from the
+   * small temporary index, so they compare only roughly with the others'.
+   */
+  private searchReadonly(query: MessageSearchQuery, plan: MessageSearchPlan): MessageSearchResult {
     return this.guard(() => {
-      const total = this.dynamicStatement(plan.count.sql)
-        .pluck()
-        .get(...plan.count.params) as number;
-      if (plan.hits === undefined || total === 0) return { hits: [], total };
-      const rows = this.dynamicStatement(plan.hits.sql).all(...plan.hits.params) as {
-        sessionKey: string;
-        message: string;
-      }[];
-      return {
-        hits: rows.map((row) => ({
-          sessionKey: row.sessionKey,
-          message: JSON.parse(row.message) as StoredMessage,
-        })),
-        total,
-      };
+      const pendingIndex = this.pendingIndex!;
+      const nested = this.db.inTransaction;
+      this.db.exec(nested ? 'SAVEPOINT colloquy_search' : 'BEGIN');
+      try {
+        if (pendingIndex.run().changes === 0) return this.runSearch(plan);
+        return this.runSearch(planMessageSearch(query, [MESSAGE_INDEX, PENDING_INDEX])!);
+      } finally {
+        if (this.db.inTransaction) {
+          this.db.exec(nested ? 'ROLLBACK TO colloquy_search; RELEASE colloquy_search' : 'ROLLBACK');
+        }
+      }
     });
+  }
+
+  private runSearch(plan: MessageSearchPlan): MessageSearchResult {
+    const total = this.dynamicStatement(plan.count.sql)
+      .pluck()
+      .get(...plan.count.params) as number;
+    if (plan.hits === undefined || total === 0) return { hits: [], total };
+    const rows = this.dynamicStatement(plan.hits.sql).all(...plan.hits.params) as {
+      sessionKey: string;
+      message: string;
+    }[];
+    return {
+      hits: rows.map((row) => ({
+        sessionKey: row.sessionKey,
+        message: JSON.parse(row.message) as StoredMessage,
+      })),
+      total,
+    };
   }
 
   setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): void {

@@ -311,6 +311,85 @@ describe('SqliteStore', () => {
       await writer.putSession(makeSessionRecord('k3'));
       expect((await reader.getSession('k3'))?.key).toBe('k3');
     });
+
+    it('searches every committed message, also those no writer has indexed yet', async () => {
+      const file = temp.file('ro-search.db');
+      const writer = open(file);
+      await writer.putSession(makeSessionRecord('k1'));
+      await writer.appendMessages('k1', [say('harbour crane one'), say('harbour')]);
+      expect((await writer.searchMessages({ text: 'harbour' })).total).toBe(2);
+      // Appended after the writer's last search: the file's index does not hold these yet.
+      await writer.appendMessages('k1', [say('harbour crane crane two'), say('crane')]);
+      const reader = open(file, { readonly: true });
+      const found = await reader.searchMessages({ text: 'harbour crane', limit: 10 });
+      expect(found.total).toBe(2);
+      expect(found.hits.map((h) => h.message.content).sort()).toEqual([
+        'harbour crane crane two',
+        'harbour crane one',
+      ]);
+      expect((await reader.searchMessages({ text: 'crane', keys: ['k1'], limit: 0 })).total).toBe(3);
+      expect((await reader.searchMessages({ text: 'crane', keys: ['other'] })).total).toBe(0);
+      // Paging runs over both indexes as one ranked list.
+      const pages = [0, 1, 2].map((offset) => reader.searchMessages({ text: 'crane', limit: 1, offset }));
+      const paged = (await Promise.all(pages)).flatMap((r) => r.hits.map((h) => h.message.content));
+      expect(paged.sort()).toEqual(['crane', 'harbour crane crane two', 'harbour crane one']);
+      // The same inside a read transaction, and nothing is counted twice once the writer caught up.
+      await reader.transaction(async (tx) => {
+        expect((await tx.searchMessages({ text: 'crane' })).total).toBe(3);
+        expect((await tx.searchMessages({ text: 'crane' })).total).toBe(3);
+      });
+      expect((await writer.searchMessages({ text: 'crane' })).total).toBe(3);
+      expect((await reader.searchMessages({ text: 'crane' })).total).toBe(3);
+      await writer.deleteSession('k1');
+      expect((await reader.searchMessages({ text: 'crane' })).total).toBe(0);
+    });
+  });
+
+  describe('search index', () => {
+    const words = (store: SqliteStore, text: string) =>
+      store.searchMessages({ text, limit: 50 }).then((r) => r.total);
+
+    it('finds every committed message, however and by whichever connection it was appended', async () => {
+      const file = temp.file('search-complete.db');
+      const store = open(file);
+      const other = open(file);
+      const grouped = openSqliteStore({ file, groupCommit: true });
+      opened.push(grouped);
+      await store.putSession(makeSessionRecord('k1'));
+      let expected = 0;
+      for (let round = 0; round < 3; round++) {
+        await store.appendMessages('k1', [say(`alpha round${round}`)]);
+        await store.appendMessages('k1', [say(`alpha round${round}`), say('beta')]);
+        await store.transaction((tx) => tx.appendMessages('k1', [say(`alpha round${round}`)]));
+        await other.appendMessages('k1', [say(`alpha round${round}`)]);
+        await grouped.appendMessages('k1', [say(`alpha round${round}`)]);
+        await grouped.flush();
+        expected += 5;
+        expect(await words(store, 'alpha')).toBe(expected);
+        expect(await words(other, `alpha round${round}`)).toBe(5);
+      }
+      // Inside a transaction, a search sees the transaction's own appends, and after a rollback
+      // neither those messages nor their index entries remain.
+      await codeOf(
+        store.transaction(async (tx) => {
+          await tx.appendMessages('k1', [say('gamma')]);
+          expect((await tx.searchMessages({ text: 'gamma' })).total).toBe(1);
+          throw new Error('roll back');
+        }),
+      );
+      expect(await words(store, 'gamma')).toBe(0);
+      await store.appendMessages('k1', [say('gamma')]);
+      expect(await words(other, 'gamma')).toBe(1);
+      expect(await store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    });
+
+    it('indexes around content blocks that are not objects instead of failing the search', async () => {
+      const store = open();
+      await store.putSession(makeSessionRecord('k1'));
+      const odd = { role: 'user', content: ['bare', { type: 'text', text: 'delta' }] } as unknown;
+      await store.appendMessages('k1', [odd as TranscriptMessage, say('delta again')]);
+      expect(await words(store, 'delta')).toBe(2);
+    });
   });
 
   describe('transcript locator and JSONL export', () => {
