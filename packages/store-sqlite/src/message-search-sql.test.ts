@@ -1,7 +1,7 @@
 import { SEARCH_INDEX_MAX_CHARS, searchableText, type TranscriptMessage } from '@colloquy/core';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { indexedTextSql, planMessageSearch } from './message-search-sql.js';
+import { indexedTextSql, indexPendingSql, MESSAGE_INDEX, planMessageSearch } from './message-search-sql.js';
 import { migrate } from './migrations.js';
 
 let db: Database.Database;
@@ -83,4 +83,13 @@ describe('indexedTextSql', () => {
       expect(indexed ?? undefined).toEqual(searchableText(message as TranscriptMessage));
     },
   );
+});
+
+describe('indexPendingSql', () => {
+  it('reads only the messages after the watermark and computes their text once (materialized)', () => {
+    const details = explain(indexPendingSql(MESSAGE_INDEX), []);
+    expect(details).toContain('MATERIALIZE pending');
+    expect(details.some((d) => /^SEARCH messages USING INTEGER PRIMARY KEY \(rowid>\?\)/.test(d))).toBe(true);
+    expect(details.some((d) => /^SCAN messages\b/.test(d))).toBe(false);
+  });
 });
