@@ -1,4 +1,4 @@
-import { runStoreConformance } from '@colloquy/core/testing';
+import { runStoreConformance } from '@colloquy/testkit/store-conformance';
 import { afterAll, beforeAll } from 'vitest';
 import { openPostgresStore } from './postgres-store.js';
 import { startTestPostgres, type TestPostgres } from './testing/test-postgres.js';

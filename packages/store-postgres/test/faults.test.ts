@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { makeRunRecord, makeSessionRecord } from '@colloquy/core/testing';
+import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPostgresConnection } from '../src/check-connection.js';
