@@ -6,6 +6,7 @@
 // Info-string flags (after the language, e.g. ```ts runnable):
 //   (none)     compiled; names must be imported or declared in the block
 //   runnable   compiled, then run; it must exit 0 within the time limit
+//   continues  compiled after the README's first compiled block (its example), whose names it uses; not run
 //   fragment   neither compiled nor run: a piece of a larger program (use sparingly)
 //
 // Usage: node check-readme-examples.mjs [README path filter ...] [--timeout-ms N]
@@ -30,7 +31,7 @@ const SKIP_DIRS = new Set([
   'coverage',
 ]);
 const LANGUAGES = new Set(['ts', 'typescript', 'mts']);
-const FLAGS = new Set(['runnable', 'fragment']);
+const FLAGS = new Set(['runnable', 'fragment', 'continues']);
 
 const args = process.argv.slice(2);
 const timeoutArg = args.indexOf('--timeout-ms');
@@ -77,7 +78,19 @@ function extractBlocks(file) {
           throw new Error(
             `${readme}:${open.start}: unknown flag ${unknown.join(', ')} (use ${[...FLAGS].join(' or ')})`,
           );
-        blocks.push({ readme, line: open.start + 1, flags: new Set(open.words), code: open.code.join('\n') });
+        const flags = new Set(open.words);
+        const code = open.code;
+        const lineMap = code.map((_, i) => open.start + 1 + i);
+        const first = blocks.find((b) => !b.flags.has('fragment'));
+        if (flags.has('continues') && !first)
+          throw new Error(`${readme}:${open.start}: nothing before this block to continue`);
+        blocks.push({
+          readme,
+          line: open.start + 1,
+          flags,
+          code: flags.has('continues') ? [...first.code, ...code] : code,
+          lineMap: flags.has('continues') ? [...first.lineMap, ...lineMap] : lineMap,
+        });
       }
       open = undefined;
       return;
@@ -94,7 +107,7 @@ function compile(blocks) {
   for (const block of blocks) {
     block.file = join(work, `${block.readme.replace(/[^\w]+/g, '_')}_L${block.line}.ts`);
     // `export {}` makes every block a module (top-level await, no shared globals between blocks).
-    writeFileSync(block.file, `${block.code}\nexport {};\n`);
+    writeFileSync(block.file, `${block.code.join('\n')}\nexport {};\n`);
   }
   const base = ts.readConfigFile(join(root, 'tsconfig.base.json'), ts.sys.readFile).config;
   const { options } = ts.convertCompilerOptionsFromJson(
@@ -119,7 +132,7 @@ function compile(blocks) {
     const block = d.file && byFile.get(d.file.fileName);
     if (!block || d.start === undefined) return `${d.file?.fileName ?? 'tsc'}: ${message}`;
     const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
-    return `${block.readme}:${block.line + line}:${character + 1}: TS${d.code} ${message}`;
+    return `${block.readme}:${block.lineMap[line] ?? block.line}:${character + 1}: TS${d.code} ${message}`;
   });
 }
 
@@ -161,7 +174,7 @@ const readmes = findReadmes(root).filter(
 );
 const blocks = readmes.flatMap(extractBlocks);
 const checked = blocks.filter((b) => !b.flags.has('fragment'));
-const runnable = checked.filter((b) => b.flags.has('runnable'));
+const runnable = checked.filter((b) => b.flags.has('runnable') && !b.flags.has('continues'));
 const failures = compile(checked);
 for (const failure of failures) console.error(failure);
 if (failures.length === 0) {
