@@ -1,5 +1,5 @@
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import { type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -8,7 +8,7 @@ import { cpus, loadavg } from 'node:os';
 import { resolveConfig } from '@colloquy/core';
 import { createRuntime } from '@colloquy/runtime';
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres } from '@colloquy/store-postgres/testing';
+import { startTestPostgres } from '@colloquy/testkit/postgres';
 import { createScriptedModel, makeSessionRecord } from '@colloquy/testkit';
 import pg from 'pg';
 import { createPostgresCluster } from '../dist/index.js';

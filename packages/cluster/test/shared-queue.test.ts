@@ -2,7 +2,7 @@ import { type ChannelPlugin, MemoryStore, type RunRecord, resolveConfig } from '
 import { createWebChatPlugin } from '@colloquy/plugin-webchat';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { openPostgresStore, type PostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import { createScriptedModel, makeSessionRecord, type ScriptedModel } from '@colloquy/testkit';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import { Bench } from 'tinybench';
 import { openPostgresStore } from '../dist/index.js';
-import { startTestPostgres } from '../dist/testing/index.js';
+import { startTestPostgres } from '@colloquy/testkit/postgres';
 
 const SESSIONS = 10_000;
 const LIST_LIMIT = 200;

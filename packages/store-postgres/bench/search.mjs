@@ -7,7 +7,7 @@
 import { Bench } from 'tinybench';
 import { benchSearches, message, seedSearchStore, session } from '../../store-sqlite/bench/search-data.mjs';
 import { openPostgresStore } from '../dist/index.js';
-import { startTestPostgres } from '../dist/testing/index.js';
+import { startTestPostgres } from '@colloquy/testkit/postgres';
 
 const SESSIONS = 1_000;
 const TOTAL = Number(process.env.COLLOQUY_BENCH_SEARCH_MESSAGES ?? 500_000);

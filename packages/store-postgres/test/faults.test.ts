@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPostgresConnection } from '../src/check-connection.js';
 import { redactDatabaseUrl } from '../src/database-url.js';
 import { openPostgresStore } from '../src/postgres-store.js';
-import { startTestPostgres, type TestPostgres } from '../src/testing/test-postgres.js';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 
 let server: TestPostgres;
 beforeAll(async () => {

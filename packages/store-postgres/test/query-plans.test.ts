@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageSearchSql } from '../src/message-search-sql.js';
 import { openPostgresStore, type PostgresStore } from '../src/postgres-store.js';
 import { sessionListSql } from '../src/session-list-sql.js';
-import { startTestPostgres, type TestPostgres } from '../src/testing/test-postgres.js';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 
 let server: TestPostgres;
 let store: PostgresStore;

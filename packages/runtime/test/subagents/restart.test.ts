@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunRecord, Store } from '@colloquy/core';
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { createTestDatabase } from '@colloquy/store-postgres/testing';
+import { createTestDatabase } from '@colloquy/testkit/postgres';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startHarness, waitFor } from '../support/harness.js';

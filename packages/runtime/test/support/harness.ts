@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ColloquyConfigInput, MemoryStore, resolveConfig, type Store } from '@colloquy/core';
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { createTestDatabase } from '@colloquy/store-postgres/testing';
+import { createTestDatabase } from '@colloquy/testkit/postgres';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import {
   createMemoryChannel,
