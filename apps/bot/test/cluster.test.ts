@@ -1,6 +1,6 @@
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import { type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppProcess, startApp } from './support/app-process.js';

@@ -8,8 +8,8 @@ import { cpus, loadavg } from 'node:os';
 import { resolveConfig } from '@colloquy/core';
 import { createRuntime } from '@colloquy/runtime';
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres } from '@colloquy/testkit/postgres';
 import { createScriptedModel, makeSessionRecord } from '@colloquy/testkit';
+import { startTestPostgres } from '@colloquy/testkit/postgres';
 import pg from 'pg';
 import { createPostgresCluster } from '../dist/index.js';
 

@@ -1,5 +1,5 @@
 // Benchmarks many sessions at once against a slow model on @colloquy/runtime: 200 distinct users each
-// send one DM at the same moment; the model is the local OpenAI-compatible fake (test/fakes/openai-fake.ts)
+// send one DM at the same moment; the model is the local OpenAI-compatible fake (@colloquy/testkit/openai-fake)
 // answering after 0 ms or 1,000 ms, reached through the real AI SDK adapter (createModelRouter), on the
 // SQLite store with group commit. Each case runs twice: with the old lane defaults (main 4, subagent 8,
 // cron 2) and with the current defaults (provider limits at their defaults too).
@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { resolveConfig } from '@colloquy/core';
 import { openSqliteStore } from '@colloquy/store-sqlite';
-import * as openAIFake from '@colloquy/testkit/openai-fake';
+import { fakeReply, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { createModelRouter, createRuntime } from '../dist/index.js';
 import { createBenchChannel } from './bench-channel.mjs';
 
@@ -57,10 +57,10 @@ async function burst(runtime, channel, users, prefix) {
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-async function runCase(openAIFake, latencyMs, lanes) {
+async function runCase(latencyMs, lanes) {
   let delayMs = 0; // the warm-up runs at 0 ms so it costs the same whatever the lanes
-  const fake = await fakeModule.startOpenAIFake(() =>
-    fakeModule.fakeReply.text('ok', delayMs > 0 ? { delayMs } : {}),
+  const fake = await startOpenAIFake(() =>
+    fakeReply.text('ok', delayMs > 0 ? { delayMs } : {}),
   );
   const config = resolveConfig({
     agents: { defaults: { model: 'local/fake-model' } },
@@ -136,7 +136,7 @@ async function main() {
       ['before (old defaults)', OLD_LANES],
       ['after (defaults)', undefined],
     ]) {
-      const r = await runCase(openAIFake, latencyMs, lanes);
+      const r = await runCase(latencyMs, lanes);
       if (latencyMs === 1000 && !lanes) headline = r;
       const l = r.lanes;
       console.log(

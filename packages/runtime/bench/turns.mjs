@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_CONFIG, MemoryStore, resolveConfig } from '@colloquy/core';
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres } from '@colloquy/testkit/postgres';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import { createScriptedModel } from '@colloquy/testkit';
+import { startTestPostgres } from '@colloquy/testkit/postgres';
 import { createRuntime } from '../dist/index.js';
 import { createBenchChannel } from './bench-channel.mjs';
 

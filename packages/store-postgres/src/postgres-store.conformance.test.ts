@@ -1,7 +1,7 @@
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import { runStoreConformance } from '@colloquy/testkit/store-conformance';
 import { afterAll, beforeAll } from 'vitest';
 import { openPostgresStore } from './postgres-store.js';
-import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 
 let server: TestPostgres;
 beforeAll(async () => {

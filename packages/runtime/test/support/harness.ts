@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ColloquyConfigInput, MemoryStore, resolveConfig, type Store } from '@colloquy/core';
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { createTestDatabase } from '@colloquy/testkit/postgres';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import {
   createMemoryChannel,
@@ -14,6 +13,7 @@ import {
   type ScriptFn,
   type ScriptStep,
 } from '@colloquy/testkit';
+import { createTestDatabase } from '@colloquy/testkit/postgres';
 import { inject } from 'vitest';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/index.js';
 
