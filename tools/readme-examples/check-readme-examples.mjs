@@ -177,11 +177,14 @@ const checked = blocks.filter((b) => !b.flags.has('fragment'));
 const runnable = checked.filter((b) => b.flags.has('runnable') && !b.flags.has('continues'));
 const failures = compile(checked);
 for (const failure of failures) console.error(failure);
+// Runs only when everything compiled: a block that does not compile has no output to run.
+let passed = 0;
 if (failures.length === 0) {
   for (const block of runnable) {
     const started = Date.now();
     const failure = await runBlock(block);
     if (failure) failures.push(failure);
+    else passed += 1;
     console.log(
       `${failure ? 'FAIL' : 'ok  '} ${block.readme}:${block.line} (runnable, ${Date.now() - started} ms)`,
     );
@@ -190,6 +193,6 @@ if (failures.length === 0) {
 }
 const fragments = blocks.length - checked.length;
 console.log(
-  `readme examples: ${checked.length} compiled, ${failures.length === 0 ? runnable.length : 0} of ${runnable.length} runnable ran, ${fragments} fragments skipped, in ${readmes.length} READMEs; ${failures.length} failed`,
+  `readme examples: ${checked.length} compiled, ${passed} of ${runnable.length} runnable ran, ${fragments} fragments skipped, in ${readmes.length} READMEs; ${failures.length} failed`,
 );
 process.exit(failures.length === 0 ? 0 : 1);

@@ -23,7 +23,7 @@ function importGraph(file: string, seen = new Set<string>()): Set<string> {
 }
 
 describe('runner-neutral test tools', () => {
-  it.each(['scripted-model.ts', 'memory-channel.ts', 'record-factories.ts'])(
+  it.each(['scripted-model.ts', 'memory-channel.ts', 'record-factories.ts', '../index.ts'])(
     '%s imports neither vitest nor any package but core',
     (file) => {
       const packages = [...importGraph(resolve(here, file))].filter(
