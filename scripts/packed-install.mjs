@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Packed install proof: packs @colloquy/core and @colloquy/plugin-whatsapp as they would be
-// published, installs the tarballs with plain `npm i` in an empty folder outside the workspace (so
-// no pnpm overrides and no workspace links help), then loads the plugin with node. A third party's
+// Packed install proof: packs @colloquy/core, @colloquy/plugin-whatsapp and @colloquy/testkit as they
+// would be published, installs the tarballs with plain `npm i` in an empty folder outside the
+// workspace (so no pnpm overrides and no workspace links help), then loads the plugin, and the
+// testkit's scripted model without vitest or the runtime, with node. A third party's
 // `npm i @colloquy/plugin-whatsapp` fails the same way this does.
 //
 // Usage: node scripts/packed-install.mjs [--keep]   (needs `pnpm build` first; run by .ci/run)
@@ -13,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const packages = ['packages/core', 'plugins/whatsapp'];
+const packages = ['packages/core', 'plugins/whatsapp', 'packages/testkit'];
 const keep = process.argv.includes('--keep');
 const work = mkdtempSync(join(tmpdir(), 'colloquy-packed-'));
 const tarballs = join(work, 'tarballs');
@@ -62,13 +63,23 @@ try {
     "const p = m.createWhatsAppPlugin({ stateDir: './wa-state', qrOutput: false });",
     "if (p.id !== 'whatsapp') throw new Error('unexpected plugin id ' + p.id);",
     "console.log('loaded @colloquy/plugin-whatsapp: ' + Object.keys(m).length + ' exports');",
+    // The testkit's root needs neither vitest nor the runtime (optional peers, not installed here).
+    "const { createScriptedModel } = await import('@colloquy/testkit');",
+    "const model = createScriptedModel(['Hello']);",
+    'const events = [];',
+    "for await (const e of model.streamTurn({ model: 'm', system: '', messages: [], tools: [] })) events.push(e.type);",
+    "if (!events.includes('finish')) throw new Error('scripted model did not finish: ' + events.join(','));",
+    "for (const absent of ['vitest', '@colloquy/runtime']) {",
+    "  if (await import(absent).then(() => true, () => false)) throw new Error(absent + ' is installed; the probe proves nothing');",
+    '}',
+    "console.log('loaded @colloquy/testkit without vitest or @colloquy/runtime: ' + events.join(','));",
   ].join('\n');
   try {
     process.stdout.write(run('node', ['--input-type=module', '-e', probe], app, 60_000));
   } catch (error) {
-    fail('importing the installed plugin', error);
+    fail('importing the installed packages', error);
   }
-  console.log('packed install: 1 passed, 0 failed');
+  console.log('packed install: 2 passed, 0 failed');
 } finally {
   if (!keep) rmSync(work, { recursive: true, force: true });
 }

@@ -1,5 +1,5 @@
+import { type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OpenAIFake, startOpenAIFake } from '../../../packages/runtime/test/fakes/openai-fake.js';
 import { type AppProcess, startApp } from './support/app-process.js';
 import { openProbe } from './support/ws-probe.js';
 

@@ -1,13 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FakeReply,
   type OpenAIFake,
   type RecordedRequest,
   startOpenAIFake,
-} from '../../../packages/runtime/test/fakes/openai-fake.js';
+} from '@colloquy/testkit/openai-fake';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppProcess, startApp } from './support/app-process.js';
 import { CHROMIUM, HAS_CHROMIUM, launchBrowser, type TestBrowser } from './support/browser.js';
 

@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OpenAIFake, startOpenAIFake } from '../../../packages/runtime/test/fakes/openai-fake.js';
 import { type AppProcess, CLI, runCliProcess, startApp } from './support/app-process.js';
 
 let fake: OpenAIFake;

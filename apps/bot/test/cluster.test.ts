@@ -1,8 +1,8 @@
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
+import { type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
+import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OpenAIFake, startOpenAIFake } from '../../../packages/runtime/test/fakes/openai-fake.js';
-import { FakeTelegram } from '../../../plugins/telegram/test/support/fake-telegram.js';
 import { type AppProcess, startApp } from './support/app-process.js';
 
 /**

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { openSqliteStore } from '@colloquy/store-sqlite';
+import { type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type OpenAIFake, startOpenAIFake } from '../../../packages/runtime/test/fakes/openai-fake.js';
 import { type AppProcess, startApp } from './support/app-process.js';
 
 /**

@@ -1,5 +1,5 @@
+import { FakeDiscord, type FakeUser } from '@colloquy/testkit/discord-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeDiscord, type FakeUser } from '../../../plugins/discord/test/fake-discord/fake-discord.js';
 import { type AppProcess, runCliProcess, startApp } from './support/app-process.js';
 
 const TOKEN = 'discord-app-e2e-token';

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AppProcess, runCliProcess, startApp } from './support/app-process.js';
 import { openProbe } from './support/ws-probe.js';

@@ -1,5 +1,5 @@
+import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeTelegram } from '../../../plugins/telegram/test/support/fake-telegram.js';
 import { type AppProcess, runCliProcess, startApp } from './support/app-process.js';
 
 const TOKEN = '4004:app-e2e-token';

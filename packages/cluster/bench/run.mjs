@@ -6,10 +6,10 @@
 // Run with `pnpm bench` at the root (turbo builds dist/ first) or `node bench/run.mjs`.
 import { cpus, loadavg } from 'node:os';
 import { resolveConfig } from '@colloquy/core';
-import { createScriptedModel, makeSessionRecord } from '@colloquy/core/testing';
 import { createRuntime } from '@colloquy/runtime';
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres } from '@colloquy/store-postgres/testing';
+import { createScriptedModel, makeSessionRecord } from '@colloquy/testkit';
+import { startTestPostgres } from '@colloquy/testkit/postgres';
 import pg from 'pg';
 import { createPostgresCluster } from '../dist/index.js';
 

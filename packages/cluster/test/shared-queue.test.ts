@@ -1,9 +1,9 @@
 import { type ChannelPlugin, MemoryStore, type RunRecord, resolveConfig } from '@colloquy/core';
-import { createScriptedModel, makeSessionRecord, type ScriptedModel } from '@colloquy/core/testing';
 import { createWebChatPlugin } from '@colloquy/plugin-webchat';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { openPostgresStore, type PostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
+import { createScriptedModel, makeSessionRecord, type ScriptedModel } from '@colloquy/testkit';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';

@@ -1,5 +1,5 @@
 // Benchmarks many sessions at once against a slow model on @colloquy/runtime: 200 distinct users each
-// send one DM at the same moment; the model is the local OpenAI-compatible fake (test/fakes/openai-fake.ts)
+// send one DM at the same moment; the model is the local OpenAI-compatible fake (@colloquy/testkit/openai-fake)
 // answering after 0 ms or 1,000 ms, reached through the real AI SDK adapter (createModelRouter), on the
 // SQLite store with group commit. Each case runs twice: with the old lane defaults (main 4, subagent 8,
 // cron 2) and with the current defaults (provider limits at their defaults too).
@@ -13,14 +13,13 @@
 //
 // Run with `pnpm bench` at the root (turbo builds dist/ first) or `node bench/concurrency.mjs` after
 // `pnpm build`. `--strict` exits 1 when the 1,000 ms target is missed with the current defaults.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { resolveConfig } from '@colloquy/core';
 import { openSqliteStore } from '@colloquy/store-sqlite';
-import ts from 'typescript';
+import { fakeReply, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { createModelRouter, createRuntime } from '../dist/index.js';
 import { createBenchChannel } from './bench-channel.mjs';
 
@@ -31,18 +30,6 @@ const TARGET_AFTER_LAST_MS = 3000;
 const OLD_LANES = { main: 4, subagent: 8, cron: 2 };
 
 const dir = mkdtempSync(join(tmpdir(), 'colloquy-concurrency-bench-'));
-
-/** Loads the test fake (TypeScript, node:http only) by transpiling it into the temp dir. */
-async function loadOpenAIFake() {
-  const source = new URL('../test/fakes/openai-fake.ts', import.meta.url);
-  const { readFileSync } = await import('node:fs');
-  const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-  });
-  const file = join(dir, 'openai-fake.mjs');
-  writeFileSync(file, outputText);
-  return import(pathToFileURL(file).href);
-}
 
 function inbound(user, text) {
   return {
@@ -70,10 +57,10 @@ async function burst(runtime, channel, users, prefix) {
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-async function runCase(fakeModule, latencyMs, lanes) {
+async function runCase(latencyMs, lanes) {
   let delayMs = 0; // the warm-up runs at 0 ms so it costs the same whatever the lanes
-  const fake = await fakeModule.startOpenAIFake(() =>
-    fakeModule.fakeReply.text('ok', delayMs > 0 ? { delayMs } : {}),
+  const fake = await startOpenAIFake(() =>
+    fakeReply.text('ok', delayMs > 0 ? { delayMs } : {}),
   );
   const config = resolveConfig({
     agents: { defaults: { model: 'local/fake-model' } },
@@ -143,14 +130,13 @@ async function main() {
   console.log(
     `${USERS} distinct users x 1 DM at once, OpenAI-compatible fake over HTTP, SQLite with group commit.`,
   );
-  const fakeModule = await loadOpenAIFake();
   let headline;
   for (const latencyMs of [0, 1000]) {
     for (const [label, lanes] of [
       ['before (old defaults)', OLD_LANES],
       ['after (defaults)', undefined],
     ]) {
-      const r = await runCase(fakeModule, latencyMs, lanes);
+      const r = await runCase(latencyMs, lanes);
       if (latencyMs === 1000 && !lanes) headline = r;
       const l = r.lanes;
       console.log(

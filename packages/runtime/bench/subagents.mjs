@@ -11,8 +11,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createSessionTools, resolveConfig } from '@colloquy/core';
-import { createScriptedModel } from '@colloquy/core/testing';
 import { openSqliteStore } from '@colloquy/store-sqlite';
+import { createScriptedModel } from '@colloquy/testkit';
 import { createRuntime } from '../dist/index.js';
 
 const STRICT = process.argv.includes('--strict');

@@ -15,10 +15,10 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_CONFIG, MemoryStore, resolveConfig } from '@colloquy/core';
-import { createScriptedModel } from '@colloquy/core/testing';
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { startTestPostgres } from '@colloquy/store-postgres/testing';
 import { openSqliteStore } from '@colloquy/store-sqlite';
+import { createScriptedModel } from '@colloquy/testkit';
+import { startTestPostgres } from '@colloquy/testkit/postgres';
 import { createRuntime } from '../dist/index.js';
 import { createBenchChannel } from './bench-channel.mjs';
 

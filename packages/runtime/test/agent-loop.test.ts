@@ -1,5 +1,5 @@
 import { type AgentTool, toolResult } from '@colloquy/core';
-import { lastUserText, messageText } from '@colloquy/core/testing';
+import { lastUserText, messageText } from '@colloquy/testkit';
 import { Type } from '@sinclair/typebox';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolsHookContext } from '../src/index.js';

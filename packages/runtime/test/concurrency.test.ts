@@ -1,7 +1,12 @@
 import { type ColloquyConfigInput, resolveConfig } from '@colloquy/core';
+import {
+  fakeReply,
+  type OpenAIFake,
+  type RecordedRequest,
+  startOpenAIFake,
+} from '@colloquy/testkit/openai-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelRouter } from '../src/index.js';
-import { fakeReply, type OpenAIFake, type RecordedRequest, startOpenAIFake } from './fakes/openai-fake.js';
 import { type Harness, startHarness } from './support/harness.js';
 
 let harness: Harness | undefined;

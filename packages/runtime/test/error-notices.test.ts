@@ -1,7 +1,7 @@
 import { resolveConfig } from '@colloquy/core';
+import { type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelRouter } from '../src/index.js';
-import { type OpenAIFake, startOpenAIFake } from './fakes/openai-fake.js';
 import { type Harness, startHarness } from './support/harness.js';
 
 let harness: Harness | undefined;

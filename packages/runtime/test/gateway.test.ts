@@ -1,5 +1,5 @@
 import { type GatewayEvent, isColloquyError } from '@colloquy/core';
-import { makeSessionRecord } from '@colloquy/core/testing';
+import { makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, STORE_KINDS, startHarness, waitFor } from './support/harness.js';
 

@@ -1,4 +1,4 @@
-import { makeSessionRecord } from '@colloquy/core/testing';
+import { makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, makeStore, startHarness, waitFor } from './support/harness.js';
 

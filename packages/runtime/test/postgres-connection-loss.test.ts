@@ -1,5 +1,5 @@
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { createTestDatabase, terminateTestConnections } from '@colloquy/store-postgres/testing';
+import { createTestDatabase, terminateTestConnections } from '@colloquy/testkit/postgres';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { type Harness, startHarness, waitFor } from './support/harness.js';
 

@@ -1,7 +1,7 @@
 import { isColloquyError, type ModelRequest, type ModelStreamEvent } from '@colloquy/core';
+import { fakeReply, type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelProvider } from '../src/providers/create-model-provider.js';
-import { fakeReply, type OpenAIFake, startOpenAIFake } from './fakes/openai-fake.js';
 
 let server: OpenAIFake | undefined;
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { fakeReply, type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { generateText, jsonSchema } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fakeReply, type OpenAIFake, startOpenAIFake } from './fakes/openai-fake.js';
 
 let server: OpenAIFake | undefined;
 afterEach(async () => {

@@ -4,11 +4,11 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
 } from '@colloquy/core';
+import { fakeReply, type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelProvider } from '../src/providers/create-model-provider.js';
 import { createModelRouter } from '../src/providers/model-router.js';
 import type { ModelProviderOptions } from '../src/providers/provider-config.js';
-import { fakeReply, type OpenAIFake, startOpenAIFake } from './fakes/openai-fake.js';
 
 const fakes: OpenAIFake[] = [];
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { type GatewayEvent, isColloquyError } from '@colloquy/core';
-import { makeSessionRecord } from '@colloquy/core/testing';
+import { makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import {

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '@colloquy/store-sqlite';
+import { startTestPostgres } from '@colloquy/testkit/postgres';
 import { Bench } from 'tinybench';
 import { openPostgresStore } from '../dist/index.js';
-import { startTestPostgres } from '../dist/testing/index.js';
 
 const SESSIONS = 10_000;
 const LIST_LIMIT = 200;

@@ -4,10 +4,11 @@
 // readTail 20 at an offset deep in a 50,000-message transcript (sessions_history paging), <= 2 ms.
 // The data is the store-sqlite search benchmark's. COLLOQUY_BENCH_SEARCH_MESSAGES sets a smaller
 // total for a quicker run; `--strict` exits 1 when a target is missed.
+
+import { startTestPostgres } from '@colloquy/testkit/postgres';
 import { Bench } from 'tinybench';
 import { benchSearches, message, seedSearchStore, session } from '../../store-sqlite/bench/search-data.mjs';
 import { openPostgresStore } from '../dist/index.js';
-import { startTestPostgres } from '../dist/testing/index.js';
 
 const SESSIONS = 1_000;
 const TOTAL = Number(process.env.COLLOQUY_BENCH_SEARCH_MESSAGES ?? 500_000);

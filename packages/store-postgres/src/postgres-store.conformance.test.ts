@@ -1,7 +1,7 @@
-import { runStoreConformance } from '@colloquy/core/testing';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
+import { runStoreConformance } from '@colloquy/testkit/store-conformance';
 import { afterAll, beforeAll } from 'vitest';
 import { openPostgresStore } from './postgres-store.js';
-import { startTestPostgres, type TestPostgres } from './testing/test-postgres.js';
 
 let server: TestPostgres;
 beforeAll(async () => {

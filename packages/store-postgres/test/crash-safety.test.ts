@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../src/postgres-store.js';
-import { startTestPostgres, type TestPostgres } from '../src/testing/test-postgres.js';
 
 const ROUNDS = 10;
 const KEY = 'agent:main:main';

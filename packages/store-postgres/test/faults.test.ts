@@ -1,11 +1,11 @@
 import { createServer } from 'node:net';
-import { makeRunRecord, makeSessionRecord } from '@colloquy/core/testing';
+import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPostgresConnection } from '../src/check-connection.js';
 import { redactDatabaseUrl } from '../src/database-url.js';
 import { openPostgresStore } from '../src/postgres-store.js';
-import { startTestPostgres, type TestPostgres } from '../src/testing/test-postgres.js';
 
 let server: TestPostgres;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageSearchSql } from '../src/message-search-sql.js';
 import { openPostgresStore, type PostgresStore } from '../src/postgres-store.js';
 import { sessionListSql } from '../src/session-list-sql.js';
-import { startTestPostgres, type TestPostgres } from '../src/testing/test-postgres.js';
 
 let server: TestPostgres;
 let store: PostgresStore;

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isColloquyError, type Logger, type TranscriptMessage } from '@colloquy/core';
-import { makeSessionRecord } from '@colloquy/core/testing';
+import { makeSessionRecord } from '@colloquy/testkit';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTempDir } from '../test/helpers/temp-dir.js';

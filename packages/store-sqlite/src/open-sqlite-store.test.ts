@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isColloquyError } from '@colloquy/core';
-import { makeSessionRecord } from '@colloquy/core/testing';
+import { makeSessionRecord } from '@colloquy/testkit';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTempDir } from '../test/helpers/temp-dir.js';

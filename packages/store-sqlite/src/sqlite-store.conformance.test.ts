@@ -1,4 +1,4 @@
-import { runStoreConformance } from '@colloquy/core/testing';
+import { runStoreConformance } from '@colloquy/testkit/store-conformance';
 import { afterAll } from 'vitest';
 import { createTempDir } from '../test/helpers/temp-dir.js';
 import { openSqliteStore } from './open-sqlite-store.js';

@@ -9,7 +9,7 @@ import {
   type Store,
   type TranscriptMessage,
 } from '@colloquy/core';
-import { makeRunRecord, makeSessionRecord } from '@colloquy/core/testing';
+import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTempDir } from '../test/helpers/temp-dir.js';
 import { openSqliteStore } from './open-sqlite-store.js';

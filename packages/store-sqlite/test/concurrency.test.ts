@@ -1,5 +1,5 @@
 import { isColloquyError } from '@colloquy/core';
-import { makeSessionRecord } from '@colloquy/core/testing';
+import { makeSessionRecord } from '@colloquy/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../src/open-sqlite-store.js';
 import { type Child, startChild } from './helpers/child.js';

@@ -1,31 +1,32 @@
-// @colloquy/testkit: test tools for Colloquy users and plugin authors.
-// The channel plugin conformance suite lives at `@colloquy/testkit/conformance`.
+// @colloquy/testkit: test tools for Colloquy users, plugin and store authors. The root holds the
+// runner-neutral test doubles (no vitest, no runtime); the rest is opt-in by subpath:
+//   @colloquy/testkit/harness            a gateway in one call (needs @colloquy/runtime)
+//   @colloquy/testkit/conformance        the channel plugin conformance suite (vitest, @colloquy/runtime)
+//   @colloquy/testkit/store-conformance  the Store conformance suite (vitest)
+//   @colloquy/testkit/openai-fake        a local OpenAI-compatible / Anthropic HTTP server
+//   @colloquy/testkit/telegram-fake      a local Telegram Bot API (for grammY)
+//   @colloquy/testkit/discord-fake       a local Discord REST + gateway (for discord.js)
+//   @colloquy/testkit/postgres           a throwaway PostgreSQL server (pg, PostgreSQL binaries)
 
-// --- scripted model and in-memory channel (from @colloquy/core/testing) ---
-export {
-  createMemoryChannel,
-  createScriptedModel,
-  type InjectInput,
-  lastUserText,
-  type MemoryChannel,
-  type MemoryChannelOptions,
-  type MemoryThread,
-  messageText,
-  type ScriptedModel,
-  type ScriptedModelOptions,
-  type ScriptedReply,
-  type ScriptedToolCall,
-  type ScriptFn,
-  type ScriptStep,
-  type ScriptTurn,
-  type SentMessage,
-} from '@colloquy/core/testing/fakes';
-
-// --- one-call harness ---
-export {
-  createTestHarness,
-  type HarnessTurn,
-  SCRIPTED_MODEL_REF,
-  type TestHarness,
-  type TestHarnessOptions,
-} from './harness/create-test-harness.js';
+// --- in-memory channel ---
+export type {
+  InjectInput,
+  MemoryChannel,
+  MemoryChannelOptions,
+  MemoryThread,
+  SentMessage,
+} from './fakes/memory-channel.js';
+export { createMemoryChannel } from './fakes/memory-channel.js';
+// --- record factories ---
+export { makeRunRecord, makeSessionRecord, T0 } from './fakes/record-factories.js';
+// --- scripted model ---
+export type {
+  ScriptedModel,
+  ScriptedModelOptions,
+  ScriptedReply,
+  ScriptedToolCall,
+  ScriptFn,
+  ScriptStep,
+  ScriptTurn,
+} from './fakes/scripted-model.js';
+export { createScriptedModel, lastUserText, messageText } from './fakes/scripted-model.js';

@@ -1,7 +1,8 @@
 import { type AgentTool, MemoryStore, toolResult } from '@colloquy/core';
 import { Type } from '@sinclair/typebox';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createScriptedModel, createTestHarness, lastUserText, type TestHarness } from '../src/index.js';
+import { createTestHarness, type TestHarness } from '../src/harness/index.js';
+import { createScriptedModel, lastUserText } from '../src/index.js';
 
 let harness: TestHarness | undefined;
 afterEach(async () => {

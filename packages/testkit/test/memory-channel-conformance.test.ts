@@ -1,6 +1,6 @@
-import { createMemoryChannel, type MemoryChannelOptions } from '@colloquy/core/testing';
 import type { ChannelConformanceFixture } from '../src/conformance/index.js';
 import { runChannelPluginConformance } from '../src/conformance/index.js';
+import { createMemoryChannel, type MemoryChannelOptions } from '../src/index.js';
 
 /** The memory channel as a "platform": inject plays the user, `sent` is what the platform received. */
 function memoryFixture(options: MemoryChannelOptions): ChannelConformanceFixture {

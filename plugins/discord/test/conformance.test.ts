@@ -1,6 +1,6 @@
 import { runChannelPluginConformance } from '@colloquy/testkit/conformance';
+import { FakeDiscord } from '@colloquy/testkit/discord-fake';
 import { createDiscordPlugin } from '../src/index.js';
-import { FakeDiscord } from './fake-discord/fake-discord.js';
 
 const TOKEN = 'conformance-token';
 

@@ -1,7 +1,7 @@
 import { type ChannelPlugin, isColloquyError } from '@colloquy/core';
+import { FakeDiscord, type FakeDiscordOptions } from '@colloquy/testkit/discord-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDiscordPlugin, type DiscordConfigInput } from '../src/index.js';
-import { FakeDiscord, type FakeDiscordOptions } from './fake-discord/fake-discord.js';
 import { createTestContext, MemoryBindings, type TestContext } from './helpers/test-context.js';
 
 const TOKEN = 'ops-token';

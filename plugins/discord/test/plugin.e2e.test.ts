@@ -1,7 +1,7 @@
 import { type ChannelPlugin, deriveSessionKey } from '@colloquy/core';
+import { FakeDiscord, type FakeUser } from '@colloquy/testkit/discord-fake';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDiscordPlugin } from '../src/index.js';
-import { FakeDiscord, type FakeUser } from './fake-discord/fake-discord.js';
 import { createTestContext, type TestContext } from './helpers/test-context.js';
 
 const TOKEN = 'fake-bot-token';

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ChannelPlugin, createSessionTools, type Store } from '@colloquy/core';
 import { openSqliteStore } from '@colloquy/store-sqlite';
-import { createTestHarness, lastUserText, type ScriptFn, type TestHarness } from '@colloquy/testkit';
+import { lastUserText, type ScriptFn } from '@colloquy/testkit';
+import { FakeDiscord, type FakeUser } from '@colloquy/testkit/discord-fake';
+import { createTestHarness, type TestHarness } from '@colloquy/testkit/harness';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDiscordPlugin } from '../src/index.js';
-import { FakeDiscord, type FakeUser } from './fake-discord/fake-discord.js';
 
 const TOKEN = 'runtime-e2e-token';
 const CHILD_KEY = 'agent:main:subagent:7f0c2a4e-2f5b-4a57-9d7e-3c1b9a2f0d11';

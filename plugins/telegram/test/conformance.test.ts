@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ConformanceInbound, runChannelPluginConformance } from '@colloquy/testkit/conformance';
+import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
 import type { Message } from 'grammy/types';
 import { createTelegramPlugin } from '../src/index.js';
-import { FakeTelegram } from './support/fake-telegram.js';
 
 const TOKEN = '2002:conformance-token';
 const BOT = { id: 2002, username: 'conformance_bot' };

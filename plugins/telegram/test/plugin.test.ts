@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { approvePairing, type DeliveryContext } from '@colloquy/core';
+import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTelegramPlugin, type TelegramChannelPlugin, type TelegramConfigInput } from '../src/index.js';
-import { FakeTelegram } from './support/fake-telegram.js';
 import { createTestContext, type TestContext } from './support/test-context.js';
 
 const TOKEN = '1001:test-token';

@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryStore, type ModelRequest, resolveConfig } from '@colloquy/core';
-import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/core/testing';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
+import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/testkit';
+import { FakeTelegram, type SentMessage } from '@colloquy/testkit/telegram-fake';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTelegramPlugin } from '../src/index.js';
-import { FakeTelegram, type SentMessage } from './support/fake-telegram.js';
 
 const TOKEN = '4004:spawn-token';
 const BOT = { id: 4004, username: 'spawn_bot' };

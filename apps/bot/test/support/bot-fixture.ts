@@ -7,7 +7,7 @@ import {
   type MemoryChannel,
   type ScriptedModel,
   type ScriptFn,
-} from '@colloquy/core/testing';
+} from '@colloquy/testkit';
 import { type Bot, startBot } from '../../src/bot/start-bot.js';
 import { loadBotConfig } from '../../src/config/load-config.js';
 

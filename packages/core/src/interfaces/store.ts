@@ -244,7 +244,7 @@ export interface StoreTransaction extends StoreOperations {
  * Durable state for Colloquy: sessions, transcripts, runs, the announce outbox and inboxes,
  * thread bindings and pairing. Implementations: `MemoryStore` (core), `SqliteStore`
  * (`@colloquy/store-sqlite`) and `PostgresStore` (`@colloquy/store-postgres`); every one passes
- * the conformance suite in `@colloquy/core/testing`.
+ * the conformance suite in `@colloquy/testkit/store-conformance`.
  *
  * The contract is asynchronous, so a store may live in another process or on another machine.
  * Group writes that must land together with {@link Store.transaction}; a function that takes a

@@ -7,7 +7,7 @@ import {
   type SessionRecord,
   type Store,
 } from '@colloquy/core';
-import { lastUserText, makeSessionRecord, type ScriptFn, type ScriptStep } from '@colloquy/core/testing';
+import { lastUserText, makeSessionRecord, type ScriptFn, type ScriptStep } from '@colloquy/testkit';
 import { type Harness, type HarnessOptions, startHarness } from '../support/harness.js';
 
 /** The scripted behaviour of every agent in these suites. */

@@ -1,5 +1,5 @@
 import type { Store, StoreTransaction } from '@colloquy/core';
-import { lastUserText } from '@colloquy/core/testing';
+import { lastUserText } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { STORE_KINDS, waitFor } from '../support/harness.js';
 import {

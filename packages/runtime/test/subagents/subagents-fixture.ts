@@ -13,7 +13,7 @@ import {
   type Store,
   toolResult,
 } from '@colloquy/core';
-import { makeSessionRecord, messageText, type ScriptFn } from '@colloquy/core/testing';
+import { makeSessionRecord, messageText, type ScriptFn } from '@colloquy/testkit';
 import { Type } from '@sinclair/typebox';
 import { type Harness, type HarnessOptions, startHarness } from '../support/harness.js';
 

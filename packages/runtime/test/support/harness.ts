@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ColloquyConfigInput, MemoryStore, resolveConfig, type Store } from '@colloquy/core';
+import { openPostgresStore } from '@colloquy/store-postgres';
+import { openSqliteStore } from '@colloquy/store-sqlite';
 import {
   createMemoryChannel,
   createScriptedModel,
@@ -10,10 +12,8 @@ import {
   type ScriptedModel,
   type ScriptFn,
   type ScriptStep,
-} from '@colloquy/core/testing';
-import { openPostgresStore } from '@colloquy/store-postgres';
-import { createTestDatabase } from '@colloquy/store-postgres/testing';
-import { openSqliteStore } from '@colloquy/store-sqlite';
+} from '@colloquy/testkit';
+import { createTestDatabase } from '@colloquy/testkit/postgres';
 import { inject } from 'vitest';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/index.js';
 

@@ -1,4 +1,4 @@
-import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {

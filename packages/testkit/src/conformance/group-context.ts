@@ -1,7 +1,7 @@
 import { MemoryStore, type ModelMessage, resolveConfig } from '@colloquy/core';
-import { createScriptedModel } from '@colloquy/core/testing';
 import { createRuntime } from '@colloquy/runtime';
 import { describe, expect, it } from 'vitest';
+import { createScriptedModel } from '../index.js';
 import type { ChannelConformanceFixture, ChannelConformanceOptions } from './fixture.js';
 
 const REPLY = 'conformance: answered with the group context';

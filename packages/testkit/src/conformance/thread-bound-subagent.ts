@@ -1,7 +1,7 @@
 import { MemoryStore, type ModelRequest, resolveConfig } from '@colloquy/core';
-import { createScriptedModel, makeSessionRecord } from '@colloquy/core/testing';
 import { createRuntime } from '@colloquy/runtime';
 import { describe, expect, it } from 'vitest';
+import { createScriptedModel, makeSessionRecord } from '../index.js';
 import type { ChannelConformanceFixture, ChannelConformanceOptions, PlatformSentMessage } from './fixture.js';
 
 const CHILD_REPLY = 'conformance: the child answers in its thread';

@@ -13,6 +13,14 @@ import {
   type StoredMessage,
 } from '@colloquy/core';
 import {
+  createModelRouter,
+  createRuntime,
+  type InboundOutcome,
+  type Runtime,
+  type RuntimeGateway,
+  type RuntimeOptions,
+} from '@colloquy/runtime';
+import {
   createMemoryChannel,
   createScriptedModel,
   type InjectInput,
@@ -22,15 +30,7 @@ import {
   type ScriptFn,
   type ScriptStep,
   type SentMessage,
-} from '@colloquy/core/testing/fakes';
-import {
-  createModelRouter,
-  createRuntime,
-  type InboundOutcome,
-  type Runtime,
-  type RuntimeGateway,
-  type RuntimeOptions,
-} from '@colloquy/runtime';
+} from '../index.js';
 
 /** The model reference the harness wires to its scripted model. */
 export const SCRIPTED_MODEL_REF = 'scripted/test';

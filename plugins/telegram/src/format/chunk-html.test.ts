@@ -1,6 +1,6 @@
+import { checkTelegramHtml } from '@colloquy/testkit/telegram-fake';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkTelegramHtml } from '../../test/support/telegram-html.js';
 import { chunkTelegramHtml, TELEGRAM_TEXT_LIMIT } from './chunk-html.js';
 import { markdownToTelegramHtml } from './markdown-to-html.js';
 

@@ -1,6 +1,6 @@
 import { MemoryStore, resolveConfig, type Store } from '@colloquy/core';
-import { createScriptedModel, lastUserText, type ScriptedReply } from '@colloquy/core/testing';
 import { createModelRouter, createRuntime, type Runtime } from '@colloquy/runtime';
+import { createScriptedModel, lastUserText, type ScriptedReply } from '@colloquy/testkit';
 import { createWebChatPlugin, type WebChatPlugin, type WebChatPluginOptions } from '../../src/index.js';
 import { ADMIN_TOKEN, COOKIE_SECRET } from './start.js';
 

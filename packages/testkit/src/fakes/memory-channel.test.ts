@@ -1,10 +1,12 @@
+import type { ChannelContext, InboundMessage } from '@colloquy/core';
+import {
+  createPairingAccess,
+  createThreadBindingAccess,
+  isColloquyError,
+  MemoryStore,
+  silentLogger,
+} from '@colloquy/core';
 import { describe, expect, it } from 'vitest';
-import { isColloquyError } from '../errors/colloquy-error.js';
-import type { ChannelContext, InboundMessage } from '../interfaces/channel-plugin.js';
-import { silentLogger } from '../interfaces/logger.js';
-import { createPairingAccess } from '../pairing/pairing.js';
-import { MemoryStore } from '../store/memory-store.js';
-import { createThreadBindingAccess } from '../store/thread-binding-access.js';
 import { createMemoryChannel } from './memory-channel.js';
 
 function makeContext() {

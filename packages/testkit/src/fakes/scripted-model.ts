@@ -1,12 +1,12 @@
-import { ColloquyError, type ErrorCode } from '../errors/colloquy-error.js';
 import type {
   FinishReason,
   ModelMessage,
   ModelProvider,
   ModelRequest,
   ModelStreamEvent,
-} from '../interfaces/model-provider.js';
-import type { TokenUsage } from '../interfaces/records.js';
+  TokenUsage,
+} from '@colloquy/core';
+import { ColloquyError, type ErrorCode } from '@colloquy/core';
 import { waitForCount } from './wait-for-count.js';
 
 /** A tool call the scripted model makes. */

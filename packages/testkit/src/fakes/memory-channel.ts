@@ -1,15 +1,16 @@
-import { ColloquyError } from '../errors/colloquy-error.js';
 import type {
   ChannelCapabilities,
   ChannelContext,
   ChannelPlugin,
   ChannelStatus,
+  ChatType,
+  DeliveryContext,
   InboundMessage,
   OutboundMessage,
   SendResult,
   ThreadRequest,
-} from '../interfaces/channel-plugin.js';
-import type { ChatType, DeliveryContext } from '../interfaces/records.js';
+} from '@colloquy/core';
+import { ColloquyError } from '@colloquy/core';
 import { waitForCount } from './wait-for-count.js';
 
 /** Options of {@link createMemoryChannel}. */

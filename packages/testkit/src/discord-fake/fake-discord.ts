@@ -1,8 +1,3 @@
-/**
- * A fake of Discord on 127.0.0.1 for discord.js: the REST endpoints the plugin uses and a gateway
- * WebSocket (HELLO, IDENTIFY/READY, GUILD_CREATE, RESUME with replay, heartbeat ACK, RECONNECT).
- * A real discord.js Client talks to it through `rest.api` and the URL `GET /gateway/bot` returns.
- */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIAttachment, APIChannel, APIMessage } from 'discord.js';
@@ -27,6 +22,7 @@ export interface FakeBot {
   applicationId: string;
 }
 
+/** A guild the fake holds, with its channels. */
 export interface FakeGuild {
   id: string;
   name: string;
@@ -34,6 +30,7 @@ export interface FakeGuild {
   channels: { id: string; name: string; forum?: true }[];
 }
 
+/** Options of {@link FakeDiscord.start}: the bots it accepts and the guilds it creates. */
 export interface FakeDiscordOptions {
   bots: { token: string; username: string }[];
   /** `forums`: forum channels (type 15), where posts are threads started with a message. */
@@ -105,6 +102,18 @@ interface Route {
   handle(input: { match: RegExpExecArray; body: unknown; bot: FakeBot; respond: Respond }): void;
 }
 
+/**
+ * A fake of Discord on 127.0.0.1 for discord.js: the REST endpoints the plugin uses and a gateway
+ * WebSocket (HELLO, IDENTIFY/READY, GUILD_CREATE, RESUME with replay, heartbeat ACK, RECONNECT).
+ * A real discord.js Client talks to it through `rest.api` and the URL `GET /gateway/bot` returns.
+ *
+ * @example
+ * ```ts
+ * const discord = await FakeDiscord.start({ bots: [{ token: 'bot-token', username: 'colloquy' }] });
+ * // point the plugin's REST `api` option at discord.apiRoot; it finds discord.gatewayUrl itself
+ * await discord.close();
+ * ```
+ */
 export class FakeDiscord {
   readonly bots: FakeBot[];
   readonly guilds: FakeGuild[] = [];

@@ -3,14 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Message, Update } from 'grammy/types';
 import { checkTelegramHtml } from './telegram-html.js';
 
-/**
- * A fake Telegram Bot API on 127.0.0.1 for offline tests, good enough for the real grammY `Bot`
- * pointed at it through `client.apiRoot`: getMe, getUpdates (long polling with offsets, 409 on a
- * second poller), sendMessage (strict HTML and length checks), sendChatAction, setMyCommands,
- * createForumTopic, getFile and file downloads, webhooks, and injected errors (429 with
- * retry_after, 400s).
- */
-
+/** A bot account the fake serves (`getMe`). */
 export interface FakeBotInfo {
   id: number;
   username: string;
@@ -73,6 +66,24 @@ interface ChatState {
 
 const LONG_POLL_CAP_SECONDS = 50;
 
+/**
+ * A fake Telegram Bot API on 127.0.0.1 for offline tests, good enough for the real grammY `Bot`
+ * pointed at it through `client.apiRoot`: getMe, getUpdates (long polling with offsets, 409 on a
+ * second poller), sendMessage (strict HTML and length checks), sendChatAction, setMyCommands,
+ * createForumTopic, getFile and file downloads, webhooks, and injected errors (429 with
+ * retry_after, 400s).
+ *
+ * @example
+ * ```ts
+ * const telegram = await FakeTelegram.start();
+ * telegram.addBot('1001:test-token', { id: 1001, username: 'colloquy_bot' });
+ * const plugin = createTelegramPlugin({
+ *   config: { accounts: [{ accountId: 'main', token: '1001:test-token', apiRoot: telegram.apiRoot }] },
+ * });
+ * // users write with telegram.pushMessage(token, ...); the bot's replies land in telegram.sent
+ * await telegram.close();
+ * ```
+ */
 export class FakeTelegram {
   readonly calls: ApiCall[] = [];
   readonly sent: SentMessage[] = [];

@@ -1,4 +1,4 @@
-import type { RunRecord, SessionRecord } from '../interfaces/records.js';
+import type { RunRecord, SessionRecord } from '@colloquy/core';
 
 /** The fixed clock the record factories and the conformance suite use. */
 export const T0 = 1_700_000_000_000;

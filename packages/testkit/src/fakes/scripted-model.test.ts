@@ -1,6 +1,6 @@
+import type { ModelRequest, ModelStreamEvent } from '@colloquy/core';
+import { isColloquyError } from '@colloquy/core';
 import { describe, expect, it } from 'vitest';
-import { isColloquyError } from '../errors/colloquy-error.js';
-import type { ModelRequest, ModelStreamEvent } from '../interfaces/model-provider.js';
 import { createScriptedModel, lastUserText } from './scripted-model.js';
 
 const ask = (text: string, extra: Partial<ModelRequest> = {}): ModelRequest => ({

@@ -1,4 +1,4 @@
-import { ColloquyError } from '../errors/colloquy-error.js';
+import { ColloquyError } from '@colloquy/core';
 
 /**
  * Resolves with `items` once it holds at least `count` entries, re-checked each time a waiter in
