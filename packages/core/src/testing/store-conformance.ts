@@ -9,6 +9,7 @@ import type {
 } from '../interfaces/records.js';
 import type { Store, StoreTransaction } from '../interfaces/store.js';
 import { makeRunRecord, makeSessionRecord, T0 } from './record-factories.js';
+import { describeWatchConformance } from './store-conformance-watch.js';
 
 /** Options of {@link runStoreConformance}. */
 export interface StoreConformanceOptions {
@@ -62,6 +63,7 @@ export function runStoreConformance(
     const sessionById = async (sessionId: string) =>
       (await store.listSessions({ sessionId, includeArchived: true }))[0];
     const labelled = (label: string) => store.listSessions({ label });
+    describeWatchConformance(() => store);
 
     describe('sessions', () => {
       it('stores a session and finds it by key and by sessionId', async () => {
