@@ -161,7 +161,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     bumpVersion: Stmt<[string], number>;
     insertChange: Stmt<[string, number, SessionChangeKind]>;
     stateVersionOf: Stmt<[string], number>;
-    changeKindsAfter: Stmt<[string, number], SessionChangeKind>;
+    changeCountsAfter: Stmt<[string, number], [SessionChangeKind, number]>;
     deleteChanges: Stmt<[string]>;
     deleteWatchesOf: Stmt<[string, string]>;
     upsertWatch: Stmt<[string, string, number, string, number]>;
@@ -290,7 +290,11 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       ),
       insertChange: db.prepare('INSERT INTO session_changes (session_key, version, kind) VALUES (?, ?, ?)'),
       stateVersionOf: one('SELECT state_version FROM sessions WHERE key = ?'),
-      changeKindsAfter: one('SELECT kind FROM session_changes WHERE session_key = ? AND version > ?'),
+      changeCountsAfter: db
+        .prepare<[string, number], [SessionChangeKind, number]>(
+          'SELECT kind, count(*) FROM session_changes WHERE session_key = ? AND version > ? GROUP BY kind',
+        )
+        .raw(),
       deleteChanges: db.prepare('DELETE FROM session_changes WHERE session_key = ?'),
       deleteWatchesOf: db.prepare('DELETE FROM session_watches WHERE watcher_key = ? OR target_key = ?'),
       upsertWatch: db.prepare(
@@ -828,7 +832,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       const toVersion = this.s.stateVersionOf.get(sessionKey);
       if (toVersion === undefined) return undefined;
       const from = changeWindowStart(sinceVersion, toVersion);
-      return summarizeChanges(sinceVersion, toVersion, this.s.changeKindsAfter.all(sessionKey, from));
+      return summarizeChanges(sinceVersion, toVersion, this.s.changeCountsAfter.all(sessionKey, from));
     });
   }
 

@@ -319,7 +319,12 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     const toVersion = session.stateVersion ?? 0;
     const log = this.changeLogs.get(sessionKey) ?? [];
     const count = toVersion - changeWindowStart(sinceVersion, toVersion);
-    return summarizeChanges(sinceVersion, toVersion, log.slice(Math.max(0, log.length - count)));
+    const kinds = log.slice(Math.max(0, log.length - count));
+    return summarizeChanges(
+      sinceVersion,
+      toVersion,
+      kinds.map((kind) => [kind, 1] as const),
+    );
   }
 
   putWatch(watch: SessionWatch): void {

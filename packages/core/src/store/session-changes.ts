@@ -72,19 +72,22 @@ export function isStatusChange(previous: RunStatus | undefined, next: RunStatus)
  *
  * @param sinceVersion - the version asked for (floored, at least 0)
  * @param toVersion - the session's current `stateVersion`
- * @param kinds - the kinds of the changes with a version above `changeWindowStart(...)`, any order
+ * @param counts - `[kind, count]` of the changes with a version above `changeWindowStart(...)`;
+ *   a kind may repeat (its counts add up)
  */
 export function summarizeChanges(
   sinceVersion: number,
   toVersion: number,
-  kinds: Iterable<SessionChangeKind>,
+  counts: Iterable<readonly [SessionChangeKind, number]>,
 ): SessionChanges {
   const fromVersion = changeWindowStart(sinceVersion, toVersion);
   const changes = Object.fromEntries(SESSION_CHANGE_KINDS.map((kind) => [kind, 0])) as Record<
     SessionChangeKind,
     number
   >;
-  for (const kind of kinds) changes[kind] += 1;
+  for (const [kind, count] of counts) {
+    if (kind in changes) changes[kind] += Number(count);
+  }
   return { fromVersion, toVersion, changes, truncated: fromVersion > Math.max(0, Math.floor(sinceVersion)) };
 }
 
