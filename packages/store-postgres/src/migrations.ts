@@ -134,9 +134,10 @@ const MIGRATIONS: readonly Migration[] = [
     description: 'watching: session state versions, a bounded change log and durable watches',
     // Every change goes through colloquy_note_change, called by triggers in the statement that
     // made it (an append, a run starting or ending, a record patch), so no write pays an extra
-    // round trip and no caller can forget it. The log keeps each session's newest 512 versions
-    // (SESSION_CHANGE_WINDOW of @colloquy/core, frozen here), pruned every 64 versions. The
-    // fields a patch ignores are SESSION_BOOKKEEPING_FIELDS of @colloquy/core.
+    // round trip and no caller can forget it. Only status and patch changes get a log row
+    // (messages are the versions no row claims, see summarizeChanges in core), pruned to the
+    // newest 512 versions (SESSION_CHANGE_WINDOW of @colloquy/core, frozen here) on each insert.
+    // The fields a patch ignores are SESSION_BOOKKEEPING_FIELDS of @colloquy/core.
     sql: `
       ALTER TABLE sessions ADD COLUMN state_version bigint NOT NULL DEFAULT 0;
 
@@ -167,12 +168,10 @@ const MIGRATIONS: readonly Migration[] = [
           UPDATE sessions SET state_version = state_version + n,
               record = (record::jsonb || jsonb_build_object('stateVersion', state_version + n))::json
             WHERE key = target RETURNING state_version INTO v;
-          IF v IS NULL THEN RETURN; END IF;
+          IF v IS NULL OR change_kind = 'message' THEN RETURN; END IF;
           INSERT INTO session_changes (session_key, version, kind)
             SELECT target, g, change_kind FROM generate_series(v - n + 1, v) AS g;
-          IF v / 64 > (v - n) / 64 THEN
-            DELETE FROM session_changes WHERE session_key = target AND version <= v - 512;
-          END IF;
+          DELETE FROM session_changes WHERE session_key = target AND version <= v - 512;
         END $$;
 
       CREATE FUNCTION colloquy_messages_appended() RETURNS trigger LANGUAGE plpgsql AS $$

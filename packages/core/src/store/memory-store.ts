@@ -48,6 +48,12 @@ const pairingId = (channel: string, accountId: string, peerId: string) =>
   `${channel}\u0000${accountId}\u0000${peerId}`;
 const watchId = (watcherKey: string, targetKey: string) => `${watcherKey}\u0000${targetKey}`;
 
+/** One logged change of a session (see `summarizeChanges`). */
+interface LoggedChange {
+  version: number;
+  kind: SessionChangeKind;
+}
+
 /**
  * A Store held in memory: the reference implementation of the Store contract, for tests and
  * for embedding without persistence. Values are copied in and out, as a database would.
@@ -80,8 +86,8 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   private readonly inboxes = new Map<string, Map<string, InboxEntry>>();
   private readonly bindings = new Map<string, ThreadBinding>();
   private readonly pairings = new Map<string, PairingRecord>();
-  /** The kinds of each session's newest changes, oldest first, ending at its `stateVersion`. */
-  private readonly changeLogs = new Map<string, readonly SessionChangeKind[]>();
+  /** Each session's logged (`status`, `patch`) changes, oldest first; messages are not logged. */
+  private readonly changeLogs = new Map<string, readonly LoggedChange[]>();
   private readonly watches = new Map<string, SessionWatch>();
   private undoLog: Undo[] | undefined;
 
@@ -317,13 +323,12 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     const session = this.sessions.get(sessionKey);
     if (!session) return undefined;
     const toVersion = session.stateVersion ?? 0;
-    const log = this.changeLogs.get(sessionKey) ?? [];
-    const count = toVersion - changeWindowStart(sinceVersion, toVersion);
-    const kinds = log.slice(Math.max(0, log.length - count));
+    const from = changeWindowStart(sinceVersion, toVersion);
+    const logged = (this.changeLogs.get(sessionKey) ?? []).filter((change) => change.version > from);
     return summarizeChanges(
       sinceVersion,
       toVersion,
-      kinds.map((kind) => [kind, 1] as const),
+      logged.map((change) => [change.kind, 1] as const),
     );
   }
 
@@ -479,9 +484,11 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   private noteChange(key: string, kind: SessionChangeKind, n: number): void {
     const session = this.sessions.get(key);
     if (!session || n <= 0) return;
-    this.replaceMapEntry(this.sessions, key, { ...session, stateVersion: (session.stateVersion ?? 0) + n });
-    const log = [...(this.changeLogs.get(key) ?? []), ...new Array<SessionChangeKind>(n).fill(kind)];
-    this.replaceMapEntry(this.changeLogs, key, log.slice(-SESSION_CHANGE_WINDOW));
+    const version = (session.stateVersion ?? 0) + n;
+    this.replaceMapEntry(this.sessions, key, { ...session, stateVersion: version });
+    if (kind === 'message') return;
+    const log = (this.changeLogs.get(key) ?? []).filter((c) => c.version > version - SESSION_CHANGE_WINDOW);
+    this.replaceMapEntry(this.changeLogs, key, [...log, { version, kind }]);
   }
 
   /** Sets or deletes one map entry, logging how to undo it inside a transaction. */

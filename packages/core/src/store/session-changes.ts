@@ -8,10 +8,11 @@ import {
 import type { SessionChanges } from '../interfaces/store.js';
 
 /**
- * How many of a session's newest changes every Store keeps the kind of. Older change rows are
- * pruned, so the change log is bounded per session: `readChanges` for a version further back
- * counts only the window and says `truncated`. A store may keep a few more rows between prunes;
- * answers never depend on that.
+ * How many of a session's newest versions `readChanges` counts. Stores log one row per `status`
+ * or `patch` change (messages need none, see {@link summarizeChanges}) and prune rows older than
+ * the window, so the log is bounded per session: a version further back is counted from the
+ * window's start and the answer says `truncated`. A store may keep a few older rows between
+ * prunes; answers never depend on that.
  */
 export const SESSION_CHANGE_WINDOW = 512;
 
@@ -67,27 +68,30 @@ export function isStatusChange(previous: RunStatus | undefined, next: RunStatus)
 }
 
 /**
- * Folds a session's change kinds into {@link SessionChanges}: the window logic every Store
- * shares.
+ * Folds a session's logged changes into {@link SessionChanges}: the window logic every Store
+ * shares. Stores log only `status` and `patch` changes (one row each, with its version); every
+ * other version is a `message`, so messages are counted as the versions in the range that no row
+ * claims. An append, the hot path, then writes no log row at all.
  *
  * @param sinceVersion - the version asked for (floored, at least 0)
  * @param toVersion - the session's current `stateVersion`
- * @param counts - `[kind, count]` of the changes with a version above `changeWindowStart(...)`;
- *   a kind may repeat (its counts add up)
+ * @param logged - `[kind, count]` of the logged (`status`, `patch`) changes with a version above
+ *   `changeWindowStart(sinceVersion, toVersion)`; a kind may repeat (its counts add up)
  */
 export function summarizeChanges(
   sinceVersion: number,
   toVersion: number,
-  counts: Iterable<readonly [SessionChangeKind, number]>,
+  logged: Iterable<readonly [SessionChangeKind, number]>,
 ): SessionChanges {
   const fromVersion = changeWindowStart(sinceVersion, toVersion);
   const changes = Object.fromEntries(SESSION_CHANGE_KINDS.map((kind) => [kind, 0])) as Record<
     SessionChangeKind,
     number
   >;
-  for (const [kind, count] of counts) {
-    if (kind in changes) changes[kind] += Number(count);
+  for (const [kind, count] of logged) {
+    if (kind !== 'message' && kind in changes) changes[kind] += Number(count);
   }
+  changes.message = Math.max(0, toVersion - fromVersion - changes.status - changes.patch);
   return { fromVersion, toVersion, changes, truncated: fromVersion > Math.max(0, Math.floor(sinceVersion)) };
 }
 
