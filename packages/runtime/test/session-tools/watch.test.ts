@@ -102,6 +102,46 @@ describe('watching through the runtime', () => {
     expect(second.changes).toEqual({ message: 0, status: 0, patch: 1 });
   });
 
+  it('lets a watcher yield on its watch and wakes it saying the watched session changed', async () => {
+    h = await startToolsHarness(NO_PING_PONG, {
+      reply: (text, _system, lastRole) => {
+        if (text === 'go' && lastRole === 'user') {
+          return {
+            toolCalls: [
+              {
+                name: 'sessions_send',
+                arguments: { sessionKey: B, message: 'ping', timeoutSeconds: 0, watch: true },
+              },
+            ],
+          };
+        }
+        if (text === 'go')
+          return { toolCalls: [{ name: 'sessions_yield', arguments: { reason: 'B answers' } }] };
+        if (text.includes('which you watch')) return 'B is done';
+        // B takes a while, so A yields while its watch is still pending.
+        return { text: `echo: ${text}`, delayMs: 300 };
+      },
+    });
+    await seed(h.store, A);
+    await seed(h.store, B);
+    await h.runtime.gateway.call('agent', { sessionKey: A, message: 'go' });
+    await waitFor(
+      async () =>
+        (await h!.store.readTail(A, 50)).some(
+          (m) => m.content === 'B is done' || JSON.stringify(m.content).includes('B is done'),
+        ),
+      8000,
+      'the wake turn of A',
+    );
+    const transcript = await h.store.readTail(A, 50);
+    const yielded = transcript.find((m) => m.role === 'toolResult' && m.toolName === 'sessions_yield');
+    const content = yielded?.content;
+    const text = typeof content === 'string' ? content : content?.[0]?.type === 'text' ? content[0].text : '';
+    expect(JSON.parse(text)).toMatchObject({ status: 'yielded', pending: { watches: 1 } });
+    const wake = transcript.find((m) => String(m.content).startsWith('You yielded'));
+    expect(String(wake?.content)).toContain(`woke because: watched session ${B} changed`);
+  });
+
   it('fires a watch that came due while no runtime was there, on start', async () => {
     h = await startToolsHarness(SEES_ALL, {}, { start: false });
     await seed(h.store, A);
