@@ -67,7 +67,8 @@ export async function sessionStatus(
   return {
     session,
     status,
-    stateVersion,
+    // The counts were read after the session: report the version they end at.
+    stateVersion: changes?.toVersion ?? stateVersion,
     ...(changes ? { changes } : {}),
     queueDepth,
     ...(activeRunId ? { activeRunId } : {}),
