@@ -65,6 +65,32 @@ describe('colloquy CLI against a running app', () => {
     expect(run.stdout).toMatch(/assistant:\n {2}pong: hello there/);
   });
 
+  it('sessions status prints the stateVersion and, with --changes-since, what changed', async () => {
+    const plain = await cli('sessions', 'status', 'main');
+    expect(plain.code).toBe(0);
+    // One turn: its input and reply (2 messages) and its run's start and end (2 status changes).
+    expect(plain.stdout.trim()).toMatch(/^agent:main:main: \w+, stateVersion 4, 0 queued$/);
+    const since = await cli('sessions', 'status', 'main', '--changes-since', '1');
+    expect(since.stdout).toContain('Changes since 1: 1 message, 2 run status changes, 0 patches');
+    const json = await cli('sessions', 'status', 'main', '--changes-since', '0', '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      sessionKey: 'agent:main:main',
+      stateVersion: 4,
+      changes: {
+        fromVersion: 0,
+        toVersion: 4,
+        changes: { message: 2, status: 2, patch: 0 },
+        truncated: false,
+      },
+    });
+    const bad = await cli('sessions', 'status', 'main', '--changes-since', 'soon');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--changes-since must be a whole number of at least 0, got "soon".');
+    const ahead = await cli('sessions', 'status', 'main', '--changes-since', '99');
+    expect(ahead.code).toBe(1);
+    expect(ahead.stderr).toContain("changesSince 99 is ahead of the session's stateVersion 4");
+  });
+
   it('sessions list, history and search page with --offset, and search finds words', async () => {
     const list = await cli('sessions', 'list', '--json', '--offset', '1');
     expect(list.code).toBe(0);

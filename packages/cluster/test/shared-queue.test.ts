@@ -123,6 +123,52 @@ describe('several runtimes on one PostgreSQL', () => {
     expect(a.model.callCount + b.model.callCount).toBe(2);
   });
 
+  it('gives each watcher one notice and one wake, whichever instance queued, ran or fired it', async () => {
+    const url = await server.createDatabase();
+    const a = await startInstance(url, 40);
+    const b = await startInstance(url, 40);
+    const pairs = Array.from({ length: 6 }, (_, i) => ({
+      watcher: `agent:main:memory:dm:watcher${i}`,
+      target: `agent:main:memory:dm:target${i}`,
+    }));
+    for (const { watcher, target } of pairs) {
+      await a.store.putSession(makeSessionRecord(watcher, { kind: 'dm' }));
+      await a.store.putSession(makeSessionRecord(target, { kind: 'dm' }));
+    }
+    const queued = await Promise.all(
+      pairs.map(({ watcher, target }, i) =>
+        (i % 2 ? a : b).runtime.gateway.call('agent', {
+          sessionKey: target,
+          message: `task ${i}`,
+          deliver: false,
+          watchBy: watcher,
+        }),
+      ),
+    );
+    for (const { runId } of queued) await a.runtime.gateway.call('agent.wait', { runId, timeoutMs: 10_000 });
+    const notices = async (key: string) =>
+      (await a.store.readTail(key, 50)).filter((m) => m.details?.watch !== undefined);
+    const deadline = Date.now() + 10_000;
+    for (const { watcher } of pairs) {
+      while ((await a.store.listRuns({ sessionKey: watcher })).filter((r) => r.endedAt).length === 0) {
+        if (Date.now() > deadline) throw new Error(`no wake turn of ${watcher}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    // More changes after the notices notify nobody.
+    await Promise.all(
+      pairs.map(({ target }) =>
+        b.runtime.gateway.call('sessions.patch', { key: target, patch: { label: `${target}-later` } }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    for (const { watcher } of pairs) {
+      expect(await notices(watcher)).toHaveLength(1);
+      expect(await a.store.listRuns({ sessionKey: watcher })).toHaveLength(1);
+    }
+    expect(await a.store.listWatches()).toEqual([]);
+  });
+
   it('aborts a run that another instance is running', async () => {
     const url = await server.createDatabase();
     const a = await startInstance(url, 5000);

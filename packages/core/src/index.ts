@@ -88,6 +88,7 @@ export type {
   GatewayResult,
   InheritedMessage,
   RunSummary,
+  SessionStatusParams,
   SessionStatusResult,
   SessionsListParams,
   SessionsListResult,
@@ -127,17 +128,19 @@ export type {
   RunRecord,
   RunStatus,
   SendPolicyOverride,
+  SessionChangeKind,
   SessionKind,
   SessionOrigin,
   SessionRecord,
   SessionStatus,
+  SessionWatch,
   StoredMessage,
   ThreadBinding,
   TokenUsage,
   TranscriptMessage,
 } from './interfaces/records.js';
 // --- records and interfaces ---
-export { SESSION_KINDS, TERMINAL_RUN_STATUSES } from './interfaces/records.js';
+export { SESSION_CHANGE_KINDS, SESSION_KINDS, TERMINAL_RUN_STATUSES } from './interfaces/records.js';
 export type {
   MessageSearchHit,
   MessageSearchQuery,
@@ -145,12 +148,14 @@ export type {
   OutboxListQuery,
   PairingListQuery,
   RunListQuery,
+  SessionChanges,
   SessionListQuery,
   SessionPatch,
   Store,
   StoreOperations,
   StoreTransaction,
   TailOptions,
+  WatchListQuery,
 } from './interfaces/store.js';
 export type { AgentTool, ToolResult } from './interfaces/tool.js';
 export { toolResult } from './interfaces/tool.js';
@@ -221,6 +226,14 @@ export {
 // --- for Store implementers ---
 export type { SynchronousStoreEngine, SynchronousStoreOperations } from './store/serialized-store.js';
 export { SerializedStore } from './store/serialized-store.js';
+export {
+  changeWindowStart,
+  isPatchChange,
+  isStatusChange,
+  SESSION_BOOKKEEPING_FIELDS,
+  SESSION_CHANGE_WINDOW,
+  summarizeChanges,
+} from './store/session-changes.js';
 export { compareSessionsNewestFirst, matchesSessionQuery } from './store/session-query.js';
 export { createThreadBindingAccess } from './store/thread-binding-access.js';
 export { threadBindingKey } from './store/thread-binding-key.js';
@@ -237,6 +250,7 @@ export type {
   SessionsSearchHit,
   SessionsSearchToolResult,
   SessionsSendResult,
+  SessionsSendWatching,
   SessionsSpawnResult,
   SessionsYieldResult,
   SessionToolsOptions,

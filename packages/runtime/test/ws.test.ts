@@ -154,6 +154,35 @@ describe('gateway over WebSocket', () => {
     expect(isColloquyError(missing) && missing.code).toBe('SESSION_NOT_FOUND');
   });
 
+  it('serves watching over the wire: session.status with changesSince, agent with watchBy', async () => {
+    await boot(['reply one', 'reply two']);
+    await h!.store.putSession(makeSessionRecord(GROUP, { kind: 'group', chatType: 'group' }));
+    client = createGatewayClient({ url: server!.url, token: TOKEN });
+    await client.ready();
+    const { runId } = await client.call('agent', { sessionKey: 'main', message: 'hi' });
+    await client.call('agent.wait', { runId, timeoutMs: 3000 });
+    const queued = await client.call('agent', {
+      sessionKey: GROUP,
+      message: 'watched',
+      deliver: false,
+      watchBy: 'agent:main:main',
+    });
+    expect(queued.watching).toEqual({ sinceVersion: 0 });
+    await client.call('agent.wait', { runId: queued.runId, timeoutMs: 3000 });
+    const status = await client.call('session.status', { key: GROUP, changesSince: 0 });
+    expect(status.stateVersion).toBe(4);
+    expect(status.changes?.changes).toEqual({ message: 2, status: 2, patch: 0 });
+    const refused = await client
+      .call('session.status', { key: GROUP, changesSince: 1.5 })
+      .catch((e: unknown) => e);
+    expect(isColloquyError(refused) && refused.code).toBe('INVALID_ARGUMENT');
+    await waitFor(
+      async () => (await h!.store.readTail('agent:main:main', 20)).some((m) => m.details?.watch),
+      3000,
+      'the watch notice in main',
+    );
+  });
+
   it('pushes events to subscribers', async () => {
     await boot(['streamed']);
     client = createGatewayClient({ url: server!.url, token: TOKEN });

@@ -129,6 +129,86 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX messages_search ON messages USING gin (search);
     `,
   },
+  {
+    version: 3,
+    description: 'watching: session state versions, a bounded change log and durable watches',
+    // Every change goes through colloquy_note_change, called by triggers in the statement that
+    // made it (an append, a run starting or ending, a record patch), so no write pays an extra
+    // round trip and no caller can forget it. Only status and patch changes get a log row
+    // (messages are the versions no row claims, see summarizeChanges in core), pruned to the
+    // newest 512 versions (SESSION_CHANGE_WINDOW of @colloquy/core, frozen here) on each insert.
+    // The fields a patch ignores are SESSION_BOOKKEEPING_FIELDS of @colloquy/core.
+    sql: `
+      ALTER TABLE sessions ADD COLUMN state_version bigint NOT NULL DEFAULT 0;
+
+      CREATE TABLE session_changes (
+        session_key text COLLATE "C" NOT NULL,
+        version bigint NOT NULL,
+        kind text NOT NULL,
+        PRIMARY KEY (session_key, version)
+      );
+
+      CREATE TABLE session_watches (
+        watcher_key text COLLATE "C" NOT NULL,
+        target_key text COLLATE "C" NOT NULL,
+        after_version bigint NOT NULL,
+        id text COLLATE "C" NOT NULL,
+        created_at bigint NOT NULL,
+        n bigserial NOT NULL,
+        PRIMARY KEY (watcher_key, target_key)
+      );
+      CREATE INDEX session_watches_by_target ON session_watches (target_key, after_version);
+      CREATE INDEX session_watches_by_created ON session_watches (created_at, n);
+
+      CREATE FUNCTION colloquy_note_change(target text, change_kind text, n bigint) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE v bigint;
+        BEGIN
+          IF n <= 0 THEN RETURN; END IF;
+          UPDATE sessions SET state_version = state_version + n,
+              record = (record::jsonb || jsonb_build_object('stateVersion', state_version + n))::json
+            WHERE key = target RETURNING state_version INTO v;
+          IF v IS NULL OR change_kind = 'message' THEN RETURN; END IF;
+          INSERT INTO session_changes (session_key, version, kind)
+            SELECT target, g, change_kind FROM generate_series(v - n + 1, v) AS g;
+          DELETE FROM session_changes WHERE session_key = target AND version <= v - 512;
+        END $$;
+
+      CREATE FUNCTION colloquy_messages_appended() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM colloquy_note_change(a.session_key, 'message', a.n)
+            FROM (SELECT session_key, count(*) AS n FROM appended GROUP BY session_key) AS a;
+          RETURN NULL;
+        END $$;
+      CREATE TRIGGER messages_state_version AFTER INSERT ON messages
+        REFERENCING NEW TABLE AS appended FOR EACH STATEMENT EXECUTE FUNCTION colloquy_messages_appended();
+
+      CREATE FUNCTION colloquy_run_status_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.status IN ('running', 'done', 'error', 'timeout', 'killed', 'interrupted')
+             AND (TG_OP = 'INSERT' OR NEW.status IS DISTINCT FROM OLD.status) THEN
+            PERFORM colloquy_note_change(NEW.session_key, 'status', 1);
+          END IF;
+          RETURN NULL;
+        END $$;
+      CREATE TRIGGER runs_state_version AFTER INSERT OR UPDATE OF status ON runs
+        FOR EACH ROW EXECUTE FUNCTION colloquy_run_status_changed();
+
+      CREATE FUNCTION colloquy_session_patched() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE bookkeeping text[] := ARRAY['updatedAt', 'status', 'startedAt', 'endedAt', 'usage',
+          'estimatedCostUsd', 'systemSent', 'abortedLastRun', 'meta', 'stateVersion'];
+        BEGIN
+          IF (OLD.record::jsonb - bookkeeping) IS DISTINCT FROM (NEW.record::jsonb - bookkeeping) THEN
+            PERFORM colloquy_note_change(NEW.key, 'patch', 1);
+          END IF;
+          RETURN NULL;
+        END $$;
+      -- A bump changes state_version; a patch never does, so the bump does not re-enter here.
+      CREATE TRIGGER sessions_state_version AFTER UPDATE OF record ON sessions
+        FOR EACH ROW WHEN (OLD.state_version = NEW.state_version)
+        EXECUTE FUNCTION colloquy_session_patched();
+    `,
+  },
 ];
 
 /** The schema version this build of `@colloquy/store-postgres` writes. */

@@ -1,6 +1,7 @@
 import {
   ColloquyError,
   type InboxEntry,
+  isPatchChange,
   type MessageSearchQuery,
   type MessageSearchResult,
   type OutboxEntry,
@@ -9,14 +10,20 @@ import {
   type PairingRecord,
   type RunListQuery,
   type RunRecord,
+  SESSION_CHANGE_WINDOW,
+  type SessionChangeKind,
+  type SessionChanges,
   type SessionListQuery,
   type SessionPatch,
   type SessionRecord,
+  type SessionWatch,
   type StoredMessage,
   type StoreTransaction,
+  summarizeChanges,
   type TailOptions,
   type ThreadBinding,
   type TranscriptMessage,
+  type WatchListQuery,
 } from '@colloquy/core';
 import type { QueryResultRow } from 'pg';
 import { messageSearchSql } from './message-search-sql.js';
@@ -106,12 +113,14 @@ export class PgOperations implements StoreTransaction {
         if (!current) throw sessionNotFound(key);
         const next: Record<string, unknown> = { ...current };
         for (const [field, value] of Object.entries(patch)) {
-          if (field === 'key' || value === undefined) continue;
+          if (field === 'key' || field === 'stateVersion' || value === undefined) continue;
           if (value === null) delete next[field];
           else next[field] = value;
         }
         const record = next as unknown as SessionRecord;
         await this.writeSession(q, record);
+        // The row is locked, so the trigger's bump (migration v3) is exactly this one.
+        if (isPatchChange(current, record)) record.stateVersion = (current.stateVersion ?? 0) + 1;
         return clone(record);
       }),
     );
@@ -125,6 +134,8 @@ export class PgOperations implements StoreTransaction {
         await q.query('DELETE FROM messages WHERE session_key = $1', [key]);
         await q.query('DELETE FROM inbox WHERE session_key = $1', [key]);
         await q.query('DELETE FROM thread_bindings WHERE session_key = $1', [key]);
+        await q.query('DELETE FROM session_changes WHERE session_key = $1', [key]);
+        await q.query('DELETE FROM session_watches WHERE watcher_key = $1 OR target_key = $1', [key]);
         return true;
       }),
     );
@@ -542,6 +553,81 @@ export class PgOperations implements StoreTransaction {
     });
   }
 
+  // --- watching ---
+
+  readChanges(sessionKey: string, sinceVersion: number): Promise<SessionChanges | undefined> {
+    return this.read(async () => {
+      const since = Math.max(0, Math.floor(sinceVersion));
+      const result = await this.db.query<{ version: string; kind: SessionChangeKind | null; n: string }>(
+        `WITH s AS (SELECT state_version AS v FROM sessions WHERE key = $1)
+         SELECT s.v AS version, c.kind, count(c.kind) AS n FROM s
+           LEFT JOIN session_changes c ON c.session_key = $1
+             AND c.version > greatest(least($2::bigint, s.v), s.v - $3::bigint)
+         GROUP BY s.v, c.kind`,
+        [sessionKey, since, SESSION_CHANGE_WINDOW],
+      );
+      const first = result.rows[0];
+      if (first === undefined) return undefined;
+      const counts = result.rows.flatMap((row) =>
+        row.kind === null ? [] : [[row.kind, Number(row.n)] as const],
+      );
+      return summarizeChanges(since, Number(first.version), counts);
+    });
+  }
+
+  putWatch(watch: SessionWatch): Promise<void> {
+    return this.run(async () => {
+      await this.db.query(
+        `INSERT INTO session_watches (watcher_key, target_key, after_version, id, created_at)
+         VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (watcher_key, target_key) DO UPDATE SET after_version = excluded.after_version,
+           id = excluded.id, created_at = excluded.created_at`,
+        [watch.watcherKey, watch.targetKey, watch.afterVersion, watch.id, watch.createdAt],
+      );
+    });
+  }
+
+  listWatches(query: WatchListQuery = {}): Promise<SessionWatch[]> {
+    return this.read(async () => {
+      const limit = sqlLimit(query.limit);
+      if (limit === 0) return [];
+      const where = new Conditions();
+      if (query.watcherKey !== undefined) where.add('w.watcher_key = ?', query.watcherKey);
+      if (query.targetKey !== undefined) where.add('w.target_key = ?', query.targetKey);
+      const join = query.due
+        ? ' JOIN sessions s ON s.key = w.target_key AND s.state_version > w.after_version'
+        : '';
+      const result = await this.db.query<{
+        watcher_key: string;
+        target_key: string;
+        after_version: string;
+        id: string;
+        created_at: string;
+      }>(
+        `SELECT w.watcher_key, w.target_key, w.after_version, w.id, w.created_at FROM session_watches w${join}` +
+          `${where.sql()} ORDER BY w.created_at, w.n${where.limit(limit)}`,
+        where.values,
+      );
+      return result.rows.map((row) => ({
+        watcherKey: row.watcher_key,
+        targetKey: row.target_key,
+        afterVersion: Number(row.after_version),
+        id: row.id,
+        createdAt: Number(row.created_at),
+      }));
+    });
+  }
+
+  deleteWatch(watcherKey: string, targetKey: string, id?: string): Promise<boolean> {
+    return this.run(async () => {
+      const result = await this.db.query(
+        `DELETE FROM session_watches WHERE watcher_key = $1 AND target_key = $2${id === undefined ? '' : ' AND id = $3'}`,
+        id === undefined ? [watcherKey, targetKey] : [watcherKey, targetKey, id],
+      );
+      return (result.rowCount ?? 0) > 0;
+    });
+  }
+
   // --- internals ---
 
   /** Checks the handle is usable, runs `work`, and maps driver errors onto `ColloquyError`. */
@@ -572,14 +658,19 @@ export class PgOperations implements StoreTransaction {
     }
   }
 
+  /** Writes a record; the state version stays the store's (the column's, mirrored into the record). */
   private async writeSession(q: Queryable, record: SessionRecord): Promise<void> {
+    const { stateVersion: _ignored, ...rest } = record;
     try {
       await q.query(
         `INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, spawned_by, label, archived_at, record)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, agent_id = excluded.agent_id,
            kind = excluded.kind, updated_at = excluded.updated_at, spawned_by = excluded.spawned_by,
-           label = excluded.label, archived_at = excluded.archived_at, record = excluded.record`,
+           label = excluded.label, archived_at = excluded.archived_at,
+           record = CASE WHEN sessions.state_version > 0
+             THEN (excluded.record::jsonb || jsonb_build_object('stateVersion', sessions.state_version))::json
+             ELSE excluded.record END`,
         [
           record.key,
           record.sessionId,
@@ -589,7 +680,7 @@ export class PgOperations implements StoreTransaction {
           record.spawnedBy ?? null,
           record.label ?? null,
           record.archivedAt ?? null,
-          serialize(record, 'session'),
+          serialize(rest, 'session'),
         ],
       );
     } catch (error) {

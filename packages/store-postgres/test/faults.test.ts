@@ -52,7 +52,45 @@ describe('bad connection settings', () => {
   });
 });
 
+/** Undoes schema v3 (watching), turning a current schema back into a version 2 one. */
+const DROP_V3 = `
+  DROP TRIGGER sessions_state_version ON colloquy.sessions;
+  DROP TRIGGER runs_state_version ON colloquy.runs;
+  DROP TRIGGER messages_state_version ON colloquy.messages;
+  DROP FUNCTION colloquy.colloquy_session_patched();
+  DROP FUNCTION colloquy.colloquy_run_status_changed();
+  DROP FUNCTION colloquy.colloquy_messages_appended();
+  DROP FUNCTION colloquy.colloquy_note_change(text, text, bigint);
+  DROP TABLE colloquy.session_watches;
+  DROP TABLE colloquy.session_changes;
+  ALTER TABLE colloquy.sessions DROP COLUMN state_version;
+`;
+
 describe('migrations', () => {
+  it('gives the sessions of a version 2 schema stateVersion 0, then counts changes and keeps watches across a reopen', async () => {
+    const url = await server.createDatabase();
+    const store = await openPostgresStore({ url });
+    await store.putSession(makeSessionRecord('k1'));
+    await store.putSession(makeSessionRecord('k2'));
+    await store.appendMessages('k1', [say('before watching existed')]);
+    await store.close();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`${DROP_V3} UPDATE colloquy.schema_version SET version = 2;`);
+    await client.query(`UPDATE colloquy.sessions SET record = (record::jsonb - 'stateVersion')::json`);
+    await client.end();
+    const migrated = await openPostgresStore({ url });
+    expect((await migrated.getSession('k1'))?.stateVersion ?? 0).toBe(0);
+    await migrated.putWatch({ watcherKey: 'k2', targetKey: 'k1', afterVersion: 0, id: 'w1', createdAt: 1 });
+    await migrated.createRun(makeRunRecord('r1', 'k1', { status: 'running' }));
+    await migrated.close();
+    const reopened = await openPostgresStore({ url });
+    expect((await reopened.getSession('k1'))?.stateVersion).toBe(1);
+    expect((await reopened.readChanges('k1', 0))?.changes).toEqual({ message: 0, status: 1, patch: 0 });
+    expect((await reopened.listWatches({ due: true })).map((w) => w.id)).toEqual(['w1']);
+    await reopened.close();
+  });
+
   it('creates the schema once, re-opens without changes, and two stores opening at once both succeed', async () => {
     const url = await server.createDatabase();
     const [a, b] = await Promise.all([openPostgresStore({ url }), openPostgresStore({ url })]);
@@ -73,6 +111,7 @@ describe('migrations', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     await client.query(`
+      ${DROP_V3}
       ALTER TABLE colloquy.messages DROP COLUMN search;
       DROP FUNCTION colloquy.colloquy_indexed_text(json);
       UPDATE colloquy.schema_version SET version = 1;

@@ -29,6 +29,13 @@ export const COLLOQUY_APPLICATION_ID = 0x436f6c71;
  *   transaction (or the caller's). A search still sees every committed message and nothing rolled
  *   back, and an append no longer pays FTS5's per-commit segment write (it cost two thirds of the
  *   append throughput).
+ * - v6: watching. `sessions.state_version` (0 for existing sessions; also mirrored into the
+ *   record as `stateVersion`), bumped by triggers in the statement that appends a message or
+ *   starts/ends a run, so an append pays no extra statement. `session_changes` logs only run
+ *   status changes and patches (messages are the versions no row claims, see `summarizeChanges`
+ *   in core: a log row per message halved append throughput), pruned to the newest 512 versions
+ *   (`SESSION_CHANGE_WINDOW`) on each insert, so it stays bounded per session.
+ *   `session_watches` holds the durable watches.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -195,6 +202,55 @@ export const MIGRATIONS: readonly Migration[] = [
           DELETE FROM messages_search WHERE rowid = old.id;
           INSERT INTO messages_search (rowid, body)
             SELECT new.id, body FROM (SELECT ${newText} AS body) WHERE body IS NOT NULL;
+        END;
+      `);
+    },
+  },
+  {
+    version: 6,
+    description: 'session state versions, change log and watches',
+    up(db) {
+      const bump = (key: string) => `
+          UPDATE sessions SET state_version = state_version + 1,
+            record = json_set(record, '$.stateVersion', state_version + 1)
+            WHERE key = ${key};`;
+      const log = (key: string, kind: string) => `${bump(key)}
+          INSERT INTO session_changes (session_key, version, kind)
+            SELECT key, state_version, '${kind}' FROM sessions WHERE key = ${key};`;
+      const started = `('running', 'done', 'error', 'timeout', 'killed', 'interrupted')`;
+      db.exec(`
+        ALTER TABLE sessions ADD COLUMN state_version INTEGER NOT NULL DEFAULT 0;
+
+        CREATE TABLE session_changes (
+          session_key TEXT NOT NULL,
+          version INTEGER NOT NULL,
+          kind TEXT NOT NULL,
+          PRIMARY KEY (session_key, version)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE session_watches (
+          watcher_key TEXT NOT NULL,
+          target_key TEXT NOT NULL,
+          after_version INTEGER NOT NULL,
+          id TEXT NOT NULL,
+          created_at INTEGER NOT NULL,
+          PRIMARY KEY (watcher_key, target_key)
+        );
+        CREATE INDEX session_watches_by_target ON session_watches (target_key, after_version);
+        CREATE INDEX session_watches_by_created ON session_watches (created_at);
+
+        CREATE TRIGGER messages_state_version AFTER INSERT ON messages BEGIN${bump('new.session_key')}
+        END;
+        CREATE TRIGGER runs_state_version_insert AFTER INSERT ON runs
+          WHEN new.status IN ${started} BEGIN${log('new.session_key', 'status')}
+        END;
+        CREATE TRIGGER runs_state_version_update AFTER UPDATE OF status ON runs
+          WHEN new.status IS NOT old.status AND new.status IN ${started} BEGIN${log('new.session_key', 'status')}
+        END;
+        -- 512 is SESSION_CHANGE_WINDOW of @colloquy/core, frozen here as this step was released.
+        CREATE TRIGGER session_changes_prune AFTER INSERT ON session_changes BEGIN
+          DELETE FROM session_changes
+            WHERE session_key = new.session_key AND version <= new.version - 512;
         END;
       `);
     },

@@ -92,6 +92,34 @@ describe('openSqliteStore', () => {
     },
   );
 
+  it('gives sessions of a version 5 file stateVersion 0, then counts their changes and keeps watches across a reopen', async () => {
+    const file = temp.file('v5-watch.db');
+    writeOldStore(file, 5);
+    const store = openSqliteStore({ file });
+    expect((await store.getSession('agent:main:main'))?.stateVersion ?? 0).toBe(0);
+    expect((await store.readChanges('agent:main:main', 0))?.toVersion).toBe(0);
+    await store.putSession(makeSessionRecord('agent:main:other'));
+    await store.putWatch({
+      watcherKey: 'agent:main:other',
+      targetKey: 'agent:main:main',
+      afterVersion: 0,
+      id: 'w1',
+      createdAt: 1,
+    });
+    await store.appendMessages('agent:main:main', [{ role: 'assistant', content: 'after v6', timestamp: 2 }]);
+    await store.close();
+    const reopened = openSqliteStore({ file });
+    expect((await reopened.getSession('agent:main:main'))?.stateVersion).toBe(1);
+    expect((await reopened.readChanges('agent:main:main', 0))?.changes).toEqual({
+      message: 1,
+      status: 0,
+      patch: 0,
+    });
+    expect((await reopened.listWatches({ due: true })).map((w) => w.id)).toEqual(['w1']);
+    expect((await reopened.integrityCheck()).ok).toBe(true);
+    await reopened.close();
+  });
+
   it('lets a second connection open a file another connection already migrated', async () => {
     const file = temp.file('twice.db');
     const first = openSqliteStore({ file });

@@ -1,7 +1,9 @@
 import { basename } from 'node:path';
 import {
   ColloquyError,
+  changeWindowStart,
   type InboxEntry,
+  isPatchChange,
   type Logger,
   type MessageSearchQuery,
   type MessageSearchResult,
@@ -11,15 +13,20 @@ import {
   type PairingRecord,
   type RunListQuery,
   type RunRecord,
+  type SessionChangeKind,
+  type SessionChanges,
   type SessionListQuery,
   type SessionPatch,
   type SessionRecord,
+  type SessionWatch,
   type StoredMessage,
   type SynchronousStoreEngine,
   type SynchronousStoreOperations,
+  summarizeChanges,
   type TailOptions,
   type ThreadBinding,
   type TranscriptMessage,
+  type WatchListQuery,
 } from '@colloquy/core';
 import type Database from 'better-sqlite3';
 import { CommitBatch, type GroupCommitSettings } from './group-commit.js';
@@ -160,6 +167,15 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     pairingById: Stmt<[string, string, string], string>;
     deletePairing: Stmt<[string, string, string]>;
     setPlatformId: Stmt<[string, string, number]>;
+    bumpVersion: Stmt<[string], number>;
+    insertChange: Stmt<[string, number, SessionChangeKind]>;
+    stateVersionOf: Stmt<[string], number>;
+    changeCountsAfter: Stmt<[string, number], [SessionChangeKind, number]>;
+    deleteChanges: Stmt<[string]>;
+    deleteWatchesOf: Stmt<[string, string]>;
+    upsertWatch: Stmt<[string, string, number, string, number]>;
+    deleteWatch: Stmt<[string, string]>;
+    deleteWatchWithId: Stmt<[string, string, string]>;
   };
 
   /** Built by `openSqliteStore`, which opens, checks and migrates the file first. */
@@ -191,12 +207,15 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       searchMark: db.prepare(
         'UPDATE search_state SET indexed_up_to = (SELECT coalesce(max(id), 0) FROM messages)',
       ),
+      // The state version is the store's: a write keeps the stored one (in the column and the record).
       upsertSession: db.prepare(
         `INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, spawned_by, label, archived_at, record)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, json_remove(?, '$.stateVersion'))
          ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, agent_id = excluded.agent_id,
            kind = excluded.kind, updated_at = excluded.updated_at, spawned_by = excluded.spawned_by,
-           label = excluded.label, archived_at = excluded.archived_at, record = excluded.record`,
+           label = excluded.label, archived_at = excluded.archived_at,
+           record = CASE WHEN sessions.state_version > 0
+             THEN json_set(excluded.record, '$.stateVersion', sessions.state_version) ELSE excluded.record END`,
       ),
       deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
       deleteMessages: db.prepare('DELETE FROM messages WHERE session_key = ?'),
@@ -266,6 +285,30 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       setPlatformId: db.prepare(
         `UPDATE messages SET message = json_set(message, '$.platformMessageId', ?)
          WHERE session_key = ? AND seq = ?`,
+      ),
+      // Messages and run starts/ends bump the version in triggers (migration v6); patches here.
+      bumpVersion: one(
+        `UPDATE sessions SET state_version = state_version + 1,
+           record = json_set(record, '$.stateVersion', state_version + 1)
+         WHERE key = ? RETURNING state_version`,
+      ),
+      insertChange: db.prepare('INSERT INTO session_changes (session_key, version, kind) VALUES (?, ?, ?)'),
+      stateVersionOf: one('SELECT state_version FROM sessions WHERE key = ?'),
+      changeCountsAfter: db
+        .prepare<[string, number], [SessionChangeKind, number]>(
+          'SELECT kind, count(*) FROM session_changes WHERE session_key = ? AND version > ? GROUP BY kind',
+        )
+        .raw(),
+      deleteChanges: db.prepare('DELETE FROM session_changes WHERE session_key = ?'),
+      deleteWatchesOf: db.prepare('DELETE FROM session_watches WHERE watcher_key = ? OR target_key = ?'),
+      upsertWatch: db.prepare(
+        `INSERT INTO session_watches (watcher_key, target_key, after_version, id, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (watcher_key, target_key) DO UPDATE SET after_version = excluded.after_version,
+           id = excluded.id, created_at = excluded.created_at`,
+      ),
+      deleteWatch: db.prepare('DELETE FROM session_watches WHERE watcher_key = ? AND target_key = ?'),
+      deleteWatchWithId: db.prepare(
+        'DELETE FROM session_watches WHERE watcher_key = ? AND target_key = ? AND id = ?',
       ),
     };
     if (this.readonly) {
@@ -495,7 +538,9 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
 
   putSession(record: SessionRecord): void {
     this.write(() => {
+      const previous = parseOptional<SessionRecord>(this.s.sessionByKey.get(record.key));
       this.writeSession(record, serialize(record, 'session'));
+      if (isPatchChange(previous, record)) this.notePatch(record.key);
     });
   }
 
@@ -505,14 +550,24 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       if (previous === undefined) throw sessionNotFound(key);
       const next = JSON.parse(previous) as Record<string, unknown>;
       for (const [field, value] of Object.entries(patch)) {
-        if (field === 'key' || value === undefined) continue;
+        if (field === 'key' || field === 'stateVersion' || value === undefined) continue;
         if (value === null) delete next[field];
         else next[field] = value;
       }
       const json = serialize(next, 'session');
       this.writeSession(next as unknown as SessionRecord, json);
-      return JSON.parse(json) as SessionRecord;
+      if (!isPatchChange(JSON.parse(previous) as SessionRecord, next as unknown as SessionRecord)) {
+        return JSON.parse(json) as SessionRecord;
+      }
+      this.notePatch(key);
+      return JSON.parse(this.s.sessionByKey.get(key)!) as SessionRecord;
     });
+  }
+
+  /** Counts a `patch` change: bumps the version and logs its kind (the prune trigger bounds the log). */
+  private notePatch(key: string): void {
+    const version = this.s.bumpVersion.get(key);
+    if (version !== undefined) this.s.insertChange.run(key, version, 'patch');
   }
 
   deleteSession(key: string): boolean {
@@ -521,6 +576,8 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       this.s.deleteMessages.run(key);
       this.s.deleteInbox.run(key);
       this.s.deleteBindingsOfSession.run(key);
+      this.s.deleteChanges.run(key);
+      this.s.deleteWatchesOf.run(key, key);
       this.s.deleteSession.run(key);
       return true;
     });
@@ -812,6 +869,63 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
         .all(...params, limit)
         .map((json) => JSON.parse(json as string) as OutboxEntry);
     });
+  }
+
+  // --- watching ---
+
+  readChanges(sessionKey: string, sinceVersion: number): SessionChanges | undefined {
+    return this.guard(() => {
+      const toVersion = this.s.stateVersionOf.get(sessionKey);
+      if (toVersion === undefined) return undefined;
+      const from = changeWindowStart(sinceVersion, toVersion);
+      return summarizeChanges(sinceVersion, toVersion, this.s.changeCountsAfter.all(sessionKey, from));
+    });
+  }
+
+  putWatch(watch: SessionWatch): void {
+    this.write(() => {
+      this.s.upsertWatch.run(
+        watch.watcherKey,
+        watch.targetKey,
+        watch.afterVersion,
+        watch.id,
+        watch.createdAt,
+      );
+    });
+  }
+
+  listWatches(query: WatchListQuery = {}): SessionWatch[] {
+    return this.guard(() => {
+      const limit = sqlLimit(query.limit);
+      if (limit === 0) return [];
+      const filters: string[] = [];
+      const params: unknown[] = [];
+      if (query.watcherKey !== undefined) {
+        filters.push('w.watcher_key = ?');
+        params.push(query.watcherKey);
+      }
+      if (query.targetKey !== undefined) {
+        filters.push('w.target_key = ?');
+        params.push(query.targetKey);
+      }
+      if (query.due) filters.push('s.state_version > w.after_version');
+      const join = query.due ? ' JOIN sessions s ON s.key = w.target_key' : '';
+      const sql =
+        'SELECT w.watcher_key AS watcherKey, w.target_key AS targetKey, w.after_version AS afterVersion, ' +
+        `w.id AS id, w.created_at AS createdAt FROM session_watches w${join}${whereClause(filters)} ` +
+        'ORDER BY w.created_at, w.rowid LIMIT ?';
+      return this.dynamicStatement(sql).all(...params, limit) as SessionWatch[];
+    });
+  }
+
+  deleteWatch(watcherKey: string, targetKey: string, id?: string): boolean {
+    return this.write(
+      () =>
+        (id === undefined
+          ? this.s.deleteWatch.run(watcherKey, targetKey)
+          : this.s.deleteWatchWithId.run(watcherKey, targetKey, id)
+        ).changes > 0,
+    );
   }
 
   // --- session inbox ---

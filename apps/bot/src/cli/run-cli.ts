@@ -15,9 +15,12 @@ const HELP: Record<string, string> = {
   Shows whether the bot answers, its web chat, model, channels, agents and sessions.`,
   sessions: `${CLI} sessions list [--kind k]... [--limit n] [--active minutes] [--archived] ${CONNECT}
 ${CLI} sessions history <key> [--limit n] [--tools] ${CONNECT}
+${CLI} sessions status <key> [--changes-since n] ${CONNECT}
 ${CLI} sessions send <key> <message> [--timeout seconds] [--no-wait] [--deliver] ${CONNECT}
-  Lists sessions, prints a transcript, or sends a message into a session and prints the reply
-  (--deliver also posts the reply to the session's chat). "main" is the default agent's main session.`,
+  Lists sessions, prints a transcript or a session's status (its stateVersion, and with
+  --changes-since n what changed after version n, as counts), or sends a message into a session and
+  prints the reply (--deliver also posts the reply to the session's chat). "main" is the default
+  agent's main session.`,
   config: `${CLI} config check [--config file] [--state-dir dir] [--json]
   Loads the config as start would (file, environment, every channel section) and explains each
   problem as "path: expected X, got Y". Exits 1 when there is one.`,
@@ -39,7 +42,7 @@ function usage(): string {
     'Usage:',
     `  ${CLI} start                      start the bot`,
     `  ${CLI} status                     is it running? where? which model?`,
-    `  ${CLI} sessions list|history|send work with sessions over the gateway`,
+    `  ${CLI} sessions list|history|status|send  work with sessions over the gateway`,
     `  ${CLI} config check               validate the config and explain errors`,
     `  ${CLI} init                       write a commented colloquy.json5`,
     `  ${CLI} pairing list|approve|revoke  approve people for direct chats`,

@@ -12,6 +12,7 @@ import type {
   StoredMessage,
   TokenUsage,
 } from './records.js';
+import type { SessionChanges } from './store.js';
 
 /** Parameters of `sessions.list`. Visibility is applied by the caller (the tools), not here. */
 export interface SessionsListParams {
@@ -122,6 +123,12 @@ export interface AgentRunParams {
    */
   session?: AgentSessionInit;
   /**
+   * The key of a session that watches this one from before this run's input on: when this session
+   * next changes and is at rest again, the watcher's inbox gets one notice (see `SessionWatch`).
+   * Stored in the enqueue transaction; the watcher must exist. Not with `steer`.
+   */
+  watchBy?: string;
+  /**
    * Steer a session that has an active (queued or running) run instead of queuing a new one: the
    * message is taken by the running turn before its next model step, or by its next turn. The
    * result carries the active run's id. Fails with `CONFLICT` when nothing is active.
@@ -168,6 +175,8 @@ export interface AgentRunResult {
   attachments?: AttachmentReceipt;
   /** With {@link AgentSessionInit.thread}: the thread the new session is bound to. */
   thread?: DeliveryContext & { threadId: string };
+  /** With {@link AgentRunParams.watchBy}: the watch counts changes after this `stateVersion`. */
+  watching?: { sinceVersion: number };
 }
 
 /** The fields of a session created by `agent` (see {@link AgentRunParams.session}). */
@@ -230,10 +239,21 @@ export interface AgentInfo {
   model?: string;
 }
 
+/** Parameters of `session.status`. */
+export interface SessionStatusParams {
+  key: string;
+  /** Also count the changes after this `stateVersion` (an integer >= 0), into `changes`. */
+  changesSince?: number;
+}
+
 /** Result of `session.status`. */
 export interface SessionStatusResult {
   session: SessionRecord;
   status: SessionStatus;
+  /** The session's `stateVersion` (0 when it never changed). */
+  stateVersion: number;
+  /** With `changesSince`: the changes after it, kinds and counts. */
+  changes?: SessionChanges;
   queueDepth: number;
   activeRunId?: string;
   transcriptLocator?: string;
@@ -271,6 +291,8 @@ export interface SessionYieldResult {
     results: number;
     /** Unread inbox entries. */
     inbox: number;
+    /** Sessions this one watches (`sessions_send` with `watch: true`) that have not changed yet. */
+    watches?: number;
   };
 }
 
@@ -296,7 +318,7 @@ export interface GatewayMethods {
   /** Records how the announce step of a run ended (delivered, skipped, denied, failed). */
   'agent.recordAnnounce': [{ runId: string; outcome: AnnounceOutcome }, { runId: string }];
   'agents.list': [Record<string, never>, { agents: AgentInfo[] }];
-  'session.status': [{ key: string }, SessionStatusResult];
+  'session.status': [SessionStatusParams, SessionStatusResult];
   /**
    * Marks the session as yielded (see {@link SessionYieldState}): its next turn starts when an
    * inbox entry or a message arrives, or at the timeout, and opens with a notice of why it woke.

@@ -99,6 +99,41 @@ export interface SessionRecord {
   archivedAt?: number;
   /** Free-form metadata owned by plugins and the runtime (JSON-serialisable). */
   meta?: Record<string, unknown>;
+  /**
+   * How many changes the session has had (see {@link SessionChangeKind}): set by the Store,
+   * never by callers. `putSession` and `patchSession` ignore a value passed in. Absent on a
+   * session that has not changed since it was stored (read it as 0).
+   */
+  stateVersion?: number;
+}
+
+/**
+ * What changed a session, each change adding 1 to its `stateVersion`:
+ * - `message`: one transcript message appended (an append of 3 messages is 3 changes);
+ * - `status`: one of its runs started (became `running`) or ended (a terminal status);
+ * - `patch`: its record changed outside the fields that only mirror runs and turns
+ *   (see `SESSION_BOOKKEEPING_FIELDS`): label, model, send policy, delivery, archiving, ...
+ */
+export type SessionChangeKind = 'message' | 'status' | 'patch';
+
+/** All session change kinds. */
+export const SESSION_CHANGE_KINDS: readonly SessionChangeKind[] = ['message', 'status', 'patch'];
+
+/**
+ * A durable subscription: when the target's `stateVersion` passes `afterVersion`, the watcher's
+ * inbox gets one notice and the watch is removed. One watch per `(watcherKey, targetKey)`.
+ */
+export interface SessionWatch {
+  /** The session that gets the notice. */
+  watcherKey: string;
+  /** The session watched. */
+  targetKey: string;
+  /** The target's `stateVersion` when the watch was set: later changes make it due. */
+  afterVersion: number;
+  /** Unique per registration; the notice's inbox id is derived from it (idempotent delivery). */
+  id: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
 }
 
 /** A content block inside a transcript message. */

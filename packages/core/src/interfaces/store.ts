@@ -6,8 +6,10 @@ import type {
   PairingStatus,
   RunRecord,
   RunStatus,
+  SessionChangeKind,
   SessionKind,
   SessionRecord,
+  SessionWatch,
   StoredMessage,
   ThreadBinding,
   TranscriptMessage,
@@ -111,8 +113,34 @@ export interface PairingListQuery {
 
 /** Changes accepted by {@link StoreOperations.patchSession}; `null` clears an optional field. */
 export type SessionPatch = {
-  [K in Exclude<keyof SessionRecord, 'key'>]?: SessionRecord[K] | null;
+  [K in Exclude<keyof SessionRecord, 'key' | 'stateVersion'>]?: SessionRecord[K] | null;
 };
+
+/**
+ * The changes of a session after a version ({@link StoreOperations.readChanges}): kinds and
+ * counts, never content. Stores keep the kind of each of a session's newest
+ * `SESSION_CHANGE_WINDOW` changes (older ones are pruned), so a version further back is answered
+ * from `fromVersion` on, with `truncated: true`.
+ */
+export interface SessionChanges {
+  /** The version the counts start after: the version asked for, or the oldest one still kept. */
+  fromVersion: number;
+  /** The session's current `stateVersion`. */
+  toVersion: number;
+  /** How many changes of each kind happened in `(fromVersion, toVersion]`. */
+  changes: Record<SessionChangeKind, number>;
+  /** True when the version asked for is older than the kept window: older changes are not counted. */
+  truncated: boolean;
+}
+
+/** Filters for {@link StoreOperations.listWatches}. Sorted by `createdAt`, oldest first. */
+export interface WatchListQuery {
+  watcherKey?: string;
+  targetKey?: string;
+  /** Only watches whose target's `stateVersion` passed their `afterVersion`. */
+  due?: boolean;
+  limit?: number;
+}
 
 /**
  * The data methods of a {@link Store}. A {@link StoreTransaction} has the same methods, bound to
@@ -140,8 +168,9 @@ export interface StoreOperations {
    */
   patchSession(key: string, patch: SessionPatch): Promise<SessionRecord>;
   /**
-   * Deletes the session with its transcript, inbox and thread bindings, atomically. Runs and
-   * outbox rows are kept (they are history). Resolves false when there was no such session.
+   * Deletes the session with its transcript, inbox, thread bindings, change log and the watches
+   * it set or is the target of, atomically. Runs and outbox rows are kept (they are history).
+   * Resolves false when there was no such session.
    */
   deleteSession(key: string): Promise<boolean>;
   /**
@@ -213,6 +242,21 @@ export interface StoreOperations {
   listInbox(sessionKey: string): Promise<InboxEntry[]>;
   /** Marks entries consumed, atomically; unknown or already consumed ids are ignored. */
   consumeInbox(sessionKey: string, ids: readonly string[], at: number): Promise<void>;
+
+  // --- watching ---
+  /**
+   * The changes of a session after `sinceVersion` (clamped to `[toVersion - window, toVersion]`),
+   * or `undefined` when there is no such session. O(window) at most, whatever the session's age.
+   */
+  readChanges(sessionKey: string, sinceVersion: number): Promise<SessionChanges | undefined>;
+  /** Inserts the watch, replacing the one of the same `(watcherKey, targetKey)`. */
+  putWatch(watch: SessionWatch): Promise<void>;
+  listWatches(query?: WatchListQuery): Promise<SessionWatch[]>;
+  /**
+   * Deletes the watch of `(watcherKey, targetKey)`, only if its id is `id` when given (so a
+   * notice never removes a newer registration). Resolves true when a watch was deleted.
+   */
+  deleteWatch(watcherKey: string, targetKey: string, id?: string): Promise<boolean>;
 
   // --- thread bindings ---
   /** Inserts or replaces the binding for `(channel, accountId, threadId)`. */

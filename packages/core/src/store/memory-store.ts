@@ -4,7 +4,9 @@ import type {
   OutboxEntry,
   PairingRecord,
   RunRecord,
+  SessionChangeKind,
   SessionRecord,
+  SessionWatch,
   StoredMessage,
   ThreadBinding,
   TranscriptMessage,
@@ -16,9 +18,11 @@ import type {
   OutboxListQuery,
   PairingListQuery,
   RunListQuery,
+  SessionChanges,
   SessionListQuery,
   SessionPatch,
   TailOptions,
+  WatchListQuery,
 } from '../interfaces/store.js';
 import { scoreSearchText, searchableText, searchTerms } from './search-text.js';
 import {
@@ -26,6 +30,13 @@ import {
   type SynchronousStoreEngine,
   type SynchronousStoreOperations,
 } from './serialized-store.js';
+import {
+  changeWindowStart,
+  isPatchChange,
+  isStatusChange,
+  SESSION_CHANGE_WINDOW,
+  summarizeChanges,
+} from './session-changes.js';
 import { compareSessionsNewestFirst, matchesSessionQuery } from './session-query.js';
 
 type Undo = () => void;
@@ -35,6 +46,13 @@ const bindingId = (channel: string, accountId: string, threadId: string) =>
   `${channel}\u0000${accountId}\u0000${threadId}`;
 const pairingId = (channel: string, accountId: string, peerId: string) =>
   `${channel}\u0000${accountId}\u0000${peerId}`;
+const watchId = (watcherKey: string, targetKey: string) => `${watcherKey}\u0000${targetKey}`;
+
+/** One logged change of a session (see `summarizeChanges`). */
+interface LoggedChange {
+  version: number;
+  kind: SessionChangeKind;
+}
 
 /**
  * A Store held in memory: the reference implementation of the Store contract, for tests and
@@ -68,6 +86,9 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   private readonly inboxes = new Map<string, Map<string, InboxEntry>>();
   private readonly bindings = new Map<string, ThreadBinding>();
   private readonly pairings = new Map<string, PairingRecord>();
+  /** Each session's logged (`status`, `patch`) changes, oldest first; messages are not logged. */
+  private readonly changeLogs = new Map<string, readonly LoggedChange[]>();
+  private readonly watches = new Map<string, SessionWatch>();
   private undoLog: Undo[] | undefined;
 
   get operations(): SynchronousStoreOperations {
@@ -91,13 +112,18 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   // --- sessions ---
 
   getSession(key: string): SessionRecord | undefined {
-    return copy(this.sessions.get(key));
+    return copy(this.sessions.get(key)!);
   }
 
   putSession(record: SessionRecord): void {
     this.assertSessionIdFree(record.sessionId, record.key);
     const previous = this.sessions.get(record.key);
-    this.setSession(record.key, copy(record), previous);
+    const { stateVersion: _ignored, ...rest } = copy(record);
+    const next: SessionRecord = previous?.stateVersion
+      ? { ...rest, stateVersion: previous.stateVersion }
+      : rest;
+    this.setSession(record.key, next, previous);
+    if (isPatchChange(previous, next)) this.noteChange(record.key, 'patch', 1);
   }
 
   patchSession(key: string, patch: SessionPatch): SessionRecord {
@@ -105,14 +131,15 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     if (!previous) throw sessionNotFound(key);
     const next: Record<string, unknown> = { ...copy(previous) };
     for (const [field, value] of Object.entries(patch)) {
-      if (field === 'key' || value === undefined) continue;
+      if (field === 'key' || field === 'stateVersion' || value === undefined) continue;
       if (value === null) delete next[field];
       else next[field] = copy(value);
     }
     const record = next as unknown as SessionRecord;
     this.assertSessionIdFree(record.sessionId, key);
     this.setSession(key, record, previous);
-    return copy(record);
+    if (isPatchChange(previous, record)) this.noteChange(key, 'patch', 1);
+    return copy(this.sessions.get(key)!);
   }
 
   deleteSession(key: string): boolean {
@@ -121,8 +148,13 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     this.setSession(key, undefined, previous);
     this.replaceMapEntry(this.transcripts, key, undefined);
     this.replaceMapEntry(this.inboxes, key, undefined);
+    this.replaceMapEntry(this.changeLogs, key, undefined);
     for (const [id, binding] of this.bindings) {
       if (binding.sessionKey === key) this.replaceMapEntry(this.bindings, id, undefined);
+    }
+    for (const [id, watch] of this.watches) {
+      if (watch.watcherKey === key || watch.targetKey === key)
+        this.replaceMapEntry(this.watches, id, undefined);
     }
     return true;
   }
@@ -146,6 +178,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     const stored = messages.map((m) => ({ ...copy(m), seq: ++seq }));
     transcript.push(...stored);
     this.replaceMapEntry(this.transcripts, sessionKey, transcript);
+    this.noteChange(sessionKey, 'message', stored.length);
     return stored.map((m) => copy(m));
   }
 
@@ -208,6 +241,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
       });
     }
     this.replaceMapEntry(this.runs, run.runId, copy(run));
+    if (isStatusChange(undefined, run.status)) this.noteChange(run.sessionKey, 'status', 1);
   }
 
   getRun(runId: string): RunRecord | undefined {
@@ -221,6 +255,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     }
     const next = { ...copy(previous), ...withoutUndefined(copy(patch)), runId };
     this.replaceMapEntry(this.runs, runId, next);
+    if (isStatusChange(previous.status, next.status)) this.noteChange(next.sessionKey, 'status', 1);
     return copy(next);
   }
 
@@ -280,6 +315,45 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
       .sort((a, b) => a.createdAt - b.createdAt);
     const limited = query.limit === undefined ? rows : rows.slice(0, Math.max(0, query.limit));
     return limited.map((e) => copy(e));
+  }
+
+  // --- watching ---
+
+  readChanges(sessionKey: string, sinceVersion: number): SessionChanges | undefined {
+    const session = this.sessions.get(sessionKey);
+    if (!session) return undefined;
+    const toVersion = session.stateVersion ?? 0;
+    const from = changeWindowStart(sinceVersion, toVersion);
+    const logged = (this.changeLogs.get(sessionKey) ?? []).filter((change) => change.version > from);
+    return summarizeChanges(
+      sinceVersion,
+      toVersion,
+      logged.map((change) => [change.kind, 1] as const),
+    );
+  }
+
+  putWatch(watch: SessionWatch): void {
+    this.replaceMapEntry(this.watches, watchId(watch.watcherKey, watch.targetKey), copy(watch));
+  }
+
+  listWatches(query: WatchListQuery = {}): SessionWatch[] {
+    const rows = [...this.watches.values()]
+      .filter(
+        (w) =>
+          (query.watcherKey === undefined || w.watcherKey === query.watcherKey) &&
+          (query.targetKey === undefined || w.targetKey === query.targetKey) &&
+          (!query.due || (this.sessions.get(w.targetKey)?.stateVersion ?? 0) > w.afterVersion),
+      )
+      .sort((a, b) => a.createdAt - b.createdAt);
+    return page(rows, query.limit, undefined).map((w) => copy(w));
+  }
+
+  deleteWatch(watcherKey: string, targetKey: string, id?: string): boolean {
+    const key = watchId(watcherKey, targetKey);
+    const watch = this.watches.get(key);
+    if (!watch || (id !== undefined && watch.id !== id)) return false;
+    this.replaceMapEntry(this.watches, key, undefined);
+    return true;
   }
 
   // --- session inbox ---
@@ -404,6 +478,17 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     }
     if (record) this.replaceMapEntry(this.sessionKeysById, record.sessionId, key);
     this.replaceMapEntry(this.sessions, key, record);
+  }
+
+  /** Counts `n` changes of `kind` on a session (a missing session has nothing to count). */
+  private noteChange(key: string, kind: SessionChangeKind, n: number): void {
+    const session = this.sessions.get(key);
+    if (!session || n <= 0) return;
+    const version = (session.stateVersion ?? 0) + n;
+    this.replaceMapEntry(this.sessions, key, { ...session, stateVersion: version });
+    if (kind === 'message') return;
+    const log = (this.changeLogs.get(key) ?? []).filter((c) => c.version > version - SESSION_CHANGE_WINDOW);
+    this.replaceMapEntry(this.changeLogs, key, [...log, { version, kind }]);
   }
 
   /** Sets or deletes one map entry, logging how to undo it inside a transaction. */

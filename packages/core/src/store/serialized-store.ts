@@ -6,6 +6,7 @@ import type {
   PairingRecord,
   RunRecord,
   SessionRecord,
+  SessionWatch,
   StoredMessage,
   ThreadBinding,
   TranscriptMessage,
@@ -16,12 +17,14 @@ import type {
   OutboxListQuery,
   PairingListQuery,
   RunListQuery,
+  SessionChanges,
   SessionListQuery,
   SessionPatch,
   Store,
   StoreOperations,
   StoreTransaction,
   TailOptions,
+  WatchListQuery,
 } from '../interfaces/store.js';
 
 /** {@link StoreOperations} as synchronous calls: what an embedded, single-connection engine offers. */
@@ -64,6 +67,10 @@ const OPERATION_NAMES = [
   'getOutbox',
   'updateOutbox',
   'listOutbox',
+  'readChanges',
+  'putWatch',
+  'listWatches',
+  'deleteWatch',
   'putInbox',
   'listInbox',
   'consumeInbox',
@@ -231,6 +238,20 @@ export abstract class SerializedStore implements Store {
   }
 
   // --- pairing ---
+  // --- watching ---
+  readChanges(sessionKey: string, sinceVersion: number): Promise<SessionChanges | undefined> {
+    return this.run((ops) => ops.readChanges(sessionKey, sinceVersion));
+  }
+  putWatch(watch: SessionWatch): Promise<void> {
+    return this.run((ops) => ops.putWatch(watch));
+  }
+  listWatches(query?: WatchListQuery): Promise<SessionWatch[]> {
+    return this.run((ops) => ops.listWatches(query));
+  }
+  deleteWatch(watcherKey: string, targetKey: string, id?: string): Promise<boolean> {
+    return this.run((ops) => ops.deleteWatch(watcherKey, targetKey, id));
+  }
+
   putPairing(record: PairingRecord): Promise<void> {
     return this.run((ops) => ops.putPairing(record));
   }

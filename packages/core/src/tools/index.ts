@@ -32,7 +32,7 @@ export {
 } from './sessions-list.js';
 export type { SessionsSearchHit, SessionsSearchToolResult } from './sessions-search.js';
 export { SESSIONS_SEARCH_DEFAULT_LIMIT, SESSIONS_SEARCH_MAX_LIMIT } from './sessions-search.js';
-export type { SessionsSendResult } from './sessions-send.js';
+export type { SessionsSendResult, SessionsSendWatching } from './sessions-send.js';
 export { SESSIONS_SEND_DEFAULT_TIMEOUT_SECONDS } from './sessions-send.js';
 export type { SessionsSpawnResult } from './sessions-spawn.js';
 export { SESSIONS_SPAWN_MAX_TASK_CHARS, SESSIONS_SPAWN_MAX_TIMEOUT_SECONDS } from './sessions-spawn.js';

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { agentConfigFor } from '../config/index.js';
 import type { DeliveryContext, SessionStatus } from '../interfaces/records.js';
+import type { SessionChanges } from '../interfaces/store.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
 import { deriveChannelField } from '../keys/index.js';
 import { evaluateSendPolicy } from '../policy/index.js';
@@ -15,6 +16,14 @@ export const SessionStatusParams = Type.Object(
         minLength: 1,
         maxLength: 512,
         description: 'A session key or sessionId (default: your own session).',
+      }),
+    ),
+    changesSince: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'A stateVersion you read earlier: also count the changes after it (kinds and counts: messages, ' +
+          'run status changes, settings changes; never their content).',
       }),
     ),
   },
@@ -33,6 +42,10 @@ export interface SessionStatusToolResult {
   time: string;
   updatedAt: number;
   status: SessionStatus;
+  /** Grows by one on every change of the session (message, run start or end, settings patch). */
+  stateVersion: number;
+  /** With `changesSince`: the changes after it, kinds and counts only. */
+  changes?: SessionChanges;
   queueDepth: number;
   channel: string;
   deliveryContext?: DeliveryContext;
@@ -45,7 +58,8 @@ export function createSessionStatusTool(scope: ToolScope): AgentTool<typeof Sess
     name: 'session_status',
     description:
       'Show the status of a session (default: yours): model, token usage, cost, run status, queue depth, ' +
-      'channel, send policy, and the current local time.',
+      'channel, send policy, the current local time, and its stateVersion. Pass changesSince (a stateVersion ' +
+      'read earlier) to learn what changed since then, as kinds and counts.',
     parameters: SessionStatusParams,
     async execute(_toolCallId, rawArgs) {
       const args = validateToolArgs('session_status', SessionStatusParams, rawArgs);
@@ -56,8 +70,19 @@ export function createSessionStatusTool(scope: ToolScope): AgentTool<typeof Sess
         'status',
       );
       if (!target.ok) return failure(target.failure.status, target.failure.error);
+      const { changesSince } = args.value;
+      const known = target.session.stateVersion ?? 0;
+      if (changesSince !== undefined && changesSince > known) {
+        return failure(
+          'error',
+          `changesSince ${changesSince} is ahead of this session's stateVersion ${known}; pass a stateVersion you read earlier from session_status.`,
+        );
+      }
       try {
-        const status = await scope.options.gateway.call('session.status', { key: target.session.key });
+        const status = await scope.options.gateway.call('session.status', {
+          key: target.session.key,
+          ...(changesSince !== undefined ? { changesSince } : {}),
+        });
         const session = status.session;
         const config = scope.options.config;
         const agent = agentConfigFor(config, session.agentId);
@@ -78,6 +103,8 @@ export function createSessionStatusTool(scope: ToolScope): AgentTool<typeof Sess
           time: isoWithOffset(new Date(scope.now())),
           updatedAt: session.updatedAt,
           status: status.status,
+          stateVersion: status.stateVersion,
+          ...(status.changes ? { changes: status.changes } : {}),
           queueDepth: status.queueDepth,
           channel: deriveChannelField(session),
           ...(session.deliveryContext ? { deliveryContext: session.deliveryContext } : {}),

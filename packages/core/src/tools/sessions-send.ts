@@ -46,15 +46,28 @@ export const SessionsSendParams = Type.Object(
         description: `Seconds to wait for the reply (default ${SESSIONS_SEND_DEFAULT_TIMEOUT_SECONDS}; 0 = do not wait).`,
       }),
     ),
+    watch: Type.Optional(
+      Type.Boolean({
+        description:
+          'Watch the target: when it has changed after this send and is idle again, you get ONE notice ' +
+          '(which session, kinds and counts of the changes) that wakes you. Best with timeoutSeconds: 0 ' +
+          'and sessions_yield. Default false.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
+/** With `watch: true`: the watch counts the target's changes after this `stateVersion`. */
+export interface SessionsSendWatching {
+  watching?: { sinceVersion: number };
+}
+
 /** The results of sessions_send. */
 export type SessionsSendResult =
-  | { runId: string; status: 'accepted'; sessionKey: string }
-  | { runId: string; status: 'ok'; reply: string; sessionKey: string }
-  | { runId: string; status: 'timeout' | 'error'; error: string }
+  | ({ runId: string; status: 'accepted'; sessionKey: string } & SessionsSendWatching)
+  | ({ runId: string; status: 'ok'; reply: string; sessionKey: string } & SessionsSendWatching)
+  | ({ runId: string; status: 'timeout' | 'error'; error: string } & SessionsSendWatching)
   | { status: 'error' | 'forbidden'; error: string };
 
 /** Creates the `sessions_send` tool for one requester. */
@@ -65,7 +78,8 @@ export function createSessionsSendTool(
     name: 'sessions_send',
     description:
       'Send a message to another session (by sessionKey, or by label with an optional agentId) and wait up to ' +
-      'timeoutSeconds for its reply. The other agent knows the message comes from you, not from its human.',
+      'timeoutSeconds for its reply. The other agent knows the message comes from you, not from its human. ' +
+      'With watch: true you also get one notice when that session has changed and is idle again.',
     parameters: SessionsSendParams,
     execute: (_toolCallId, rawArgs) => send(scope, rawArgs),
   };
@@ -124,14 +138,18 @@ async function send(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Sess
   const requesterDisplay = displayKey(scope, requesterKey);
   const targetDisplay = displayKey(scope, session.key);
   let runId: string;
+  let watching: SessionsSendWatching = {};
   try {
-    ({ runId } = await gateway.call('agent', {
+    const queued = await gateway.call('agent', {
       sessionKey: session.key,
       message,
       deliver: false,
       extraSystemPrompt: agentToAgentContext(requesterDisplay, 'request'),
       provenance: { kind: 'inter_session', sourceSessionKey: requesterKey, sourceTool: 'sessions_send', hop },
-    }));
+      ...(args.value.watch ? { watchBy: requesterKey } : {}),
+    });
+    runId = queued.runId;
+    if (queued.watching) watching = { watching: queued.watching };
   } catch (error) {
     const f = gatewayFailure(error, 'The message could not be queued.');
     return failure(f.status, f.error);
@@ -149,7 +167,9 @@ async function send(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Sess
   if (scope.options.track) scope.options.track(flow);
   else flow.catch(() => undefined);
 
-  if (timeoutSeconds === 0) return toolResult({ runId, status: 'accepted', sessionKey: targetDisplay });
+  if (timeoutSeconds === 0) {
+    return toolResult({ runId, status: 'accepted', sessionKey: targetDisplay, ...watching });
+  }
   try {
     const waited = await gateway.call('agent.wait', { runId, timeoutMs: timeoutSeconds * 1000 });
     if (waited.waitTimedOut) {
@@ -158,20 +178,37 @@ async function send(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Sess
           runId,
           status: 'timeout',
           error: `No reply within ${timeoutSeconds}s. The run continues; read its reply later with sessions_history on ${targetDisplay}.`,
+          ...watching,
         },
         true,
       );
     }
     if (waited.status === 'done') {
-      return toolResult({ runId, status: 'ok', reply: waited.reply ?? '', sessionKey: targetDisplay });
+      return toolResult({
+        runId,
+        status: 'ok',
+        reply: waited.reply ?? '',
+        sessionKey: targetDisplay,
+        ...watching,
+      });
     }
     return toolResult(
-      { runId, status: 'error', error: waited.error ?? `The run ended with status "${waited.status}".` },
+      {
+        runId,
+        status: 'error',
+        error: waited.error ?? `The run ended with status "${waited.status}".`,
+        ...watching,
+      },
       true,
     );
   } catch (error) {
     return toolResult(
-      { runId, status: 'error', error: gatewayFailure(error, 'Waiting for the reply failed.').error },
+      {
+        runId,
+        status: 'error',
+        error: gatewayFailure(error, 'Waiting for the reply failed.').error,
+        ...watching,
+      },
       true,
     );
   }

@@ -37,7 +37,7 @@ export type SessionsYieldResult =
       sessionKey: string;
       reason?: string;
       timeoutSeconds?: number;
-      pending: { children: number; results: number; inbox: number };
+      pending: { children: number; results: number; inbox: number; watches?: number };
       note: string;
     }
   | { status: 'error' | 'forbidden'; error: string };

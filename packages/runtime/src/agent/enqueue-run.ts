@@ -17,6 +17,7 @@ import {
 import { hasActiveRun } from '../cluster/run-job.js';
 import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { registerWatch } from '../runtime/watch-notices.js';
 import { inputMessage } from './run-lifecycle.js';
 
 /** A run to create and queue. */
@@ -34,6 +35,12 @@ export interface NewRun {
   meta?: Record<string, unknown>;
   /** Messages appended to the transcript before the run's input, when `sessionUpdate` creates the session (a fork). */
   seed?: TranscriptMessage[];
+  /**
+   * A session that watches this run's session from before the run's input on (`sessions_send`
+   * with `watch: true`): the watch is stored in the enqueue transaction and recorded on the run
+   * as `meta.watch` (see `registerWatch`).
+   */
+  watchBy?: string;
 }
 
 /**
@@ -120,6 +127,13 @@ export async function enqueueRunIf(
           if (!current && input.seed && input.seed.length > 0) await tx.appendMessages(key, input.seed);
         } else await tx.patchSession(key, { updatedAt: now });
         if (condition && !(await condition(tx))) throw NOT_NOW;
+        if (input.watchBy) {
+          const watch = await registerWatch(tx, input.watchBy, key, now);
+          run.meta = {
+            ...run.meta,
+            watch: { id: watch.id, watcherKey: watch.watcherKey, sinceVersion: watch.afterVersion },
+          };
+        }
         const idle = cluster ? !(await hasActiveRun(tx, key)) : idleHere;
         if (idle && run.message !== '' && (await tx.listInbox(key)).length === 0) {
           run.meta = { ...run.meta, inputCommittedAt: now };

@@ -11,6 +11,7 @@ import type {
 import type { GroupContextEntry } from '../inbound/group-context.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { runTurnEndHooks } from '../runtime/turn-end-hooks.js';
+import { fireDueWatchesLater } from '../runtime/watch-notices.js';
 import {
   YIELD_META_KEY,
   YIELD_TIMEOUT_PREFIX,
@@ -256,5 +257,7 @@ export async function endTurn(
     return { turn, afterCommit };
   });
   ended.afterCommit();
+  // The session is at rest unless more runs wait: watchers of it get their notice now.
+  if (!outcome.requeue) fireDueWatchesLater(ctx, sessionKey);
   return ended.turn;
 }

@@ -67,6 +67,7 @@ export async function agentRun(
     'idempotencyKey',
     'session',
     'steer',
+    'watchBy',
   ]);
   const rawKey = p.string('sessionKey');
   const message = readMessage(params);
@@ -84,6 +85,13 @@ export async function agentRun(
   const idempotencyKey = p.optionalString('idempotencyKey');
   const init = p.optionalObject('session') as AgentSessionInit | undefined;
   const steer = p.optionalBoolean('steer') ?? false;
+  const watchByRaw = p.optionalString('watchBy');
+  if (steer && watchByRaw !== undefined) {
+    throw new ColloquyError('INVALID_ARGUMENT', 'agent: "watchBy" cannot be combined with "steer".', {
+      field: 'watchBy',
+    });
+  }
+  const watchBy = watchByRaw === undefined ? undefined : normalizeSessionKey(watchByRaw);
 
   const key = resolveSessionKeyAlias(rawKey, keyContextFor(ctx.config));
   if (isReservedSessionKey(key)) {
@@ -150,6 +158,7 @@ export async function agentRun(
         ...(provenance ? { provenance } : {}),
         ...(idempotencyKey ? { meta: { idempotencyKey } } : {}),
         ...(seed.length > 0 ? { seed } : {}),
+        ...(watchBy ? { watchBy } : {}),
       },
       newRecord && (() => newRecord),
     );
@@ -159,7 +168,14 @@ export async function agentRun(
   }
   await prepared?.commit();
   if (idempotencyKey) remember(state, session.key, idempotencyKey, run.runId);
-  return { runId: run.runId, sessionKey: run.sessionKey, status: run.status, ...prepared?.result };
+  const watch = run.meta?.watch as { sinceVersion: number } | undefined;
+  return {
+    runId: run.runId,
+    sessionKey: run.sessionKey,
+    status: run.status,
+    ...prepared?.result,
+    ...(watch ? { watching: { sinceVersion: watch.sinceVersion } } : {}),
+  };
 }
 
 function readMessage(params: unknown): string {

@@ -1,5 +1,6 @@
 import { ColloquyError, type GatewayResult } from '@colloquy/core';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { fireDueWatchesLater } from '../runtime/watch-notices.js';
 import { readParams } from './params.js';
 import { requireSession } from './resolve-session.js';
 
@@ -75,7 +76,10 @@ export async function chatSend(ctx: RuntimeContext, params: unknown): Promise<Ga
       await tx.patchSession(session.key, { updatedAt: now });
       return true;
     });
-    if (recorded) ctx.events.emit({ type: 'session.updated', sessionKey: session.key });
+    if (recorded) {
+      ctx.events.emit({ type: 'session.updated', sessionKey: session.key });
+      fireDueWatchesLater(ctx, session.key);
+    }
   }
   return outcome;
 }

@@ -1,4 +1,11 @@
-import { type AgentInfo, agentConfigFor, type GatewayResult, type SessionStatus } from '@colloquy/core';
+import {
+  type AgentInfo,
+  agentConfigFor,
+  ColloquyError,
+  type GatewayResult,
+  type SessionChanges,
+  type SessionStatus,
+} from '@colloquy/core';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { readParams } from './params.js';
 import { requireSession } from './resolve-session.js';
@@ -20,24 +27,49 @@ export function agentsList(ctx: RuntimeContext, params: unknown): GatewayResult<
 }
 
 /**
- * `session.status`: the session, its live status (`running` while a turn runs), how many runs wait
- * behind it, the active run and the transcript locator.
+ * `session.status`: the session, its live status (`running` while a turn runs), its
+ * `stateVersion`, how many runs wait behind it, the active run and the transcript locator; with
+ * `changesSince`, the kinds and counts of the changes after that version.
  *
- * @throws `SESSION_NOT_FOUND`
+ * @throws `SESSION_NOT_FOUND`; `INVALID_ARGUMENT` when `changesSince` is not an integer >= 0 or is
+ *   ahead of the session's `stateVersion`
  */
 export async function sessionStatus(
   ctx: RuntimeContext,
   params: unknown,
 ): Promise<GatewayResult<'session.status'>> {
   const p = readParams('session.status', params);
-  p.only(['key']);
+  p.only(['key', 'changesSince']);
+  const changesSince = p.optionalNumber('changesSince', 0);
+  if (changesSince !== undefined && !Number.isSafeInteger(changesSince)) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      'session.status: "changesSince" must be a whole number (a stateVersion read earlier).',
+      { field: 'changesSince' },
+    );
+  }
   const session = await requireSession(ctx.store, ctx.config, p.string('key'));
   const { activeRunId, queueDepth } = await activityOf(ctx, session.key);
   const status: SessionStatus = activeRunId ? 'running' : (session.status ?? 'idle');
   const locator = ctx.store.transcriptLocator(session);
+  const stateVersion = session.stateVersion ?? 0;
+  let changes: SessionChanges | undefined;
+  if (changesSince !== undefined) {
+    if (changesSince > stateVersion) {
+      throw new ColloquyError(
+        'INVALID_ARGUMENT',
+        `session.status: changesSince ${changesSince} is ahead of the session's stateVersion ${stateVersion}; pass a stateVersion read earlier from session_status.`,
+        { field: 'changesSince', stateVersion },
+      );
+    }
+    changes = await ctx.store.readChanges(session.key, changesSince);
+  }
   return {
     session,
     status,
+    // The counts were read after the session: report the version they end at.
+    stateVersion: changes?.toVersion ?? stateVersion,
+    ...(changes ? { changes } : {}),
     queueDepth,
     ...(activeRunId ? { activeRunId } : {}),
     ...(locator ? { transcriptLocator: locator } : {}),

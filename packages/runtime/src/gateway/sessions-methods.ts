@@ -10,6 +10,7 @@ import {
   type SessionRecord,
 } from '@colloquy/core';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { fireDueWatchesLater } from '../runtime/watch-notices.js';
 import { abortSessionRuns } from './abort-runs.js';
 import { type ParamReader, readParams } from './params.js';
 import { validateSessionPatch } from './patch-session.js';
@@ -168,6 +169,7 @@ export async function sessionsPatch(
   const patch = await validateSessionPatch(ctx, current, p.optionalObject('patch') ?? {});
   const session = await ctx.store.patchSession(current.key, { ...patch, updatedAt: ctx.clock.now() });
   ctx.events.emit({ type: 'session.updated', sessionKey: session.key });
+  fireDueWatchesLater(ctx, session.key);
   return { session };
 }
 

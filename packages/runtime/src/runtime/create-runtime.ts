@@ -30,6 +30,7 @@ import { type RecoveryReport, recoverRuns } from './recover-runs.js';
 import type { RuntimeContext, TurnEndHook } from './runtime-context.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { sessionToolsHook } from './session-tools-hook.js';
+import { fireDueWatchesLater } from './watch-notices.js';
 import { createYieldTimers } from './yield-wake.js';
 
 /** Lifecycle states of a {@link Runtime}. */
@@ -296,6 +297,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (!ctx.cluster) ctx.track(deliverUnsent(ctx));
     // Yields with a timeout, left by the previous process: their wakes are armed again.
     ctx.track(ctx.yields.restore());
+    // Watches whose target changed while no process could fire them (a crash, another instance).
+    fireDueWatchesLater(ctx);
     return report;
   }
 

@@ -12,6 +12,7 @@ import {
 import { readParams } from '../gateway/params.js';
 import { requireSession } from '../gateway/resolve-session.js';
 import type { RuntimeContext } from './runtime-context.js';
+import { WATCH_INBOX_PREFIX } from './watch-notices.js';
 
 /** Where a yielded session keeps its {@link SessionYieldState} (`session.meta.yield`). */
 export const YIELD_META_KEY = 'yield';
@@ -139,10 +140,11 @@ export async function sessionYield(
       (row) => row.inboxAt === undefined,
     ).length;
     const inbox = (await tx.listInbox(key)).length;
-    if (children + results + inbox === 0) {
+    const watches = (await tx.listWatches({ watcherKey: key })).length;
+    if (children + results + inbox + watches === 0) {
       throw new ColloquyError(
         'CONFLICT',
-        'Nothing is pending, so there is nothing to wake you: you have no running sub-agent and no unread message. Answer now, or spawn a sub-agent first (sessions_spawn).',
+        'Nothing is pending, so there is nothing to wake you: you have no running sub-agent, no watched session and no unread message. Answer now, or spawn a sub-agent first (sessions_spawn).',
         { key },
       );
     }
@@ -155,7 +157,7 @@ export async function sessionYield(
     };
     const session = (await tx.getSession(key))!;
     await tx.patchSession(key, { meta: { ...session.meta, [YIELD_META_KEY]: state } });
-    return { sessionKey: key, yielded: state, pending: { children, results, inbox } };
+    return { sessionKey: key, yielded: state, pending: { children, results, inbox, watches } };
   });
   ctx.yields.arm(key, result.yielded);
   return result;
@@ -184,6 +186,9 @@ export function yieldWakeNotice(
       reasons.push(`the timeout of ${state.timeoutSeconds ?? 0} s passed`);
     } else if (entry.message.provenance?.kind === 'announce') {
       reasons.push(`child ${entry.message.provenance.sourceSessionKey ?? 'sub-agent'} finished`);
+    } else if (entry.id.startsWith(WATCH_INBOX_PREFIX)) {
+      const watched = (entry.message.details as { watch?: { sessionKey?: unknown } } | undefined)?.watch;
+      reasons.push(`watched session ${String(watched?.sessionKey ?? 'a session')} changed`);
     } else {
       message = true;
     }

@@ -21,7 +21,7 @@ import { startProgress } from '../progress.js';
 import { renderTable } from '../render-table.js';
 
 /**
- * `colloquy sessions list|history|search|send`, over the gateway WebSocket.
+ * `colloquy sessions list|history|search|status|send`, over the gateway WebSocket.
  *
  * @param args - arguments after `sessions`
  * @param io - streams and environment
@@ -38,12 +38,14 @@ export async function sessionsCommand(args: readonly string[], io: CliIo): Promi
       return history(rest, io);
     case 'search':
       return search(rest, io);
+    case 'status':
+      return status(rest, io);
     case 'send':
       return send(rest, io);
     default:
       throw new ColloquyError(
         'INVALID_ARGUMENT',
-        `Unknown "sessions ${sub ?? ''}". Use: ${CLI} sessions list | history <key> | search <words> | send <key> <message>.`,
+        `Unknown "sessions ${sub ?? ''}". Use: ${CLI} sessions list | history <key> | search <words> | status <key> | send <key> <message>.`,
       );
   }
 }
@@ -234,6 +236,64 @@ async function search(args: readonly string[], io: CliIo): Promise<number> {
     }
     const more = result.total > next ? `; next page: --offset ${next}` : '';
     writeLines(io.out, `\n(${offset + 1}-${next} of ${result.total}${more})`);
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * `sessions status <key> [--changes-since n]`: the session's status and `stateVersion`, and with
+ * `--changes-since` the kinds and counts of its changes after that version.
+ */
+async function status(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseFlags(
+    args,
+    { ...GATEWAY_FLAGS, 'changes-since': { type: 'string' } },
+    'sessions status',
+  );
+  const [key] = positionals;
+  if (!key || positionals.length > 1) {
+    throw new ColloquyError('INVALID_ARGUMENT', `Usage: ${CLI} sessions status <key> [--changes-since n]`);
+  }
+  const raw = values['changes-since'];
+  const since = raw === undefined ? undefined : wholeNumber(raw, 0, '--changes-since', 0);
+  const { client } = await connectGateway(connectFlags(values), io);
+  try {
+    const result = await client
+      .call('session.status', { key, ...(since !== undefined ? { changesSince: since } : {}) })
+      .catch(explainMissing(key));
+    const { session, changes } = result;
+    if (values.json) {
+      writeLines(
+        io.out,
+        JSON.stringify(
+          {
+            sessionKey: session.key,
+            status: result.status,
+            stateVersion: result.stateVersion,
+            queueDepth: result.queueDepth,
+            ...(changes ? { changes } : {}),
+          },
+          null,
+          2,
+        ),
+      );
+      return 0;
+    }
+    writeLines(
+      io.out,
+      `${session.key}: ${result.status}, stateVersion ${result.stateVersion}, ${result.queueDepth} queued`,
+    );
+    if (changes) {
+      const { message, status: runs, patch } = changes.changes;
+      const older = changes.truncated ? ` (older than ${changes.fromVersion} not kept)` : '';
+      writeLines(
+        io.out,
+        `Changes since ${since}${older}: ${message} message${message === 1 ? '' : 's'}, ` +
+          `${runs} run status change${runs === 1 ? '' : 's'}, ${patch} patch${patch === 1 ? '' : 'es'}`,
+      );
+    }
     return 0;
   } finally {
     await client.close();
