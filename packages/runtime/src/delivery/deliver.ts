@@ -3,12 +3,12 @@ import {
   type ColloquyConfig,
   type DeliveryContext,
   type DeliveryOutcome,
-  evaluateSendPolicy,
   isColloquyError,
   type Logger,
   type OutboundMessage,
   type SessionRecord,
 } from '@colloquy/core';
+import { evaluateSendPolicy } from '@colloquy/core/internal';
 import type { EventBus } from '../gateway/event-bus.js';
 
 /** What an outbound message is, for logs and the `delivery` event. */

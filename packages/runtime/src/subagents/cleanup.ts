@@ -1,4 +1,5 @@
-import { agentConfigFor, type SessionRecord, subagentMetaOf, TERMINAL_RUN_STATUSES } from '@colloquy/core';
+import { agentConfigFor, type SessionRecord, TERMINAL_RUN_STATUSES } from '@colloquy/core';
+import { subagentMetaOf } from '@colloquy/core/internal';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { removeAttachments } from './attachment-files.js';
 import { sessionWorkspaceDir } from './workspace.js';
