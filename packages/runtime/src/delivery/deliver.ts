@@ -26,7 +26,7 @@ export interface DeliveryRequest {
 
 /**
  * The one outbound path: every reply, `chat.send`, announce and error notice goes through it.
- * Never throws; refusals and failures come back as a {@link DeliveryOutcome}.
+ * Never throws; refusals and failures come back as a `DeliveryOutcome` (`@colloquy/core`).
  */
 export type Deliver = (request: DeliveryRequest) => Promise<DeliveryOutcome>;
 

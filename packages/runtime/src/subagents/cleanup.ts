@@ -4,7 +4,7 @@ import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { removeAttachments } from './attachment-files.js';
 import { sessionWorkspaceDir } from './workspace.js';
 
-/** What one {@link sweepSubagents} pass did. */
+/** What one sub-agent cleanup pass did. */
 export interface SweepReport {
   /** Kept sub-agents archived (`archivedAt` set) after `archiveAfterMinutes`. */
   archived: string[];
