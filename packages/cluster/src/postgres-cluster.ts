@@ -53,7 +53,7 @@ export interface PostgresClusterOptions {
 
 /**
  * Several Colloquy instances on one PostgreSQL database, queued by graphile-worker: the
- * {@link ClusterAdapter} a runtime takes as `cluster`, plus channel leases and the reaper.
+ * `ClusterAdapter` (`@colloquy/runtime`) a runtime takes as `cluster`, plus channel leases and the reaper.
  */
 export interface PostgresCluster extends ClusterAdapter {
   /** This instance's id in the registry. */
@@ -73,7 +73,7 @@ export interface PostgresCluster extends ClusterAdapter {
  * once the runtime calls `start`.
  *
  * Pass the same database as the store, and the cluster to `createRuntime({ store, cluster })`.
- * Only a {@link PostgresStore} can add jobs in its transactions; another store is refused.
+ * Only a `PostgresStore` (`@colloquy/store-postgres`) can add jobs in its transactions; another store is refused.
  *
  * @param options - the database URL and timings
  * @returns the cluster member

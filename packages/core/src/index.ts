@@ -34,7 +34,6 @@ export type { ErrorCode } from './errors/colloquy-error.js';
 export { ColloquyError, isColloquyError, toColloquyError } from './errors/colloquy-error.js';
 // --- history ---
 export type {
-  ForkedHistory,
   RedactionResult,
   Redactor,
   SanitizedHistory,
@@ -43,18 +42,8 @@ export type {
 } from './history/index.js';
 export {
   createRedactor,
-  FORK_MAX_BYTES,
-  FORK_MAX_MESSAGES,
-  forkHistory,
-  HISTORY_MAX_BYTES,
-  HISTORY_OMITTED_PLACEHOLDER,
-  HISTORY_TEXT_LIMIT,
-  REDACTION_MARK,
   redactSecrets,
   sanitizeHistory,
-  TRUNCATION_SUFFIX,
-  truncateText,
-  utf8ByteLength,
 } from './history/index.js';
 export type {
   ChannelCapabilities,
@@ -168,16 +157,13 @@ export type {
   SessionKeyInput,
   SessionKeyParseResult,
   SessionKeyResolution,
-  ThreadSuffix,
 } from './keys/index.js';
 export {
   agentIdFromSessionKey,
   classifySessionKey,
-  deriveChannelField,
   deriveSessionKey,
   formatSessionKey,
   isReservedSessionKey,
-  MAX_SESSION_KEY_LENGTH,
   mainSessionKey,
   normalizeSessionKey,
   parseSessionKey,
@@ -192,34 +178,16 @@ export {
   approvePairing,
   createPairingAccess,
   listPairings,
-  MAX_PENDING_PAIRINGS,
-  normalizePairingCode,
   PAIRING_CODE_TTL_MS,
   requestPairing,
   revokePairing,
 } from './pairing/index.js';
 // --- policy ---
-export type {
-  SendPolicyDecision,
-  SendPolicyTarget,
-  SessionAccessDecision,
-  SessionAccessInput,
-  SessionAction,
-  UnreachableTargetInput,
-} from './policy/index.js';
-export {
-  checkSessionAccess,
-  effectiveVisibility,
-  evaluateSendPolicy,
-  parseSendCommand,
-  unreachableTargetReason,
-} from './policy/index.js';
+export { parseSendCommand } from './policy/index.js';
 // --- stores ---
 export { MemoryStore } from './store/memory-store.js';
 export {
   SEARCH_INDEX_MAX_CHARS,
-  SEARCH_MAX_TERMS,
-  scoreSearchText,
   searchableText,
   searchTerms,
 } from './store/search-text.js';
@@ -234,15 +202,9 @@ export {
   SESSION_CHANGE_WINDOW,
   summarizeChanges,
 } from './store/session-changes.js';
-export { compareSessionsNewestFirst, matchesSessionQuery } from './store/session-query.js';
 export { createThreadBindingAccess } from './store/thread-binding-access.js';
 export { threadBindingKey } from './store/thread-binding-key.js';
 export type {
-  ArgsCheck,
-  AttachmentLimits,
-  AttachmentNameCheck,
-  AttachmentsCheck,
-  CheckedAttachment,
   SessionListRow,
   SessionStatusToolResult,
   SessionsHistoryResult,
@@ -255,9 +217,6 @@ export type {
   SessionsYieldResult,
   SessionToolsOptions,
   Snippet,
-  SpawnableAgent,
-  SubagentMeta,
-  SubagentPromptInput,
   SubagentRow,
   SubagentsResult,
   ToolFailure,
@@ -265,37 +224,10 @@ export type {
 } from './tools/index.js';
 // --- session tools ---
 export {
-  ACTIVE_RUN_STATUSES,
   ANNOUNCE_SKIP,
-  ATTACHMENT_MANIFEST,
-  ATTACHMENT_NAME_MAX_BYTES,
-  attachmentPlaceholder,
-  base64DecodedBytes,
-  checkAttachmentName,
-  checkAttachments,
   configuredSecrets,
   createSessionTools,
-  isStrictBase64,
   REPLY_SKIP,
-  SEARCH_SNIPPET_CHARS,
   SESSION_TOOL_NAMES,
-  SESSIONS_HISTORY_DEFAULT_LIMIT,
-  SESSIONS_HISTORY_MAX_LIMIT,
-  SESSIONS_LIST_HISTORY_CONCURRENCY,
-  SESSIONS_LIST_MAX_BYTES,
-  SESSIONS_LIST_MAX_LIMIT,
-  SESSIONS_LIST_MAX_MESSAGES,
-  SESSIONS_SEARCH_DEFAULT_LIMIT,
-  SESSIONS_SEARCH_MAX_LIMIT,
-  SESSIONS_SEND_DEFAULT_TIMEOUT_SECONDS,
-  SESSIONS_SPAWN_MAX_TASK_CHARS,
-  SESSIONS_SPAWN_MAX_TIMEOUT_SECONDS,
-  SESSIONS_YIELD_MAX_REASON_CHARS,
-  SESSIONS_YIELD_MAX_TIMEOUT_SECONDS,
-  SUBAGENT_META_KEY,
   searchSnippet,
-  spawnableAgents,
-  subagentMetaOf,
-  subagentSystemPrompt,
-  validateToolArgs,
 } from './tools/index.js';

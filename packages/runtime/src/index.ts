@@ -1,15 +1,6 @@
 // @colloquy/runtime: makes Colloquy sessions run.
 
-export { type AgentLoopInput, type AgentLoopResult, runAgentLoop } from './agent/agent-loop.js';
-export {
-  buildSystemPrompt,
-  DEFAULT_SYSTEM_PROMPT,
-  estimateTokens,
-  loadHistory,
-  toModelMessages,
-} from './agent/build-prompt.js';
-export { type ModelSelection, modelRefFor, selectModel } from './agent/model-selection.js';
-export { runToolCall, type ToolCallOutcome, toolSpecs } from './agent/tool-runner.js';
+export { type ModelSelection, selectModel } from './agent/model-selection.js';
 // --- several instances on one database (implemented by @colloquy/cluster) ---
 export type {
   ClusterAdapter,
@@ -17,24 +8,14 @@ export type {
   ClusterHandlers,
   LaneLimits,
 } from './cluster/cluster-adapter.js';
-export { createDeliver, type Deliver, type DeliveryKind, type DeliveryRequest } from './delivery/deliver.js';
-export { startTyping, type TypingOptions } from './delivery/typing.js';
+// --- the runtime ---
+export type { Deliver, DeliveryKind, DeliveryRequest } from './delivery/deliver.js';
 export type { RuntimeGateway } from './gateway/create-gateway.js';
 export { GATEWAY_METHODS, isGatewayMethod } from './gateway/method-names.js';
 export type { InboundOutcome } from './inbound/receive-inbound.js';
 // --- model providers (AI SDK) ---
 export * from './providers/index.js';
-// --- advanced: the building blocks ---
-export {
-  type AbortFound,
-  type CommandQueue,
-  type CommandQueueOptions,
-  createCommandQueue,
-  type QueueItem,
-  type QueueStats,
-} from './queue/command-queue.js';
-export { type StopKind, stopKindOf, stopReason } from './queue/stop-reason.js';
-// --- the runtime ---
+export type { QueueStats } from './queue/command-queue.js';
 export {
   createRuntime,
   type Runtime,
@@ -56,19 +37,14 @@ export type {
 export { sessionToolsHook } from './runtime/session-tools-hook.js';
 export { installSignalHandlers, type SignalHandlerOptions } from './runtime/signal-handlers.js';
 // --- sub-agents: announce outbox, attachments, cleanup ---
-export type { AnnouncePayload, AnnounceStats, AnnounceStatus, ChatOutcome } from './subagents/announce.js';
-export {
-  removeAttachments,
-  type WrittenAttachments,
-  writeAttachments,
-} from './subagents/attachment-files.js';
+export type { AnnounceStats, AnnounceStatus, ChatOutcome } from './subagents/announce.js';
 export type { SweepReport } from './subagents/cleanup.js';
 export type { SubagentRegistry, SubagentRuntimeOptions } from './subagents/registry.js';
-export { defaultWorkspaceRoot, sessionWorkspaceDir } from './subagents/workspace.js';
 export {
   CLOSE_CODES,
   type ErrorBody,
   type EventFrame,
+  type FrameId,
   type RequestFrame,
   type ResponseFrame,
 } from './ws/frames.js';

@@ -7,5 +7,3 @@ export { SQLITE_SCHEMA_VERSION } from './migrations.js';
 export { openSqliteStore, type SqliteStoreOptions } from './open-sqlite-store.js';
 export type { CheckpointResult, IntegrityReport, SqliteSynchronous } from './sqlite-engine.js';
 export type { SqliteStore } from './sqlite-store.js';
-// --- transcript locators ---
-export { formatTranscriptLocator, parseTranscriptLocator } from './transcript-locator.js';

@@ -98,7 +98,7 @@ const DYNAMIC_CACHE_LIMIT = 128;
  * With group commit many transactions share one SQLite commit: each runs in a savepoint of a
  * transaction that stays open until the end of the current event-loop turn (never while a
  * transaction is open: the batch then commits when it ends). A write is visible at once and
- * durable once {@link flush} resolves.
+ * durable once `flush()` resolves.
  */
 export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOperations {
   /** The absolute path of the store file (`:memory:` for an in-memory store). */
@@ -1061,7 +1061,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
 
   /**
    * Where this session's transcript lives: `sqlite:<file>#<sessionId>`.
-   * {@link exportTranscriptJsonl} accepts it back.
+   * `exportTranscriptJsonl` accepts it back.
    */
   transcriptLocator(session: SessionRecord): string {
     // The file's name, not its path: a locator is shown to models and chats, and the database

@@ -21,7 +21,7 @@ const EXPORT_BATCH = 500;
  *
  * With group commit (`openSqliteStore({ groupCommit: true })`) many transactions share one SQLite
  * commit: each runs in a savepoint of a transaction that stays open until the end of the current
- * event-loop turn. A write is visible to this store at once and durable once {@link flush}
+ * event-loop turn. A write is visible to this store at once and durable once `flush()`
  * resolves.
  */
 export class SqliteStore extends SerializedStore {
@@ -51,7 +51,7 @@ export class SqliteStore extends SerializedStore {
 
   /**
    * Where this session's transcript lives: `sqlite:<file>#<sessionId>`.
-   * {@link exportTranscriptJsonl} accepts it back.
+   * `exportTranscriptJsonl` accepts it back.
    */
   transcriptLocator(session: SessionRecord): string {
     return this.sqlite.transcriptLocator(session);
@@ -81,7 +81,7 @@ export class SqliteStore extends SerializedStore {
    * memory at once; pipe them anywhere with `Readable.from(...)`. Messages appended while the
    * export runs may or may not be included.
    *
-   * @param ref - a session key, a `sessionId`, or a locator from {@link transcriptLocator}
+   * @param ref - a session key, a `sessionId`, or a locator from `transcriptLocator`
    * @returns an async iterator over the lines
    * @throws `SESSION_NOT_FOUND` when no session matches `ref` (on the first read)
    * @example
@@ -101,7 +101,7 @@ export class SqliteStore extends SerializedStore {
   }
 
   /**
-   * Writes one session's transcript as a JSON Lines file (see {@link exportTranscriptJsonl}). The
+   * Writes one session's transcript as a JSON Lines file (see `exportTranscriptJsonl`). The
    * file appears complete or not at all: it is written beside `path` and renamed into place.
    *
    * @param ref - a session key, a `sessionId`, or a transcript locator

@@ -50,7 +50,7 @@ export interface TelegramPluginOptions {
   typingIntervalMs?: number;
 }
 
-/** The Telegram plugin: a {@link ChannelPlugin} plus webhook serving and file download. */
+/** The Telegram plugin: a `ChannelPlugin` (`@colloquy/core`) plus webhook serving and file download. */
 export interface TelegramChannelPlugin extends ChannelPlugin {
   /**
    * A node:http request handler for webhook-mode accounts: routes by path to the account, checks

@@ -26,7 +26,7 @@ import { createHttpHandler } from './server/http-handler.js';
 import { createSocketServer, type SocketServer } from './server/socket-server.js';
 import { loadStaticAssets } from './server/static-assets.js';
 
-/** The web chat channel: a {@link ChannelPlugin} plus the URL it serves. */
+/** The web chat channel: a `ChannelPlugin` (`@colloquy/core`) plus the URL it serves. */
 export interface WebChatPlugin extends ChannelPlugin {
   readonly id: 'webchat';
   /**

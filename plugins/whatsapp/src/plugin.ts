@@ -64,7 +64,7 @@ export interface WhatsAppPluginOptions extends WhatsAppConfigInput {
   qrOutput?: QrOutput | false;
   /** Called with every new QR string (the web chat's owner panel shows it). */
   onQr?: (qr: string) => void;
-  /** Known LID -> phone pairs (`'123456@lid': '+15551234567'`), merged into the learned map. */
+  /** Known LID-to-phone pairs (`'123456@lid': '+15551234567'`), merged into the learned map. */
   contacts?: Record<string, string>;
   /** Reconnect backoff. Default 1 s doubling to 60 s. */
   reconnect?: BackoffOptions;
@@ -91,7 +91,7 @@ export interface WhatsAppPluginOptions extends WhatsAppConfigInput {
   fs?: StateFs;
 }
 
-/** The WhatsApp channel: a {@link ChannelPlugin} with linking helpers. */
+/** The WhatsApp channel: a `ChannelPlugin` (`@colloquy/core`) with linking helpers. */
 export interface WhatsAppPlugin extends ChannelPlugin {
   readonly id: 'whatsapp';
   status(): ChannelStatus;

@@ -297,7 +297,7 @@ export interface SessionYieldResult {
 }
 
 /**
- * The RPC surface of a Colloquy gateway: method name -> [params, result].
+ * The RPC surface of a Colloquy gateway: method name to `[params, result]`.
  * Served in-process and over WebSocket with exactly the same shapes.
  */
 export interface GatewayMethods {

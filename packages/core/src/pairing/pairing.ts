@@ -43,7 +43,7 @@ const isLive = (record: PairingRecord, now: number): boolean =>
 
 /**
  * Issues a pairing code for a peer, or returns the peer's unexpired one, in one transaction. The
- * code is unique among the channel's pending codes; past {@link MAX_PENDING_PAIRINGS} the oldest
+ * code is unique among the channel's pending codes; past `MAX_PENDING_PAIRINGS` (100) the oldest
  * pending codes are dropped.
  *
  * @param store - the store (or an open transaction)

@@ -9,7 +9,7 @@ const WORD = /[\p{L}\p{N}]+/gu;
 
 /**
  * Splits text into the words a transcript search matches: runs of letters and digits, lower-cased,
- * without repeats, at most {@link SEARCH_MAX_TERMS}. Everything else (punctuation, quotes,
+ * without repeats, at most `SEARCH_MAX_TERMS`. Everything else (punctuation, quotes,
  * operators such as `AND`, `*` or `"`) separates words, so no query text is ever read as syntax.
  *
  * @param text - a query as a person or a model typed it

@@ -14,7 +14,7 @@ export interface Snippet {
 /**
  * A short excerpt of a message around the first word of the query: the whole text is redacted
  * first (so a cut never exposes part of a secret), whitespace is folded, and the window is cut to
- * {@link SEARCH_SNIPPET_CHARS} without splitting a surrogate pair, with `…` where text was cut.
+ * `SEARCH_SNIPPET_CHARS` without splitting a surrogate pair, with `…` where text was cut.
  *
  * @param text - the message text search indexes
  * @param terms - the query words (`searchTerms`)

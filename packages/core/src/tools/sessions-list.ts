@@ -86,7 +86,7 @@ export interface SessionListRow {
 
 /**
  * The result of sessions_list. `nextOffset` is present when more rows match; `truncated` when
- * rows were dropped to fit {@link SESSIONS_LIST_MAX_BYTES}; `filtered` says how many sessions
+ * rows were dropped to fit `SESSIONS_LIST_MAX_BYTES`; `filtered` says how many sessions
  * visibility hid, and why.
  */
 export interface SessionsListResult {

@@ -3,12 +3,12 @@ import {
   type ColloquyConfig,
   type DeliveryContext,
   type DeliveryOutcome,
-  evaluateSendPolicy,
   isColloquyError,
   type Logger,
   type OutboundMessage,
   type SessionRecord,
 } from '@colloquy/core';
+import { evaluateSendPolicy } from '@colloquy/core/internal';
 import type { EventBus } from '../gateway/event-bus.js';
 
 /** What an outbound message is, for logs and the `delivery` event. */
@@ -26,7 +26,7 @@ export interface DeliveryRequest {
 
 /**
  * The one outbound path: every reply, `chat.send`, announce and error notice goes through it.
- * Never throws; refusals and failures come back as a {@link DeliveryOutcome}.
+ * Never throws; refusals and failures come back as a `DeliveryOutcome` (`@colloquy/core`).
  */
 export type Deliver = (request: DeliveryRequest) => Promise<DeliveryOutcome>;
 

@@ -1,10 +1,5 @@
-import {
-  type ChannelPlugin,
-  type ColloquyConfig,
-  evaluateSendPolicy,
-  type Logger,
-  type SessionRecord,
-} from '@colloquy/core';
+import type { ChannelPlugin, ColloquyConfig, Logger, SessionRecord } from '@colloquy/core';
+import { evaluateSendPolicy } from '@colloquy/core/internal';
 
 /** Options of {@link startTyping}. */
 export interface TypingOptions {

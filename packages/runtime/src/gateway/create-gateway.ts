@@ -22,7 +22,7 @@ import { isGatewayMethod } from './method-names.js';
 import { sessionsSearch } from './search-methods.js';
 import { sessionsDelete, sessionsList, sessionsPatch, sessionsResolve } from './sessions-methods.js';
 
-/** The in-process gateway: the {@link Gateway} surface with events always available. */
+/** The in-process gateway: the `Gateway` (`@colloquy/core`) surface with events always available. */
 export interface RuntimeGateway extends Gateway {
   subscribe(listener: (event: GatewayEvent) => void): () => void;
 }

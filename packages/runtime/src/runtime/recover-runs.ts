@@ -4,7 +4,7 @@ import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from './runtime-context.js';
 import { runTurnEndHooks } from './turn-end-hooks.js';
 
-/** What {@link recoverRuns} did at start. */
+/** What the start-up recovery did. */
 export interface RecoveryReport {
   /** Runs found `queued` (waiting, or cut by a graceful shutdown) and queued again. */
   requeued: string[];

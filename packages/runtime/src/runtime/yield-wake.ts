@@ -3,12 +3,11 @@ import {
   ColloquyError,
   type GatewayResult,
   type InboxEntry,
-  SESSIONS_YIELD_MAX_REASON_CHARS,
-  SESSIONS_YIELD_MAX_TIMEOUT_SECONDS,
   type SessionRecord,
   type SessionYieldState,
   type TranscriptMessage,
 } from '@colloquy/core';
+import { SESSIONS_YIELD_MAX_REASON_CHARS, SESSIONS_YIELD_MAX_TIMEOUT_SECONDS } from '@colloquy/core/internal';
 import { readParams } from '../gateway/params.js';
 import { requireSession } from '../gateway/resolve-session.js';
 import type { RuntimeContext } from './runtime-context.js';

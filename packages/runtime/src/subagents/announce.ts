@@ -6,10 +6,9 @@ import {
   type SessionOrigin,
   type SessionRecord,
   type StoreTransaction,
-  subagentMetaOf,
   type TranscriptMessage,
-  truncateText,
 } from '@colloquy/core';
+import { subagentMetaOf, truncateText } from '@colloquy/core/internal';
 import { textOf } from '../agent/build-prompt.js';
 
 /** The announce status: from the runtime, never from model text. */

@@ -3,13 +3,12 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rmdir, unlink } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import {
-  ATTACHMENT_MANIFEST,
   type AttachmentFileReceipt,
   type AttachmentReceipt,
-  type CheckedAttachment,
   ColloquyError,
   isColloquyError,
 } from '@colloquy/core';
+import { ATTACHMENT_MANIFEST, type CheckedAttachment } from '@colloquy/core/internal';
 import { ATTACHMENTS_SUBDIR } from './workspace.js';
 
 /** What {@link writeAttachments} wrote. */

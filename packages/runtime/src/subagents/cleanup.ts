@@ -1,9 +1,10 @@
-import { agentConfigFor, type SessionRecord, subagentMetaOf, TERMINAL_RUN_STATUSES } from '@colloquy/core';
+import { agentConfigFor, type SessionRecord, TERMINAL_RUN_STATUSES } from '@colloquy/core';
+import { subagentMetaOf } from '@colloquy/core/internal';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { removeAttachments } from './attachment-files.js';
 import { sessionWorkspaceDir } from './workspace.js';
 
-/** What one {@link sweepSubagents} pass did. */
+/** What one sub-agent cleanup pass did. */
 export interface SweepReport {
   /** Kept sub-agents archived (`archivedAt` set) after `archiveAfterMinutes`. */
   archived: string[];

@@ -1,13 +1,10 @@
 import {
   ColloquyError,
   configuredSecrets,
-  FORK_MAX_BYTES,
-  FORK_MAX_MESSAGES,
-  forkHistory,
   type InheritedMessage,
   type TranscriptMessage,
-  utf8ByteLength,
 } from '@colloquy/core';
+import { FORK_MAX_BYTES, FORK_MAX_MESSAGES, forkHistory, utf8ByteLength } from '@colloquy/core/internal';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 
 /**

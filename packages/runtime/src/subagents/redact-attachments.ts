@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { attachmentPlaceholder, type ContentBlock, type TranscriptMessage } from '@colloquy/core';
+import type { ContentBlock, TranscriptMessage } from '@colloquy/core';
+import { attachmentPlaceholder } from '@colloquy/core/internal';
 
 /**
  * Replaces the content of every `sessions_spawn` attachment in the tool-call arguments of

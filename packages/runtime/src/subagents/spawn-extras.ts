@@ -2,12 +2,11 @@ import {
   type AgentRunResult,
   type AgentSessionInit,
   ColloquyError,
-  checkAttachments,
   type DeliveryContext,
   type SessionRecord,
-  SUBAGENT_META_KEY,
   threadBindingKey,
 } from '@colloquy/core';
+import { checkAttachments, SUBAGENT_META_KEY } from '@colloquy/core/internal';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { removeTreeNoFollow, type WrittenAttachments, writeAttachments } from './attachment-files.js';
 import { sessionWorkspaceDir } from './workspace.js';

@@ -38,7 +38,7 @@ export interface GatewayClientOptions {
 /** The connection state of a {@link GatewayClient}. */
 export type GatewayClientState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
-/** A typed gateway client: the same {@link Gateway} surface as in-process, over WebSocket. */
+/** A typed gateway client: the same `Gateway` (`@colloquy/core`) surface as in-process, over WebSocket. */
 export interface GatewayClient extends Gateway {
   subscribe(listener: (event: GatewayEvent) => void): () => void;
   /** Resolves once connected (and authenticated). @throws `UNAUTHORIZED` when the token is refused */
@@ -62,7 +62,7 @@ interface Pending {
 }
 
 /**
- * Connects to a gateway server and returns a {@link Gateway} that calls it. The client reconnects
+ * Connects to a gateway server and returns a `Gateway` (`@colloquy/core`) that calls it. The client reconnects
  * with backoff, re-subscribes its event listeners, and re-issues calls that are safe to repeat
  * (reads, and `agent.wait` with the remaining wait time, so a wait survives a reconnect). Other
  * calls in flight when the connection drops fail with `ABORTED` (their effect is unknown).

@@ -57,7 +57,7 @@ interface Connection {
 }
 
 /**
- * Serves a {@link Gateway} over WebSocket: JSON request/response frames with ids, server-pushed
+ * Serves a `Gateway` (`@colloquy/core`) over WebSocket: JSON request/response frames with ids, server-pushed
  * events after `subscribe`, token authentication. The protocol is documented in the README.
  *
  * @param options - the gateway, the token and where to listen

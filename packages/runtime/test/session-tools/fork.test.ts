@@ -1,4 +1,5 @@
-import { FORK_MAX_BYTES, type TranscriptMessage } from '@colloquy/core';
+import type { TranscriptMessage } from '@colloquy/core';
+import { FORK_MAX_BYTES } from '@colloquy/core/internal';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   call,

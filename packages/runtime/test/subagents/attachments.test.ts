@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AttachmentReceipt, isColloquyError } from '@colloquy/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { removeAttachments, writeAttachments } from '../../src/index.js';
+import { removeAttachments, writeAttachments } from '../../src/subagents/attachment-files.js';
 import { waitFor } from '../support/harness.js';
 import {
   call,

@@ -23,7 +23,7 @@ export interface ConformanceInbound {
   /** The user's words. The fixture may add a mention around them (see `mentionBot`). */
   text: string;
   /**
-   * Address the bot the way the platform does (an @mention, a reply to the bot). False: a plain message
+   * Address the bot the way the platform does (an `@mention`, a reply to the bot). False: a plain message
    * the bot merely sees. Ignored for direct chats, which always address the bot.
    */
   mentionBot: boolean;
