@@ -59,9 +59,7 @@ const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(
 
 async function runCase(latencyMs, lanes) {
   let delayMs = 0; // the warm-up runs at 0 ms so it costs the same whatever the lanes
-  const fake = await startOpenAIFake(() =>
-    fakeReply.text('ok', delayMs > 0 ? { delayMs } : {}),
-  );
+  const fake = await startOpenAIFake(() => fakeReply.text('ok', delayMs > 0 ? { delayMs } : {}));
   const config = resolveConfig({
     agents: { defaults: { model: 'local/fake-model' } },
     models: { providers: { local: { kind: 'openai-compatible', baseURL: fake.baseURL } } },
