@@ -14,7 +14,7 @@ import {
 } from '@colloquy/core';
 import type { Context } from 'grammy';
 import { AccountRunner } from './account/account-runner.js';
-import { resolveTelegramConfig, type TelegramConfig, type TelegramConfigInput } from './config.js';
+import { resolveTelegramConfig, type TelegramConfigInput } from './config.js';
 import { TELEGRAM_TEXT_LIMIT } from './format/chunk-html.js';
 import { escapeHtml } from './format/escape-html.js';
 import { decideDmAccess, isGroupAllowed, requiresMention } from './inbound/access-policy.js';
@@ -28,8 +28,8 @@ import { migrateTopicBindings, topicBindingKey } from './topics/topic-bindings.j
 
 /** Options of {@link createTelegramPlugin}. */
 export interface TelegramPluginOptions {
-  /** The `channels.telegram` config section, raw or resolved; validated by `resolveTelegramConfig`. */
-  config: TelegramConfigInput | TelegramConfig;
+  /** The `channels.telegram` config section (a resolved one works too); validated by `resolveTelegramConfig`. */
+  config: TelegramConfigInput;
   /**
    * Where versions before 1.0 kept `telegram-pairing.json`. Pairing state lives in the Store now
    * (`ChannelContext.pairing`); when this folder holds the old file, `start()` moves its approvals

@@ -13,6 +13,7 @@ import {
   type Logger,
   type OutboundMessage,
   type SendResult,
+  sectionError,
   silentLogger,
 } from '@colloquy/core';
 import type {
@@ -52,10 +53,15 @@ import type { WhatsAppEventMap, WhatsAppSocketFactory, WhatsAppSocketLike } from
 import { messageTimeMs, toInboundMessage } from './to-inbound.js';
 import { TypingIndicator } from './typing-indicator.js';
 
-/** Options of {@link createWhatsAppPlugin}: the `channels.whatsapp` settings plus wiring. */
-export interface WhatsAppPluginOptions extends WhatsAppConfigInput {
-  /** Folder for credentials (`auth/`), the LID map and pairings. Required. */
-  stateDir: string;
+/** Options of {@link createWhatsAppPlugin}: the `channels.whatsapp` section plus wiring. */
+export interface WhatsAppPluginOptions {
+  /** The `channels.whatsapp` config section; validated by `resolveWhatsAppConfig`. Default: all defaults. */
+  config?: WhatsAppConfigInput;
+  /**
+   * Folder for credentials (`auth/`), the LID map and pairings. Default: `config.stateDir`; one of
+   * the two is required.
+   */
+  stateDir?: string;
   /** The account id used in session keys and delivery contexts. Default `default`. */
   accountId?: string;
   /** Makes the socket. Default: Baileys' `makeWASocket`. Tests pass a fake. */
@@ -101,19 +107,6 @@ export interface WhatsAppPlugin extends ChannelPlugin {
   logout(): Promise<void>;
 }
 
-const CONFIG_KEYS = [
-  'enabled',
-  'stateDir',
-  'dmPolicy',
-  'allowFrom',
-  'selfChatMode',
-  'groups',
-  'requireMentionByDefault',
-  'chunkLength',
-  'readReceipts',
-  'maxMediaBytes',
-] as const satisfies readonly (keyof WhatsAppConfig)[];
-
 /** A reply quotes the message that addressed the bot only if it comes within this time. */
 const QUOTE_WINDOW_MS = 10 * 60 * 1000;
 
@@ -127,33 +120,34 @@ type Listener = { event: keyof WhatsAppEventMap; fn: (arg: never) => void };
  * WhatsApp account). Link it once by scanning the QR code printed at start; credentials are kept
  * in `stateDir/auth` with crash-safe writes.
  *
- * @param options - {@link WhatsAppPluginOptions}; the `channels.whatsapp` fields are validated
+ * @param options - the `channels.whatsapp` section (`config`), the state folder and wiring overrides
  * @returns the plugin, to hand to the runtime
- * @throws ColloquyError `CONFIG_INVALID` when a setting is invalid (with the paths)
+ * @throws ColloquyError `CONFIG_INVALID` when a setting is invalid (with the paths) or no state folder is given
  * @example
  * ```ts
  * const whatsapp = createWhatsAppPlugin({
+ *   config: { dmPolicy: 'allowlist', allowFrom: ['+15551234567'] },
  *   stateDir: '/var/lib/bot/whatsapp',
- *   dmPolicy: 'allowlist',
- *   allowFrom: ['+15551234567'],
  * });
  * const runtime = createRuntime({ config, store, model, channels: [whatsapp] });
  * ```
  */
-export function createWhatsAppPlugin(options: WhatsAppPluginOptions): WhatsAppPlugin {
-  const section: Record<string, unknown> = {};
-  for (const key of CONFIG_KEYS) if (options[key] !== undefined) section[key] = options[key];
-  const config = resolveWhatsAppConfig(section);
-  if (!options.stateDir) {
-    throw new ColloquyError(
-      'CONFIG_INVALID',
-      'createWhatsAppPlugin needs a stateDir (where the WhatsApp link is stored).',
-      {
-        issues: [{ path: 'channels.whatsapp.stateDir', expected: 'string', got: 'undefined' }],
-      },
+export function createWhatsAppPlugin(options: WhatsAppPluginOptions = {}): WhatsAppPlugin {
+  const config = resolveWhatsAppConfig(options.config);
+  const stateDir = options.stateDir ?? config.stateDir;
+  if (!stateDir) {
+    throw sectionError(
+      [
+        {
+          path: 'channels.whatsapp.stateDir',
+          expected: 'the folder where the WhatsApp link is stored',
+          got: 'nothing',
+        },
+      ],
+      { path: 'channels.whatsapp', label: 'WhatsApp' },
     );
   }
-  return new WhatsAppChannel(options, config);
+  return new WhatsAppChannel(options, config, stateDir);
 }
 
 class WhatsAppChannel implements WhatsAppPlugin {
@@ -213,9 +207,10 @@ class WhatsAppChannel implements WhatsAppPlugin {
   constructor(
     private readonly options: WhatsAppPluginOptions,
     private readonly config: WhatsAppConfig,
+    stateDir: string,
   ) {
     this.accountId = options.accountId ?? 'default';
-    this.stateDir = options.stateDir;
+    this.stateDir = stateDir;
     this.authDir = join(this.stateDir, 'auth');
     this.fs = options.fs ?? nodeStateFs;
     this.makeSocket = options.makeSocket ?? makeBaileysSocket;
