@@ -216,6 +216,9 @@ export {
   parseSendCommand,
   unreachableTargetReason,
 } from './policy/index.js';
+// --- retries ---
+export type { BackoffOptions } from './retry/index.js';
+export { backoffDelay, sleep } from './retry/index.js';
 // --- stores ---
 export { MemoryStore } from './store/memory-store.js';
 export {

@@ -1,6 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  type BackoffOptions,
+  backoffDelay,
   type ChannelCapabilities,
   type ChannelContext,
   type ChannelLease,
@@ -29,7 +31,7 @@ import { makeBaileysSocket, makeCacheableSignalKeyStore, normalizeMessageContent
 import { toBaileysLogger } from './baileys-logger.js';
 import { BoundedMap, BoundedSet } from './bounded.js';
 import { chunkText } from './chunk-text.js';
-import { type BackoffOptions, backoffDelay, classifyClose, closeStatusCode } from './close-reason.js';
+import { classifyClose, closeStatusCode } from './close-reason.js';
 import { resolveWhatsAppConfig, type WhatsAppConfig, type WhatsAppConfigInput } from './config.js';
 import { GroupCache } from './group-cache.js';
 import { InboundLedger } from './inbound-ledger.js';
@@ -72,7 +74,7 @@ export interface WhatsAppPluginOptions {
   onQr?: (qr: string) => void;
   /** Known LID -> phone pairs (`'123456@lid': '+15551234567'`), merged into the learned map. */
   contacts?: Record<string, string>;
-  /** Reconnect backoff. Default 1 s doubling to 60 s. */
+  /** Reconnect backoff (core's `backoffDelay`). Default 1 s doubling to 60 s, less up to 20 % at random. */
   reconnect?: BackoffOptions;
   /**
    * A connected socket with no frame from WhatsApp for this long is judged dead and replaced.
