@@ -83,7 +83,8 @@ function longText(minLength: number): { text: string; words: string[] } {
  *   const platform = await startTelegramFake();
  *   return {
  *     plugin: createTelegramPlugin({
- *       config: { accounts: [{ token: '123:TEST', apiRoot: platform.url }], dmPolicy: 'open' },
+ *       config: { accounts: [{ token: '123:TEST' }], dmPolicy: 'open' },
+ *       apiRoot: platform.url,
  *     }),
  *     accountId: 'default',
  *     peers: [{ id: '101' }, { id: '102' }],
