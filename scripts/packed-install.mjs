@@ -60,7 +60,7 @@ try {
   const probe = [
     "const m = await import('@colloquy/plugin-whatsapp');",
     "if (typeof m.createWhatsAppPlugin !== 'function') throw new Error('createWhatsAppPlugin is missing');",
-    "const p = m.createWhatsAppPlugin({ stateDir: './wa-state', qrOutput: false });",
+    "const p = m.createWhatsAppPlugin({ config: {}, stateDir: './wa-state', qrOutput: false });",
     "if (p.id !== 'whatsapp') throw new Error('unexpected plugin id ' + p.id);",
     "console.log('loaded @colloquy/plugin-whatsapp: ' + Object.keys(m).length + ' exports');",
     // The testkit's root needs neither vitest nor the runtime (optional peers, not installed here).

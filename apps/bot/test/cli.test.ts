@@ -254,9 +254,11 @@ describe('colloquy config check and init', () => {
       'tools.sessions.visibility: expected one of "self" | "tree" | "agent" | "all", got "everyone"',
     );
     expect(run.stderr).toContain('gateway.port: expected integer 0..65535, got "7421"');
-    expect(run.stderr).toContain('channels.webchat.assistantName: expected a non-empty string');
     expect(run.stderr).toContain(
-      'channels.whatsapp.dmPolicy: expected "open" | "allowlist" | "pairing", got "nobody"',
+      'channels.webchat.assistantName: expected a name of 1 to 40 characters, got ""',
+    );
+    expect(run.stderr).toContain(
+      'channels.whatsapp.dmPolicy: expected one of "open" | "allowlist" | "pairing", got "nobody"',
     );
     expect(run.stderr).toContain('app.owner: unknown setting; allowed: stateDir, owners, logLevel');
     const json = await runCliProcess(['config', 'check', '--config', bad, '--json'], { cwd: dir });

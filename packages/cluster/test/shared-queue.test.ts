@@ -239,7 +239,7 @@ describe('the web chat on several instances', () => {
       const webchat = createWebChatPlugin({
         cookieSecret: 'c'.repeat(32),
         adminToken: 'a'.repeat(32),
-        port: 0,
+        config: { port: 0 },
       });
       const instance = await startInstance(url, 30, [webchat]);
       started.push({ instance, base: webchat.address()!.replace(/\/$/, '') });

@@ -13,6 +13,8 @@ export type {
   ModelProviderConfig,
   ModelProviderLimits,
   ResolvedAgentConfig,
+  SectionCheck,
+  SectionOptions,
   SendPolicyConfig,
   SendPolicyRule,
   SessionScope,
@@ -22,11 +24,16 @@ export {
   agentConfigFor,
   ColloquyConfigSchema,
   checkConfig,
+  checkSection,
   DEFAULT_CONFIG,
   defaultAgentId,
+  describeConfigValue,
   formatIssue,
   formatIssues,
   resolveConfig,
+  resolveSection,
+  schemaIssues,
+  sectionError,
   unknownSettingIssue,
 } from './config/index.js';
 export type { ErrorCode } from './errors/colloquy-error.js';
@@ -184,6 +191,9 @@ export {
 } from './pairing/index.js';
 // --- policy ---
 export { parseSendCommand } from './policy/index.js';
+// --- retries ---
+export type { BackoffOptions } from './retry/index.js';
+export { backoffDelay, sleep } from './retry/index.js';
 // --- stores ---
 export { MemoryStore } from './store/memory-store.js';
 export {

@@ -37,7 +37,7 @@ describe('resolveDiscordConfig', () => {
     const issues = issuesOf({ accounts: [{ token: 'a' }], allowUsers });
     expect(issues).toContainEqual(
       expect.objectContaining({
-        path: 'channels.discord.allowUsers.0',
+        path: 'channels.discord.allowUsers[0]',
         expected: 'a Discord id as a quoted string of digits',
       }),
     );
@@ -51,8 +51,8 @@ describe('resolveDiscordConfig', () => {
       colour: 'blue',
     });
     const paths = issues.map((issue) => issue.path);
-    expect(paths).toContain('channels.discord.guilds.1.requireMention');
-    expect(paths).toContain('channels.discord.guilds.1.channels.2.requireMention');
+    expect(paths).toContain('channels.discord.guilds["1"].requireMention');
+    expect(paths).toContain('channels.discord.guilds["1"].channels["2"].requireMention');
     expect(paths).toContain('channels.discord.threadBindings.idleMinutes');
     expect(paths.some((path) => path.includes('colour'))).toBe(true);
   });
@@ -66,7 +66,7 @@ describe('resolveDiscordConfig', () => {
       gatewayUrl: 'ws://127.0.0.1:8081',
     });
     expect(issuesOf({ accounts: [{ token: 'a', gatewayUrl: 'http://x' }] }).map((i) => i.path)).toEqual([
-      'channels.discord.accounts.0.gatewayUrl',
+      'channels.discord.accounts[0].gatewayUrl',
     ]);
   });
 
@@ -74,14 +74,14 @@ describe('resolveDiscordConfig', () => {
     const section = { accounts: [{ accountId: 'main', token: 'a', gatewayURL: 'ws://127.0.0.1:1' }] };
     expect(issuesOf(section)).toEqual([
       expect.objectContaining({
-        path: 'channels.discord.accounts.0.gatewayURL',
+        path: 'channels.discord.accounts[0].gatewayURL',
         got: 'unknown setting',
         allowed: ['accountId', 'token', 'tokenEnv', 'apiRoot', 'gatewayUrl'],
         suggestion: 'gatewayUrl',
       }),
     ]);
     expect(() => resolveDiscordConfig(section)).toThrow(
-      'channels.discord.accounts.0.gatewayURL: unknown setting; allowed: accountId, token, tokenEnv, ' +
+      'channels.discord.accounts[0].gatewayURL: unknown setting; allowed: accountId, token, tokenEnv, ' +
         'apiRoot, gatewayUrl; did you mean "gatewayUrl"?',
     );
   });
@@ -91,19 +91,19 @@ describe('resolveDiscordConfig', () => {
     expect(issuesOf({ accounts: [] }).map((i) => i.path)).toContain('channels.discord.accounts');
     expect(issuesOf({ accounts: [{ accountId: 'a' }] })).toEqual([
       {
-        path: 'channels.discord.accounts.0.token',
+        path: 'channels.discord.accounts[0].token',
         expected: 'a bot token, or tokenEnv naming a variable',
         got: 'nothing',
       },
     ]);
     expect(issuesOf({ accounts: [{ token: 'x' }, { token: 'y' }] }).map((i) => i.path)).toEqual([
-      'channels.discord.accounts.1.accountId',
+      'channels.discord.accounts[1].accountId',
     ]);
   });
 
   it('says in its message which setting to fix', () => {
     expect(() => resolveDiscordConfig({ accounts: [{ token: 1 }] })).toThrow(
-      /channels\.discord\.accounts\.0\.token/,
+      /channels\.discord\.accounts\[0\]\.token/,
     );
   });
 });
@@ -113,7 +113,7 @@ describe('resolveAccountToken', () => {
     const account = { accountId: 'ops', tokenEnv: 'OPS_TOKEN' };
     expect(resolveAccountToken(account, 0, { OPS_TOKEN: 'secret' })).toBe('secret');
     expect(() => resolveAccountToken(account, 2, {})).toThrow(
-      /\$OPS_TOKEN.*channels\.discord\.accounts\.2\.token/,
+      /\$OPS_TOKEN.*channels\.discord\.accounts\[2\]\.token/,
     );
   });
 });

@@ -1,11 +1,11 @@
-import { ColloquyError, type ConfigIssue, formatIssue, unknownSettingIssue } from '@colloquy/core';
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Value, ValueErrorType } from '@sinclair/typebox/value';
+import { ColloquyError, type ConfigIssue, resolveSection } from '@colloquy/core';
+import { type Static, Type } from '@sinclair/typebox';
 
 // --- schema ---
 
 const Snowflake = Type.String({
   pattern: '^[0-9]{1,22}$',
+  'x-expected': 'a Discord id as a quoted string of digits',
   description: 'A Discord id (snowflake) written as a string of digits.',
 });
 
@@ -131,38 +131,18 @@ const SECTION = 'channels.discord';
  * ```
  */
 export function resolveDiscordConfig(section: unknown): DiscordConfig {
-  const value = Value.Default(DiscordConfigSchema, Value.Clone(section ?? {}));
-  const issues: DiscordConfigIssue[] = [];
-  for (const error of Value.Errors(DiscordConfigSchema, value)) {
-    const path = toDottedPath(error.path);
-    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-      issues.push(unknownSettingIssue(path, error));
-      continue;
-    }
-    issues.push({
-      path,
-      expected: describeExpected(error.schema, error.message),
-      got: describeValue(error.value),
-    });
-  }
-  if (issues.length === 0) issues.push(...checkAccounts(value as DiscordConfig));
-  if (issues.length > 0) {
-    const first = issues[0]!;
-    throw new ColloquyError(
-      'CONFIG_INVALID',
-      `Invalid Discord config at ${formatIssue(first)}. ` +
-        `Fix the "${SECTION}" section of your config${issues.length > 1 ? ` (${issues.length} problems)` : ''}.`,
-      { issues },
-    );
-  }
-  return value as DiscordConfig;
+  return resolveSection(DiscordConfigSchema, section, {
+    path: SECTION,
+    label: 'Discord',
+    check: checkAccounts,
+  });
 }
 
 function checkAccounts(config: DiscordConfig): DiscordConfigIssue[] {
   const issues: DiscordConfigIssue[] = [];
   const seen = new Set<string>();
   config.accounts.forEach((account, index) => {
-    const path = `${SECTION}.accounts.${index}`;
+    const path = `${SECTION}.accounts[${index}]`;
     if (account.token === undefined && account.tokenEnv === undefined) {
       issues.push({
         path: `${path}.token`,
@@ -202,31 +182,11 @@ export function resolveAccountToken(
     throw new ColloquyError(
       'CONFIG_INVALID',
       `Discord account "${account.accountId}" reads its token from $${name}, which is not set. ` +
-        `Export ${name} or set ${SECTION}.accounts.${index}.token.`,
-      { issues: [{ path: `${SECTION}.accounts.${index}.tokenEnv`, expected: `$${name} set`, got: 'unset' }] },
+        `Export ${name} or set ${SECTION}.accounts[${index}].token.`,
+      {
+        issues: [{ path: `${SECTION}.accounts[${index}].tokenEnv`, expected: `$${name} set`, got: 'unset' }],
+      },
     );
   }
   return token;
-}
-
-function toDottedPath(pointer: string): string {
-  const parts = pointer
-    .split('/')
-    .slice(1)
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
-  return [SECTION, ...parts].join('.');
-}
-
-function describeExpected(schema: TSchema, message: string): string {
-  if ((schema as { pattern?: unknown }).pattern === '^[0-9]{1,22}$')
-    return 'a Discord id as a quoted string of digits';
-  return message.replace(/^Expected /, '').replace(/^Expected$/, 'a valid value');
-}
-
-function describeValue(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (typeof value === 'number' && !Number.isSafeInteger(value))
-    return `${value} (a number too large to be exact)`;
-  const text = JSON.stringify(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -27,7 +27,12 @@ import {
 import { checkAccess, requiresMention } from './access-policy.js';
 import { type BindingKeeper, createBindingKeeper } from './binding-keeper.js';
 import { DISCORD_MESSAGE_LIMIT } from './chunk-markdown.js';
-import { type DiscordConfig, resolveAccountToken, resolveDiscordConfig } from './config.js';
+import {
+  type DiscordConfig,
+  type DiscordConfigInput,
+  resolveAccountToken,
+  resolveDiscordConfig,
+} from './config.js';
 import { type AccountState, createDiscordAccount, type DiscordAccount } from './discord-account.js';
 import {
   DISCORD_CHANNEL_ID,
@@ -51,7 +56,7 @@ import {
 /** Options of {@link createDiscordPlugin}. */
 export interface DiscordPluginOptions {
   /** The `channels.discord` config section; validated with {@link resolveDiscordConfig}. */
-  config: unknown;
+  config: DiscordConfigInput;
   /**
    * Discord REST overrides for every account. `api` is the API root (default
    * `https://discord.com/api`); point it at a REST proxy, or at a local fake in tests. An account's

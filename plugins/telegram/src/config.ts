@@ -1,6 +1,5 @@
-import { ColloquyError, type ConfigIssue, formatIssue, unknownSettingIssue } from '@colloquy/core';
+import { type ConfigIssue, resolveSection } from '@colloquy/core';
 import { type Static, Type } from '@sinclair/typebox';
-import { Value, ValueErrorType } from '@sinclair/typebox/value';
 
 /** Where the `channels.telegram` section lives in the app config; issue paths start with it. */
 const SECTION_PATH = 'channels.telegram';
@@ -114,7 +113,8 @@ export type TelegramConfigIssue = ConfigIssue;
  *
  * @param section - the raw `channels.telegram` value (`undefined` gives the defaults)
  * @returns the resolved config
- * @throws ColloquyError `CONFIG_INVALID` with `details.issues: { path, expected, got }[]`
+ * @throws ColloquyError `CONFIG_INVALID` with `details.issues: { path, expected, got }[]` (core's
+ *   `resolveSection`)
  * @example
  * ```ts
  * const config = resolveTelegramConfig({ accounts: [{ token: process.env.TELEGRAM_TOKEN }] });
@@ -122,28 +122,11 @@ export type TelegramConfigIssue = ConfigIssue;
  * ```
  */
 export function resolveTelegramConfig(section: unknown): TelegramConfig {
-  const input = section === undefined ? {} : section;
-  const withDefaults = Value.Default(TelegramConfigSchema, Value.Clone(input));
-  const issues: TelegramConfigIssue[] = [];
-  for (const error of Value.Errors(TelegramConfigSchema, withDefaults)) {
-    const path = toIssuePath(error.path);
-    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-      issues.push(unknownSettingIssue(path, error));
-      continue;
-    }
-    const expected = error.message.replace(/^Expected /, '');
-    issues.push({ path, expected, got: describeValue(error.value, isSecretPath(path)) });
-  }
-  if (issues.length === 0) issues.push(...crossFieldIssues(withDefaults as TelegramConfig));
-  if (issues.length > 0) {
-    const summary = issues.map(formatIssue).join('; ');
-    throw new ColloquyError(
-      'CONFIG_INVALID',
-      `Invalid Telegram config: ${summary}. Fix these settings under ${SECTION_PATH} and restart.`,
-      { issues },
-    );
-  }
-  return withDefaults as TelegramConfig;
+  return resolveSection(TelegramConfigSchema, section, {
+    path: SECTION_PATH,
+    label: 'Telegram',
+    check: crossFieldIssues,
+  });
 }
 
 function crossFieldIssues(config: TelegramConfig): TelegramConfigIssue[] {
@@ -170,7 +153,7 @@ function crossFieldIssues(config: TelegramConfig): TelegramConfigIssue[] {
         issues.push({
           path: `${at}.webhook`,
           expected: 'webhook: { path, secretToken } when mode is "webhook"',
-          got: 'undefined',
+          got: 'nothing',
         });
       } else if (paths.has(account.webhook.path)) {
         issues.push({ path: `${at}.webhook.path`, expected: 'a path used once', got: account.webhook.path });
@@ -180,31 +163,6 @@ function crossFieldIssues(config: TelegramConfig): TelegramConfigIssue[] {
     }
   });
   return issues;
-}
-
-function toIssuePath(pointer: string): string {
-  const parts = pointer.split('/').slice(1);
-  let path = SECTION_PATH;
-  for (const raw of parts) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    path += /^[0-9]+$/.test(part) ? `[${part}]` : `.${part}`;
-  }
-  return path;
-}
-
-/** Tokens never appear in error messages or logs. */
-function isSecretPath(path: string): boolean {
-  return /\.(token|secretToken)$/.test(path);
-}
-
-function describeValue(value: unknown, secret = false): string {
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'string') {
-    return secret || value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return 'an array';
-  if (value === null) return 'null';
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
 }
 
 /** The `channels.telegram` section as written by users: everything with a default may be left out. */

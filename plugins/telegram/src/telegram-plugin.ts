@@ -28,14 +28,19 @@ import { migrateTopicBindings, topicBindingKey } from './topics/topic-bindings.j
 
 /** Options of {@link createTelegramPlugin}. */
 export interface TelegramPluginOptions {
-  /** The `channels.telegram` config section, raw or resolved; validated by `resolveTelegramConfig`. */
-  config: TelegramConfigInput | TelegramConfig;
+  /** The `channels.telegram` config section (a resolved one works too); validated by `resolveTelegramConfig`. */
+  config: TelegramConfigInput;
   /**
    * Where versions before 1.0 kept `telegram-pairing.json`. Pairing state lives in the Store now
    * (`ChannelContext.pairing`); when this folder holds the old file, `start()` moves its approvals
    * and unexpired codes into the Store once and renames it `telegram-pairing.json.imported`.
    */
   stateDir?: string;
+  /**
+   * Bot API root for every account without an `apiRoot` setting of its own (which wins). Default
+   * `https://api.telegram.org`; point it at a local Bot API server, or at a fake in tests.
+   */
+  apiRoot?: string;
   /** Long-poll timeout in seconds (`getUpdates` `timeout`). Default 30. */
   pollTimeoutSeconds?: number;
   /** Rate-limit retries: 429s are retried after `retry_after`. Default `{ maxRetryAttempts: 3, maxDelaySeconds: 60 }`. */
@@ -91,7 +96,7 @@ const DEFAULT_PAIRING_MESSAGE = (code: string): string =>
  * ```
  */
 export function createTelegramPlugin(options: TelegramPluginOptions): TelegramChannelPlugin {
-  const config = resolveTelegramConfig(options.config);
+  const config = withApiRoot(resolveTelegramConfig(options.config), options.apiRoot);
   const typingIntervalMs = options.typingIntervalMs ?? 3000;
   const pairingMessage = options.pairingMessage ?? DEFAULT_PAIRING_MESSAGE;
   const runners = new Map<string, AccountRunner>();
@@ -357,4 +362,13 @@ function aggregate(
     if (accounts.some((a) => a.state === state)) return { state };
   }
   return { state: 'connected' };
+}
+
+/** The config with `apiRoot` filled in for the accounts that set none. */
+function withApiRoot(config: TelegramConfig, apiRoot: string | undefined): TelegramConfig {
+  if (apiRoot === undefined) return config;
+  return {
+    ...config,
+    accounts: config.accounts.map((account) => ({ ...account, apiRoot: account.apiRoot ?? apiRoot })),
+  };
 }

@@ -42,7 +42,8 @@ runChannelPluginConformance('telegram', async () => {
   fake.addChat('102', { type: 'private' });
   const stateDir = await mkdtemp(join(tmpdir(), 'colloquy-tg-conformance-'));
   const plugin = createTelegramPlugin({
-    config: { accounts: [{ token: TOKEN, apiRoot: fake.apiRoot }], dmPolicy: 'open' },
+    config: { accounts: [{ token: TOKEN }], dmPolicy: 'open' },
+    apiRoot: fake.apiRoot,
     stateDir,
     pollTimeoutSeconds: 1,
     startTimeoutMs: 3000,

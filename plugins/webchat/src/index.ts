@@ -1,6 +1,8 @@
 // @colloquy/plugin-webchat: the web chat channel (HTTP + WebSocket server and its chat page).
 
 // --- plugin ---
+export type { WebChatConfig, WebChatConfigInput } from './config.js';
+export { resolveWebChatConfig, WebChatConfigSchema } from './config.js';
 export type { WebChatPluginOptions } from './options.js';
 // --- protocol (for custom clients) ---
 export type {

@@ -24,27 +24,41 @@ describe('web chat options', () => {
   });
 
   it('keeps one address to at most half of the socket cap, and trusts only IP addresses as proxies', () => {
-    expect(resolveWebChatOptions({ cookieSecret, maxSockets: 10 }).maxSocketsPerAddress).toBe(5);
-    expect(() => resolveWebChatOptions({ cookieSecret, maxSockets: 10, maxSocketsPerAddress: 6 })).toThrow(
-      /maxSocketsPerAddress" must be an integer from 1 to 5/,
-    );
-    expect(() => resolveWebChatOptions({ cookieSecret, trustedProxies: ['proxy.local'] })).toThrow(
-      /trustedProxies" must be a list of IP addresses/,
-    );
+    expect(resolveWebChatOptions({ cookieSecret, config: { maxSockets: 10 } }).maxSocketsPerAddress).toBe(5);
+    expect(() =>
+      resolveWebChatOptions({ cookieSecret, config: { maxSockets: 10, maxSocketsPerAddress: 6 } }),
+    ).toThrow(/channels\.webchat\.maxSocketsPerAddress: expected integer 1\.\.5/);
+    expect(() =>
+      resolveWebChatOptions({ cookieSecret, config: { trustedProxies: ['proxy.local'] } }),
+    ).toThrow(/channels\.webchat\.trustedProxies\[0\]: expected an IP address/);
   });
 
-  it('refuses a missing or short cookie secret and names the option', () => {
-    expect(() => resolveWebChatOptions({ cookieSecret: 'short' })).toThrow(
+  it('refuses a missing or short cookie secret and names the option without echoing it', () => {
+    const attempt = () => resolveWebChatOptions({ cookieSecret: 'short' });
+    expect(attempt).toThrow(
       expect.objectContaining({
         code: 'CONFIG_INVALID',
         details: { issues: [expect.objectContaining({ path: 'channels.webchat.cookieSecret' })] },
       }),
     );
+    expect(attempt).not.toThrow(/short/);
   });
 
-  it('refuses out-of-range numbers', () => {
-    for (const bad of [{ port: -1 }, { port: 70000 }, { maxMessageChars: 0 }, { historyLimit: 501 }]) {
-      expect(() => resolveWebChatOptions({ cookieSecret, ...bad })).toThrow(/must be/);
+  it('refuses out-of-range numbers, naming each setting', () => {
+    for (const [bad, path] of [
+      [{ port: -1 }, 'port'],
+      [{ port: 70000 }, 'port'],
+      [{ maxMessageChars: 0 }, 'maxMessageChars'],
+      [{ historyLimit: 501 }, 'historyLimit'],
+      [{ assistantName: '  ' }, 'assistantName'],
+    ] as const) {
+      expect(() => resolveWebChatOptions({ cookieSecret, config: bad })).toThrow(`channels.webchat.${path}:`);
     }
+  });
+
+  it('trims the assistant name', () => {
+    expect(resolveWebChatOptions({ cookieSecret, config: { assistantName: ' Ada ' } }).assistantName).toBe(
+      'Ada',
+    );
   });
 });

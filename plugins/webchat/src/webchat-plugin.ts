@@ -66,12 +66,17 @@ interface Running {
  * messages, streamed replies, typing and history. Each browser is a visitor with a signed cookie and
  * its own direct chat; `?room=<name>` joins a group room where the assistant answers when addressed.
  *
- * @param options - listening address, cookie secret (required), owner token and limits
+ * @param options - the `channels.webchat` section (`config`: listening address, look, limits), the
+ *   cookie secret (required) and the owner token
  * @returns the plugin; hand it to the runtime, which calls `start`
- * @throws ColloquyError `CONFIG_INVALID` when an option is missing or out of range
+ * @throws ColloquyError `CONFIG_INVALID` when a setting or secret is missing or out of range
  * @example
  * ```ts
- * const webchat = createWebChatPlugin({ cookieSecret: process.env.WEBCHAT_SECRET!, adminToken: 'owner-token' });
+ * const webchat = createWebChatPlugin({
+ *   config: { port: 7420 },
+ *   cookieSecret: process.env.WEBCHAT_SECRET!,
+ *   adminToken: 'owner-token',
+ * });
  * await webchat.start(ctx); // the runtime does this
  * console.log(`chat at ${webchat.address()}`);
  * ```

@@ -13,7 +13,7 @@ function visitor(name: string): { id: string; name: string; cookie: string } {
 }
 
 runChannelPluginConformance('webchat', () => {
-  const plugin = createWebChatPlugin({ cookieSecret: COOKIE_SECRET, port: 0 });
+  const plugin = createWebChatPlugin({ cookieSecret: COOKIE_SECRET, config: { port: 0 } });
   const peers = [visitor('Ann'), visitor('Ben')] as const;
   const sockets = new Map<string, TestClient>();
   let base = '';

@@ -61,7 +61,11 @@ describe('web chat HTTP', () => {
 describe('web chat acknowledgements', () => {
   it('echoes a message only once the runtime has taken it, and tells the sender when it did not', async () => {
     const host = new FakeHost();
-    const plugin = createWebChatPlugin({ cookieSecret: COOKIE_SECRET, adminToken: ADMIN_TOKEN, port: 0 });
+    const plugin = createWebChatPlugin({
+      cookieSecret: COOKIE_SECRET,
+      adminToken: ADMIN_TOKEN,
+      config: { port: 0 },
+    });
     const ctx = host.context(plugin);
     const gates: (() => void)[] = [];
     let refuse = false;
@@ -490,7 +494,7 @@ describe('web chat owner access', () => {
 
 describe('web chat plugin lifecycle', () => {
   it('refuses to send before start and to an unknown target', async () => {
-    const plugin = createWebChatPlugin({ cookieSecret: COOKIE_SECRET, port: 0 });
+    const plugin = createWebChatPlugin({ cookieSecret: COOKIE_SECRET, config: { port: 0 } });
     await expect(
       plugin.send({ channel: 'webchat', to: 'lobby', accountId: 'default' }, { text: 'x' }),
     ).rejects.toMatchObject({
@@ -514,7 +518,7 @@ describe('web chat plugin lifecycle', () => {
     const host = new FakeHost();
     await expect(s.plugin.start(host.context(s.plugin))).rejects.toMatchObject({ code: 'CONFLICT' });
     const port = Number(new URL(s.base).port);
-    const clash = createWebChatPlugin({ cookieSecret: COOKIE_SECRET, port });
+    const clash = createWebChatPlugin({ cookieSecret: COOKIE_SECRET, config: { port } });
     await expect(clash.start(host.context(clash))).rejects.toMatchObject({ code: 'CHANNEL_ERROR' });
     expect(clash.status?.().state).toBe('error');
     expect(s.plugin.status?.()).toMatchObject({ state: 'connected', detail: s.base });

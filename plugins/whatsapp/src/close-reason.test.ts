@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, classifyClose, closeStatusCode } from './close-reason.js';
+import { classifyClose, closeStatusCode } from './close-reason.js';
 
 const boom = (statusCode: number, message = 'Connection Failure'): Error =>
   Object.assign(new Error(message), { isBoom: true, output: { statusCode } });
@@ -33,16 +33,5 @@ describe('classifyClose', () => {
     const action = classifyClose(boom(440));
     expect(action.action).toBe('stop');
     expect(action.reason).toContain('another WhatsApp Web session');
-  });
-});
-
-describe('backoffDelay', () => {
-  it('doubles from the initial delay up to the cap, within the jitter', () => {
-    const mid = () => 0.5;
-    expect(
-      [0, 1, 2, 3, 10].map((n) => backoffDelay(n, { initialDelayMs: 100, maxDelayMs: 1000 }, mid)),
-    ).toEqual([100, 200, 400, 800, 1000]);
-    expect(backoffDelay(0, { initialDelayMs: 100 }, () => 0)).toBe(80);
-    expect(backoffDelay(0, { initialDelayMs: 100 }, () => 1)).toBe(120);
   });
 });

@@ -65,23 +65,3 @@ export function classifyClose(error: unknown): CloseAction {
       };
   }
 }
-
-/** Reconnect timing. */
-export interface BackoffOptions {
-  /** First delay. Default 1000 ms. */
-  initialDelayMs?: number;
-  /** Longest delay. Default 60000 ms. */
-  maxDelayMs?: number;
-}
-
-/** The delay before reconnect attempt `attempt` (0-based): doubling, capped, with ±20 % jitter. */
-export function backoffDelay(
-  attempt: number,
-  options: BackoffOptions = {},
-  random: () => number = Math.random,
-): number {
-  const initial = options.initialDelayMs ?? 1000;
-  const max = options.maxDelayMs ?? 60_000;
-  const base = Math.min(max, initial * 2 ** Math.min(attempt, 30));
-  return Math.round(base * (0.8 + 0.4 * random()));
-}

@@ -45,7 +45,11 @@ describe('resolveWhatsAppConfig', () => {
 
   it('names the path and the expected values of a bad enum', () => {
     expect(issuesOf({ dmPolicy: 'everyone' })).toEqual([
-      { path: 'channels.whatsapp.dmPolicy', expected: '"open" | "allowlist" | "pairing"', got: '"everyone"' },
+      {
+        path: 'channels.whatsapp.dmPolicy',
+        expected: 'one of "open" | "allowlist" | "pairing"',
+        got: '"everyone"',
+      },
     ]);
   });
 
@@ -57,7 +61,7 @@ describe('resolveWhatsAppConfig', () => {
     });
     const paths = issues.map((i) => i.path);
     expect(paths).toContain('channels.whatsapp.chunkLength');
-    expect(paths).toContain('channels.whatsapp.groups.1@g.us.requireMention');
+    expect(paths).toContain('channels.whatsapp.groups["1@g.us"].requireMention');
     expect(paths).toContain('channels.whatsapp.colour');
   });
 
@@ -73,7 +77,7 @@ describe('resolveWhatsAppConfig', () => {
 
   it('rejects a section that is not an object', () => {
     expect(issuesOf('whatsapp')).toEqual([
-      { path: 'channels.whatsapp', expected: 'object', got: '"whatsapp"' },
+      { path: 'channels.whatsapp', expected: 'an object', got: '"whatsapp"' },
     ]);
   });
 });

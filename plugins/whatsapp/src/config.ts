@@ -1,6 +1,5 @@
-import { ColloquyError, type ConfigIssue, formatIssue, unknownSettingIssue } from '@colloquy/core';
+import { type ConfigIssue, resolveSection } from '@colloquy/core';
 import { type Static, Type } from '@sinclair/typebox';
-import { Value, ValueErrorType } from '@sinclair/typebox/value';
 
 /** Per-group settings, keyed by group JID (`<id>@g.us`) or `*` for every group. */
 export const WhatsAppGroupConfigSchema = Type.Object(
@@ -59,24 +58,6 @@ export type WhatsAppConfigInput = Partial<WhatsAppConfig>;
  */
 export type WhatsAppConfigIssue = ConfigIssue;
 
-const describe = (value: unknown): string => {
-  if (value === undefined) return 'undefined';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === 'object') return 'object';
-  return `${typeof value} ${String(value)}`;
-};
-
-const toConfigPath = (pointer: string): string =>
-  [
-    'channels.whatsapp',
-    ...pointer
-      .split('/')
-      .filter(Boolean)
-      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')),
-  ].join('.');
-
 /**
  * Validates the `channels.whatsapp` config section and fills in defaults.
  *
@@ -91,38 +72,5 @@ const toConfigPath = (pointer: string): string =>
  * ```
  */
 export function resolveWhatsAppConfig(section: unknown): WhatsAppConfig {
-  const input = section === undefined || section === null ? {} : section;
-  if (typeof input !== 'object' || Array.isArray(input)) {
-    throw new ColloquyError(
-      'CONFIG_INVALID',
-      `channels.whatsapp must be an object, got ${describe(input)}. Fix it in your config file.`,
-      { issues: [{ path: 'channels.whatsapp', expected: 'object', got: describe(input) }] },
-    );
-  }
-  const value = Value.Default(WhatsAppConfigSchema, structuredClone(input));
-  const issues: WhatsAppConfigIssue[] = [];
-  for (const error of Value.Errors(WhatsAppConfigSchema, value)) {
-    const path = toConfigPath(error.path);
-    if (issues.some((i) => i.path === path)) continue;
-    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-      issues.push(unknownSettingIssue(path, error));
-      continue;
-    }
-    const expected =
-      error.schema.anyOf !== undefined
-        ? (error.schema.anyOf as { const?: unknown }[]).map((s) => JSON.stringify(s.const)).join(' | ')
-        : error.message.replace(/^Expected /, '');
-    issues.push({ path, expected, got: describe(error.value) });
-  }
-  if (issues.length > 0) {
-    const list = issues.map(formatIssue).join('; ');
-    throw new ColloquyError(
-      'CONFIG_INVALID',
-      `Invalid WhatsApp config: ${list}. Fix these settings in your config file.`,
-      {
-        issues,
-      },
-    );
-  }
-  return value as WhatsAppConfig;
+  return resolveSection(WhatsAppConfigSchema, section, { path: 'channels.whatsapp', label: 'WhatsApp' });
 }

@@ -1,10 +1,11 @@
 // @colloquy/plugin-whatsapp: the WhatsApp channel for Colloquy, on Baileys.
 
+/** Reconnect timing of `createWhatsAppPlugin` (`reconnect`): core's `BackoffOptions`. */
+export type { BackoffOptions } from '@colloquy/core';
 export type { FileHandleLike, StateFs } from './atomic-file.js';
 export type { AtomicAuthState, AtomicAuthStateOptions } from './auth-state.js';
 // --- linking ---
 export { resetWhatsAppAuth, useAtomicAuthState } from './auth-state.js';
-export type { BackoffOptions } from './close-reason.js';
 export type { WhatsAppConfig, WhatsAppConfigInput, WhatsAppConfigIssue } from './config.js';
 // --- config ---
 export { resolveWhatsAppConfig, WhatsAppConfigSchema, WhatsAppGroupConfigSchema } from './config.js';

@@ -20,7 +20,7 @@ runChannelPluginConformance('whatsapp', async () => {
     stateDir,
     makeSocket: fake.makeSocket,
     qrOutput: false,
-    dmPolicy: 'open',
+    config: { dmPolicy: 'open' },
   });
   return {
     plugin,

@@ -59,9 +59,9 @@ async function startBot(options: Partial<WhatsAppPluginOptions> = {}, model = ec
     stateDir,
     makeSocket: fake.makeSocket,
     qrOutput: false,
-    dmPolicy: 'open',
     reconnect: { initialDelayMs: 5, maxDelayMs: 20 },
     ...options,
+    config: { dmPolicy: 'open', ...options.config },
   });
   const store = new MemoryStore();
   const runtime = createRuntime({
@@ -104,7 +104,9 @@ describe('WhatsApp end to end through the runtime', () => {
   });
 
   it('keeps one session when only Baileys 7 LID store knows the LID of an allowlisted number', async () => {
-    const { fake, store } = await startBot({ dmPolicy: 'allowlist', allowFrom: ['+1 555 222 0000'] });
+    const { fake, store } = await startBot({
+      config: { dmPolicy: 'allowlist', allowFrom: ['+1 555 222 0000'] },
+    });
     fake.lidToPn.set(ALICE_LID, ALICE);
     fake.current.deliver([dm(ALICE_LID, 'first via lid')]);
     await eventually(() => fake.sent.length === 1);

@@ -53,9 +53,9 @@ async function boot(
     stateDir,
     makeSocket: fake.makeSocket,
     qrOutput: false,
-    dmPolicy: 'open',
     reconnect: { initialDelayMs: 5, maxDelayMs: 40 },
     ...options,
+    config: { dmPolicy: 'open', ...options.config },
   });
   const t = createTestContext();
   cleanups.push(() => plugin.stop());
@@ -334,7 +334,7 @@ describe('inbound', () => {
 
   it('treats a reply to the bot as addressing it, and honours per-group mention settings', async () => {
     const quiet = '120363000000000001@g.us';
-    const { plugin, fake, t } = await boot({ groups: { [quiet]: { requireMention: false } } });
+    const { plugin, fake, t } = await boot({ config: { groups: { [quiet]: { requireMention: false } } } });
     const reply = await plugin.send(to(GROUP), { text: 'I said this' });
     fake.current.deliver([
       groupMessage(GROUP, ALICE, 'answering you', { quoted: { id: reply.messageId, participant: OWNER } }),
@@ -447,7 +447,7 @@ describe('inbound', () => {
   });
 
   it('in self-chat mode answers only the owner in their own chat, never its own replies', async () => {
-    const { plugin, fake, t } = await boot({ selfChatMode: true });
+    const { plugin, fake, t } = await boot({ config: { selfChatMode: true } });
     fake.echoSends = true;
     fake.current.deliver([dm(ALICE, 'someone else')]);
     fake.current.deliver([groupMessage(GROUP, ALICE, 'a group', { mentions: [OWNER] })]);
@@ -466,7 +466,7 @@ describe('inbound', () => {
   });
 
   it('describes images, documents and voice notes with their metadata when downloads are off', async () => {
-    const { fake, t } = await boot({ maxMediaBytes: 0 });
+    const { fake, t } = await boot({ config: { maxMediaBytes: 0 } });
     fake.current.deliver([
       mediaMessage(ALICE, {
         imageMessage: { mimetype: 'image/jpeg', caption: 'look at this', fileLength: 20480 },
@@ -503,7 +503,7 @@ describe('inbound', () => {
   });
 
   it('downloads images, voice notes and documents into the state dir, capped at maxMediaBytes', async () => {
-    const { fake, t, stateDir } = await boot({ maxMediaBytes: 100_000 });
+    const { fake, t, stateDir } = await boot({ config: { maxMediaBytes: 100_000 } });
     const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
     fake.media.set('IMG1', bytes(3000, 1));
     fake.media.set('VOICE1', bytes(150_000, 2).subarray(0, 5000));
@@ -556,7 +556,7 @@ describe('inbound', () => {
     await eventually(() => off.t.received.length === 1);
     expect(off.fake.reads).toEqual([]);
 
-    const on = await boot({ readReceipts: true });
+    const on = await boot({ config: { readReceipts: true } });
     const msg = dm(ALICE, 'b');
     on.fake.current.deliver([msg, groupMessage(GROUP, ALICE, 'not for the bot')]);
     await eventually(() => on.t.received.length === 2);
@@ -567,7 +567,7 @@ describe('inbound', () => {
 
 describe('direct-message policy', () => {
   it('allowlist answers listed numbers (in any spelling, by LID too) and ignores others silently', async () => {
-    const { fake, t } = await boot({ dmPolicy: 'allowlist', allowFrom: ['+1 (555) 222-0000'] });
+    const { fake, t } = await boot({ config: { dmPolicy: 'allowlist', allowFrom: ['+1 (555) 222-0000'] } });
     fake.current.emit('lid-mapping.update', { lid: ALICE_LID, pn: ALICE });
     fake.current.deliver([
       dm('15553330000@s.whatsapp.net', 'stranger'),
@@ -581,7 +581,7 @@ describe('direct-message policy', () => {
   });
 
   it('allowlist recognises a listed number writing from a LID that Baileys 7 LID store maps', async () => {
-    const { fake, t } = await boot({ dmPolicy: 'allowlist', allowFrom: ['+15552220000'] });
+    const { fake, t } = await boot({ config: { dmPolicy: 'allowlist', allowFrom: ['+15552220000'] } });
     fake.lidToPn.set(ALICE_LID, ALICE);
     fake.current.deliver([dm(ALICE_LID, 'hi from my lid'), dm('70000009@lid', 'unknown lid')]);
     await eventually(() => t.received.length === 1);
@@ -590,7 +590,7 @@ describe('direct-message policy', () => {
   });
 
   it('allowlist recognises a listed number from the remoteJidAlt of a LID chat and a group participantAlt', async () => {
-    const { fake, t } = await boot({ dmPolicy: 'allowlist', allowFrom: ['+15552220000'] });
+    const { fake, t } = await boot({ config: { dmPolicy: 'allowlist', allowFrom: ['+15552220000'] } });
     fake.current.deliver([
       groupMessage(GROUP, '88112299@lid', '@bot hi', {
         mentions: [OWNER],
@@ -603,7 +603,7 @@ describe('direct-message policy', () => {
   });
 
   it('pairing sends a newcomer one code, and lets them in once the owner approves it', async () => {
-    const { fake, t } = await boot({ dmPolicy: 'pairing' });
+    const { fake, t } = await boot({ config: { dmPolicy: 'pairing' } });
     const stranger = '15553330000@s.whatsapp.net';
     fake.current.deliver([dm(stranger, 'hi bot', { pushName: 'Carol' })]);
     const codeMessage = await eventually(() => fake.sent[0]);
@@ -706,7 +706,7 @@ describe('outbound', () => {
   });
 
   it('chunks a long reply at the configured length and returns every id', async () => {
-    const { plugin, fake } = await boot({ chunkLength: 1000 });
+    const { plugin, fake } = await boot({ config: { chunkLength: 1000 } });
     const paragraphs = Array.from(
       { length: 6 },
       (_, i) => `Paragraph ${i}: ${'words and more words '.repeat(20)}`,
@@ -719,7 +719,7 @@ describe('outbound', () => {
   });
 
   it('quotes the message it answers in groups (first chunk only) but not in direct chats', async () => {
-    const { plugin, fake, t } = await boot({ chunkLength: 200 });
+    const { plugin, fake, t } = await boot({ config: { chunkLength: 200 } });
     const question = groupMessage(GROUP, ALICE, 'question', { mentions: [OWNER] });
     const direct = dm(ALICE, 'direct question');
     fake.current.deliver([question, direct]);
@@ -765,7 +765,7 @@ describe('outbound', () => {
   });
 
   it('reports which chunks were sent when a send fails part-way', async () => {
-    const { plugin, fake } = await boot({ chunkLength: 200 });
+    const { plugin, fake } = await boot({ config: { chunkLength: 200 } });
     let calls = 0;
     const socket = fake.current;
     const original = socket.sendMessage.bind(socket);
@@ -791,13 +791,23 @@ describe('outbound', () => {
 
 describe('createWhatsAppPlugin', () => {
   it('validates its settings like the config file does', () => {
-    expect(() => createWhatsAppPlugin({ stateDir: '/tmp/x', dmPolicy: 'everyone' as 'open' })).toThrow(
-      /channels\.whatsapp\.dmPolicy/,
+    expect(() =>
+      createWhatsAppPlugin({ stateDir: '/tmp/x', config: { dmPolicy: 'everyone' as 'open' } }),
+    ).toThrow(/channels\.whatsapp\.dmPolicy/);
+  });
+
+  it('takes its state folder from the config section when not given one, and needs one of the two', () => {
+    expect(() => createWhatsAppPlugin({ config: { stateDir: '/tmp/x' } })).not.toThrow();
+    expect(() => createWhatsAppPlugin({})).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        details: { issues: [expect.objectContaining({ path: 'channels.whatsapp.stateDir' })] },
+      }),
     );
   });
 
   it('declares WhatsApp capabilities', () => {
-    const plugin = createWhatsAppPlugin({ stateDir: '/tmp/x', chunkLength: 3000 });
+    const plugin = createWhatsAppPlugin({ stateDir: '/tmp/x', config: { chunkLength: 3000 } });
     expect(plugin.id).toBe('whatsapp');
     expect(plugin.capabilities).toMatchObject({
       markdown: 'whatsapp',
@@ -831,7 +841,7 @@ describe('the cluster lease', () => {
       stateDir,
       makeSocket: fake.makeSocket,
       qrOutput: false,
-      dmPolicy: 'open',
+      config: { dmPolicy: 'open' },
       reconnect: { initialDelayMs: 5, maxDelayMs: 40 },
     });
     const t = createTestContext();

@@ -31,35 +31,23 @@ export async function createChannelPlugins(config: BotConfig, secrets: ChannelSe
   const section = config.webchat;
   if (section.enabled) {
     const { createWebChatPlugin } = await import('@colloquy/plugin-webchat');
-    const { enabled: _enabled, ...options } = section;
-    webchat = createWebChatPlugin({ ...options, ...secrets });
+    webchat = createWebChatPlugin({ config: section, ...secrets });
     plugins.push(webchat);
   }
   const { telegram, discord, whatsapp } = config.platforms;
   if (telegram !== undefined) {
     const { createTelegramPlugin } = await import('@colloquy/plugin-telegram');
     plugins.push(
-      createTelegramPlugin({
-        config: telegram as Parameters<typeof createTelegramPlugin>[0]['config'],
-        stateDir: join(config.stateDir, STATE_FILES.telegram),
-      }),
+      createTelegramPlugin({ config: telegram, stateDir: join(config.stateDir, STATE_FILES.telegram) }),
     );
   }
   if (discord !== undefined) {
     const { createDiscordPlugin } = await import('@colloquy/plugin-discord');
     plugins.push(createDiscordPlugin({ config: discord }));
   }
-  if (whatsapp !== undefined) {
-    const { createWhatsAppPlugin, resolveWhatsAppConfig } = await import('@colloquy/plugin-whatsapp');
-    const resolved = resolveWhatsAppConfig(whatsapp);
-    if (resolved.enabled) {
-      plugins.push(
-        createWhatsAppPlugin({
-          ...resolved,
-          stateDir: whatsappStateDir(config),
-        }),
-      );
-    }
+  if (whatsapp?.enabled) {
+    const { createWhatsAppPlugin } = await import('@colloquy/plugin-whatsapp');
+    plugins.push(createWhatsAppPlugin({ config: whatsapp, stateDir: whatsappStateDir(config) }));
   }
   return { plugins, webchat };
 }
@@ -72,9 +60,7 @@ export async function createChannelPlugins(config: BotConfig, secrets: ChannelSe
  * @returns the directory
  */
 export function whatsappStateDir(config: BotConfig): string {
-  const section = config.platforms.whatsapp as { stateDir?: unknown } | undefined;
-  if (section && typeof section.stateDir === 'string') {
-    return resolve(config.file ? dirname(config.file) : config.baseDir, section.stateDir);
-  }
+  const stateDir = config.platforms.whatsapp?.stateDir;
+  if (stateDir !== undefined) return resolve(config.file ? dirname(config.file) : config.baseDir, stateDir);
   return join(config.stateDir, STATE_FILES.whatsapp);
 }

@@ -138,7 +138,7 @@ describe('loadBotConfig', () => {
     const file = write('d.json5', '{ channels: { discord: { accounts: [{ tokenEnv: "MY_DISCORD" }] } } }');
     const loaded = await loadBotConfig({ configFile: file, env: {}, baseDir: dir });
     expect(loaded.ok).toBe(false);
-    if (!loaded.ok) expect(loaded.issues[0]?.path).toBe('channels.discord.accounts.0.tokenEnv');
+    if (!loaded.ok) expect(loaded.issues[0]?.path).toBe('channels.discord.accounts[0].tokenEnv');
   });
 
   it('names the settings allowed where an unknown one is written, in every section', async () => {
@@ -159,7 +159,7 @@ describe('loadBotConfig', () => {
     if (loaded.ok) return;
     const message = formatIssues(loaded.issues);
     expect(message).toContain(
-      'channels.discord.accounts.0.gatewayURL: unknown setting; allowed: accountId, token, tokenEnv, ' +
+      'channels.discord.accounts[0].gatewayURL: unknown setting; allowed: accountId, token, tokenEnv, ' +
         'apiRoot, gatewayUrl; did you mean "gatewayUrl"?',
     );
     expect(message).toContain('channels.telegram.accounts[0].apiroot: unknown setting; allowed: accountId,');

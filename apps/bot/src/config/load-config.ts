@@ -1,7 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { type ColloquyConfig, type ConfigIssue, checkConfig, isColloquyError } from '@colloquy/core';
-import { Value } from '@sinclair/typebox/value';
+import {
+  type ColloquyConfig,
+  type ConfigIssue,
+  checkConfig,
+  checkSection,
+  describeConfigValue,
+  isColloquyError,
+} from '@colloquy/core';
+import type { DiscordConfig } from '@colloquy/plugin-discord';
+import type { TelegramConfig } from '@colloquy/plugin-telegram';
+import { resolveWebChatConfig } from '@colloquy/plugin-webchat';
+import type { WhatsAppConfig } from '@colloquy/plugin-whatsapp';
 import JSON5 from 'json5';
 import {
   type AppSection,
@@ -9,21 +19,19 @@ import {
   type StorageSection,
   StorageSectionSchema,
   type WebChatSection,
-  WebChatSectionSchema,
 } from './app-schema.js';
 import { collectConfigSecrets } from './config-secrets.js';
 import { applyEnvironment, ENV, type Env, environmentSecrets } from './env-overlay.js';
 import { DEFAULT_STATE_DIR, invocationDir, locateConfigFile } from './paths.js';
-import { describeValue, schemaIssues } from './schema-issues.js';
 
 /** The channels the app knows; other keys under `channels` are refused. */
 export const KNOWN_CHANNELS = ['webchat', 'telegram', 'discord', 'whatsapp'] as const;
 
-/** The platform channels turned on by config or environment, with their raw (validated) sections. */
+/** The platform channels turned on by config or environment, with their resolved sections. */
 export interface PlatformSections {
-  telegram?: unknown;
-  discord?: unknown;
-  whatsapp?: unknown;
+  telegram?: TelegramConfig;
+  discord?: DiscordConfig;
+  whatsapp?: WhatsAppConfig;
 }
 
 /** A loaded, validated app config. */
@@ -97,15 +105,12 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
   const checked = checkConfig(coreInput);
   if (!checked.ok) issues.push(...checked.issues);
 
-  const app = Value.Default(AppSectionSchema, structuredClone(appInput ?? {})) as AppSection;
-  issues.push(...schemaIssues(AppSectionSchema, app, 'app'));
-  const storage = Value.Default(StorageSectionSchema, structuredClone(storageInput ?? {})) as StorageSection;
-  issues.push(...schemaIssues(StorageSectionSchema, storage, 'storage'));
-  const webchat = Value.Default(
-    WebChatSectionSchema,
-    structuredClone(channelsInput.webchat ?? {}),
-  ) as WebChatSection;
-  issues.push(...schemaIssues(WebChatSectionSchema, webchat, 'channels.webchat'));
+  const app = checkSection(AppSectionSchema, appInput, { path: 'app' });
+  if (!app.ok) issues.push(...app.issues);
+  const storage = checkSection(StorageSectionSchema, storageInput, { path: 'storage' });
+  if (!storage.ok) issues.push(...storage.issues);
+  const webchat = sectionIssues(() => resolveWebChatConfig(channelsInput.webchat));
+  if (!webchat.ok) issues.push(...webchat.issues);
 
   for (const id of Object.keys(channelsInput)) {
     if (!(KNOWN_CHANNELS as readonly string[]).includes(id)) {
@@ -116,16 +121,11 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
       });
     }
   }
-  const platforms: PlatformSections = {};
-  for (const id of ['telegram', 'discord', 'whatsapp'] as const) {
-    const section = channelsInput[id];
-    if (section === undefined) continue;
-    const found = await platformIssues(id, section, env);
-    issues.push(...found);
-    if (found.length === 0) platforms[id] = section;
-  }
+  const platforms = await resolvePlatforms(channelsInput, env, issues);
 
-  if (issues.length > 0 || !checked.ok) return { ok: false, file, issues, fromEnvironment: applied };
+  if (issues.length > 0 || !checked.ok || !app.ok || !storage.ok || !webchat.ok) {
+    return { ok: false, file, issues, fromEnvironment: applied };
+  }
   const core = checked.config;
   const secrets = new Set([
     ...core.redaction.secrets,
@@ -138,11 +138,11 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
     config: {
       file,
       core,
-      app,
-      storage,
-      webchat,
+      app: app.value,
+      storage: storage.value,
+      webchat: webchat.value,
       platforms,
-      stateDir: resolveStateDir(options.stateDir, app, file, baseDir, env),
+      stateDir: resolveStateDir(options.stateDir, app.value, file, baseDir, env),
       baseDir,
       fromEnvironment: applied,
     },
@@ -197,43 +197,68 @@ async function readConfigFile(
     };
   }
   if (!isRecord(value)) {
-    return { ok: false, issue: { path: '(root)', expected: 'an object', got: describeValue('', value) } };
+    return {
+      ok: false,
+      issue: { path: '(root)', expected: 'an object', got: describeConfigValue('', value) },
+    };
   }
   return { ok: true, value };
 }
 
-/** Validates one platform section with its plugin's resolver (loaded only when the section exists). */
-async function platformIssues(
-  id: 'telegram' | 'discord' | 'whatsapp',
-  section: unknown,
+/**
+ * Validates the platform sections that are present with their plugins' resolvers (each plugin is
+ * loaded only when its section exists), adding every problem to `issues`.
+ */
+async function resolvePlatforms(
+  channels: Record<string, unknown>,
   env: Env,
-): Promise<ConfigIssue[]> {
+  issues: ConfigIssue[],
+): Promise<PlatformSections> {
+  const platforms: PlatformSections = {};
+  const keep = <T>(outcome: SectionOutcome<T>): T | undefined => {
+    if (outcome.ok) return outcome.value;
+    issues.push(...outcome.issues);
+    return undefined;
+  };
+  if (channels.telegram !== undefined) {
+    const { resolveTelegramConfig } = await import('@colloquy/plugin-telegram');
+    const telegram = keep(sectionIssues(() => resolveTelegramConfig(channels.telegram)));
+    if (telegram) platforms.telegram = telegram;
+  }
+  if (channels.discord !== undefined) {
+    const { resolveDiscordConfig } = await import('@colloquy/plugin-discord');
+    const discord = keep(sectionIssues(() => resolveDiscordConfig(channels.discord)));
+    const unset = discord?.accounts.flatMap((account, index) =>
+      account.token === undefined && account.tokenEnv !== undefined && !env[account.tokenEnv]
+        ? [
+            {
+              path: `channels.discord.accounts[${index}].tokenEnv`,
+              expected: `the name of a set environment variable (export ${account.tokenEnv}=<bot token>)`,
+              got: `${account.tokenEnv} (not set)`,
+            },
+          ]
+        : [],
+    );
+    issues.push(...(unset ?? []));
+    if (discord && unset?.length === 0) platforms.discord = discord;
+  }
+  if (channels.whatsapp !== undefined) {
+    const { resolveWhatsAppConfig } = await import('@colloquy/plugin-whatsapp');
+    const whatsapp = keep(sectionIssues(() => resolveWhatsAppConfig(channels.whatsapp)));
+    if (whatsapp) platforms.whatsapp = whatsapp;
+  }
+  return platforms;
+}
+
+type SectionOutcome<T> = { ok: true; value: T } | { ok: false; issues: ConfigIssue[] };
+
+/** Runs a plugin's section resolver, turning its `CONFIG_INVALID` error into the issues it lists. */
+function sectionIssues<T>(resolveSection: () => T): SectionOutcome<T> {
   try {
-    if (id === 'telegram') {
-      const { resolveTelegramConfig } = await import('@colloquy/plugin-telegram');
-      resolveTelegramConfig(section);
-    } else if (id === 'discord') {
-      const { resolveDiscordConfig } = await import('@colloquy/plugin-discord');
-      const resolved = resolveDiscordConfig(section);
-      return resolved.accounts.flatMap((account, index) =>
-        account.token === undefined && account.tokenEnv !== undefined && !env[account.tokenEnv]
-          ? [
-              {
-                path: `channels.discord.accounts.${index}.tokenEnv`,
-                expected: `the name of a set environment variable (export ${account.tokenEnv}=<bot token>)`,
-                got: `${account.tokenEnv} (not set)`,
-              },
-            ]
-          : [],
-      );
-    } else {
-      const { resolveWhatsAppConfig } = await import('@colloquy/plugin-whatsapp');
-      resolveWhatsAppConfig(section);
-    }
-    return [];
+    return { ok: true, value: resolveSection() };
   } catch (error) {
     if (isColloquyError(error) && error.code === 'CONFIG_INVALID' && Array.isArray(error.details.issues)) {
-      return (error.details.issues as ConfigIssue[]).map((issue) => ({ ...issue }));
+      return { ok: false, issues: (error.details.issues as ConfigIssue[]).map((issue) => ({ ...issue })) };
     }
     throw error;
   }

@@ -22,7 +22,8 @@ export interface ConfigIssue {
  * The issue for a key that a strict object schema does not know, listing the keys allowed there and
  * suggesting the closest one (a typo or a case slip, e.g. `gatewayURL` for `gatewayUrl`).
  *
- * Use it where a TypeBox `ObjectAdditionalProperties` error is turned into an issue.
+ * `schemaIssues` and `resolveSection` use it for every unknown key; call it yourself only where you
+ * turn TypeBox errors into issues by hand.
  *
  * @param path - the path of the unknown key, formatted as the caller formats paths
  * @param error - the TypeBox error: its JSON pointer `path` ends with the unknown key, its `schema`
@@ -32,7 +33,7 @@ export interface ConfigIssue {
  * ```ts
  * for (const error of Value.Errors(schema, value))
  *   if (error.type === ValueErrorType.ObjectAdditionalProperties) issues.push(unknownSettingIssue(toPath(error.path), error));
- * // formatIssue(issue): 'channels.discord.accounts.0.gatewayURL: unknown setting; allowed: ...; did you mean "gatewayUrl"?'
+ * // formatIssue(issue): 'channels.discord.accounts[0].gatewayURL: unknown setting; allowed: ...; did you mean "gatewayUrl"?'
  * ```
  */
 export function unknownSettingIssue(path: string, error: { path: string; schema: TSchema }): ConfigIssue {

@@ -4,6 +4,8 @@ export type { ConfigIssue } from './config-issue.js';
 export { formatIssue, unknownSettingIssue } from './config-issue.js';
 export type { ConfigCheckResult } from './resolve-config.js';
 export { checkConfig, DEFAULT_CONFIG, formatIssues, resolveConfig } from './resolve-config.js';
+export type { SectionCheck, SectionOptions } from './resolve-section.js';
+export { checkSection, resolveSection, sectionError } from './resolve-section.js';
 export type {
   AgentEntry,
   ColloquyConfig,
@@ -19,3 +21,4 @@ export type {
   SessionVisibility,
 } from './schema.js';
 export { ColloquyConfigSchema } from './schema.js';
+export { describeConfigValue, schemaIssues } from './schema-issues.js';

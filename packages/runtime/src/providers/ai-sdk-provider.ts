@@ -1,5 +1,6 @@
 import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
 import {
+  backoffDelay,
   ColloquyError,
   type FinishReason,
   type Logger,
@@ -9,6 +10,7 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
   silentLogger,
+  sleep,
   type TokenUsage,
 } from '@colloquy/core';
 import type { LanguageModel, LanguageModelUsage } from 'ai';
@@ -135,6 +137,10 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
             ...(tools ? { tools, toolChoice: 'auto' as const } : {}),
             ...(request.maxOutputTokens !== undefined ? { maxOutputTokens: request.maxOutputTokens } : {}),
             ...(providerOptions ? { providerOptions } : {}),
+            // One retry layer: this loop. The SDK's own retry (2 retries from 2 s, honouring
+            // retry-after up to 60 s) wraps only the request that opens the stream and would hold this
+            // call's limiter permit through a 429 instead of pausing every call of the provider, and
+            // could not turn a long retry-after into RATE_LIMITED for the caller to schedule.
             maxRetries: 0,
             abortSignal: attemptAbort.signal,
             onError: () => {}, // errors arrive as `error` parts below; the default would print them
@@ -199,7 +205,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
             { err: classified.error.message, attempt, reason: classified.reason, delayMs },
             'model call failed; retrying',
           );
-          if (!rateLimited) await sleep(delayMs, request.signal, ctx); // else the next acquire waits out the pause
+          if (!rateLimited) await waitToRetry(delayMs, request.signal, ctx); // else the next acquire waits out the pause
         } finally {
           permit?.release(usedTokens);
           if (idleTimer) clearTimeout(idleTimer);
@@ -221,8 +227,7 @@ function retryDelay(
   if (classified.reason === 'rate-limited' && classified.retryAfterMs !== undefined) {
     return classified.retryAfterMs <= retry.maxRetryAfterMs ? classified.retryAfterMs : undefined;
   }
-  const backoff = retry.baseDelayMs * 2 ** (attempt - 1);
-  return Math.round(backoff * (0.8 + Math.random() * 0.4));
+  return backoffDelay(attempt - 1, { initialDelayMs: retry.baseDelayMs, maxDelayMs: retry.maxRetryAfterMs });
 }
 
 /** The error of a call that would wait longer than `retry.maxRetryAfterMs` for a 429 pause to end. */
@@ -262,19 +267,17 @@ function messageChars(message: ModelMessage): number {
   return chars;
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined, ctx: ModelErrorContext): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const abort = () => {
-      clearTimeout(timer);
-      reject(classifyModelError(signal?.reason, ctx, { by: 'caller', reason: signal?.reason }).error);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', abort);
-      resolve();
-    }, ms);
-    if (signal?.aborted) abort();
-    else signal?.addEventListener('abort', abort, { once: true });
-  });
+/** Waits before a retry; the caller aborting turns into the same error as an aborted call. */
+async function waitToRetry(
+  ms: number,
+  signal: AbortSignal | undefined,
+  ctx: ModelErrorContext,
+): Promise<void> {
+  try {
+    await sleep(ms, signal);
+  } catch (reason) {
+    throw classifyModelError(reason, ctx, { by: 'caller', reason }).error;
+  }
 }
 
 const FINISH_REASONS: ReadonlySet<string> = new Set([

@@ -14,7 +14,10 @@ export interface ModelsConfigView {
 export interface ModelRetryOptions {
   /** Retries after a 5xx, 408, a network error or a 429 (so at most `maxRetries + 1` attempts). Default 2. */
   maxRetries?: number;
-  /** First backoff delay for 5xx and network errors, doubled each retry (with jitter). Default 500 ms. */
+  /**
+   * First backoff delay for 5xx and network errors, doubled each retry, up to `maxRetryAfterMs`, less
+   * up to 20 % at random. Default 500 ms. The AI SDK's own retry is off: this is the one retry layer.
+   */
   baseDelayMs?: number;
   /**
    * The longest `retry-after` a 429 may ask for and still be retried here. A longer wait is thrown as

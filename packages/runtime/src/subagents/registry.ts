@@ -2,6 +2,7 @@ import {
   type AgentRunResult,
   type AnnounceOutcome,
   agentIdFromSessionKey,
+  backoffDelay,
   classifySessionKey,
   defaultAgentId,
   isColloquyError,
@@ -390,8 +391,13 @@ export function createSubagentRegistry(
     }
   }
 
+  /** Deterministic (no jitter): the outbox row records when its next attempt is due. */
   function backoff(attempts: number): number {
-    return Math.min(opts.retryMaxMs, opts.retryBaseMs * 2 ** Math.max(0, attempts - 1));
+    return backoffDelay(attempts - 1, {
+      initialDelayMs: opts.retryBaseMs,
+      maxDelayMs: opts.retryMaxMs,
+      jitter: 0,
+    });
   }
 
   async function drain(drainOptions: { force?: boolean } = {}): Promise<void> {

@@ -1,4 +1,5 @@
 import {
+  backoffDelay,
   ColloquyError,
   type Gateway,
   type GatewayEvent,
@@ -12,7 +13,7 @@ import WebSocket, { type RawData } from 'ws';
 import { RETRYABLE_METHODS } from '../gateway/method-names.js';
 import { CLOSE_CODES, fromErrorBody } from './frames.js';
 
-/** Reconnect backoff of {@link createGatewayClient}. */
+/** Reconnect backoff of {@link createGatewayClient}: each delay is 50 to 100 % of the grown one. */
 export interface ReconnectOptions {
   /** First delay after a lost connection. Default 200 ms. */
   initialDelayMs?: number;
@@ -166,12 +167,15 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       return;
     }
     state = 'reconnecting';
-    const base = backoff.initialDelayMs ?? 200;
-    const delay = Math.min(backoff.maxDelayMs ?? 5000, base * (backoff.factor ?? 2) ** attempt);
+    const delayMs = backoffDelay(attempt, {
+      initialDelayMs: backoff.initialDelayMs ?? 200,
+      maxDelayMs: backoff.maxDelayMs ?? 5000,
+      factor: backoff.factor ?? 2,
+      jitter: 0.5,
+    });
     attempt++;
-    const jittered = delay / 2 + Math.random() * (delay / 2);
-    log.debug({ code, delayMs: Math.round(jittered) }, 'gateway connection lost; reconnecting');
-    reconnectTimer = setTimeout(connect, jittered);
+    log.debug({ code, delayMs }, 'gateway connection lost; reconnecting');
+    reconnectTimer = setTimeout(connect, delayMs);
   }
 
   function isRetryable(p: Pending): boolean {

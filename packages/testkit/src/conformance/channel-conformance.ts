@@ -82,7 +82,10 @@ function longText(minLength: number): { text: string; words: string[] } {
  * runChannelPluginConformance('telegram', async () => {
  *   const platform = await startTelegramFake();
  *   return {
- *     plugin: createTelegramPlugin({ token: 'T', apiRoot: platform.url }),
+ *     plugin: createTelegramPlugin({
+ *       config: { accounts: [{ token: '123:TEST' }], dmPolicy: 'open' },
+ *       apiRoot: platform.url,
+ *     }),
  *     accountId: 'default',
  *     peers: [{ id: '101' }, { id: '102' }],
  *     chats: { group: '-100200' },

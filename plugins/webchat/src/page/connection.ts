@@ -59,7 +59,9 @@ export function connect(
         for (const type of COME_BACK_EVENTS) window.addEventListener(type, comeBack, { once: true });
         return;
       }
-      const delay = Math.min(10_000, 500 * 2 ** attempt) * (0.8 + Math.random() * 0.4);
+      // core's backoffDelay, written out: this page is served as plain browser modules without a
+      // bundler, so it cannot import @colloquy/core. 0.5 s doubling to 10 s, less up to 20 % at random.
+      const delay = Math.min(10_000, 500 * 2 ** Math.min(attempt, 16)) * (1 - 0.2 * Math.random());
       attempt += 1;
       timer = window.setTimeout(open, delay);
     });

@@ -1,7 +1,7 @@
 import { MemoryStore, resolveConfig, type Store } from '@colloquy/core';
 import { createModelRouter, createRuntime, type Runtime } from '@colloquy/runtime';
 import { createScriptedModel, lastUserText, type ScriptedReply } from '@colloquy/testkit';
-import { createWebChatPlugin, type WebChatPlugin, type WebChatPluginOptions } from '../../src/index.js';
+import { createWebChatPlugin, type WebChatConfigInput, type WebChatPlugin } from '../../src/index.js';
 import { ADMIN_TOKEN, COOKIE_SECRET } from './start.js';
 
 /** How the scripted model answers the last user message. */
@@ -27,7 +27,7 @@ export interface RuntimeHost {
  */
 export async function startRuntimeHost(
   answer: Answer = (text) => streamed(`You said: ${text}`),
-  options: Partial<WebChatPluginOptions> = {},
+  webchat: WebChatConfigInput = {},
   store: Store = new MemoryStore(),
 ): Promise<RuntimeHost> {
   const model = createScriptedModel((request) => answer(lastUserText(request) ?? ''));
@@ -38,8 +38,7 @@ export async function startRuntimeHost(
   const plugin = createWebChatPlugin({
     cookieSecret: COOKIE_SECRET,
     adminToken: ADMIN_TOKEN,
-    port: 0,
-    ...options,
+    config: { port: 0, ...webchat },
   });
   const runtime = createRuntime({
     config,

@@ -1,4 +1,4 @@
-import { createWebChatPlugin, type WebChatPlugin, type WebChatPluginOptions } from '../../src/index.js';
+import { createWebChatPlugin, type WebChatConfigInput, type WebChatPlugin } from '../../src/index.js';
 import { FakeHost, type FakeHostOptions } from './fake-host.js';
 
 export const COOKIE_SECRET = 'test-cookie-secret-0123456789abcdef';
@@ -14,15 +14,14 @@ export interface Started {
 
 /** Starts the web chat on 127.0.0.1 with port 0 and the fake host. */
 export async function startWebChat(
-  options: Partial<WebChatPluginOptions> = {},
+  config: WebChatConfigInput = {},
   hostOptions: FakeHostOptions = {},
   host = new FakeHost(hostOptions),
 ): Promise<Started> {
   const plugin = createWebChatPlugin({
     cookieSecret: COOKIE_SECRET,
     adminToken: ADMIN_TOKEN,
-    port: 0,
-    ...options,
+    config: { port: 0, ...config },
   });
   await plugin.start(host.context(plugin));
   return {

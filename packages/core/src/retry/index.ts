@@ -1,0 +1,2 @@
+export type { BackoffOptions } from './backoff.js';
+export { backoffDelay, sleep } from './backoff.js';
