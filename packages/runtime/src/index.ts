@@ -19,8 +19,8 @@ export type {
 } from './cluster/cluster-adapter.js';
 export { createDeliver, type Deliver, type DeliveryKind, type DeliveryRequest } from './delivery/deliver.js';
 export { startTyping, type TypingOptions } from './delivery/typing.js';
-export type { RuntimeGateway } from './gateway/create-gateway.js';
 export { GATEWAY_METHODS, isGatewayMethod } from './gateway/method-names.js';
+export type { RuntimeGateway } from './gateway/runtime-gateway.js';
 export type { InboundOutcome } from './inbound/receive-inbound.js';
 // --- model providers (AI SDK) ---
 export * from './providers/index.js';
@@ -42,7 +42,6 @@ export {
   type ShutdownOptions,
 } from './runtime/create-runtime.js';
 export type { RecoveryReport } from './runtime/recover-runs.js';
-export type { AfterCommit, TurnEndHook } from './runtime/runtime-context.js';
 export type {
   Clock,
   CommandsHook,
@@ -55,6 +54,7 @@ export type {
 } from './runtime/runtime-options.js';
 export { sessionToolsHook } from './runtime/session-tools-hook.js';
 export { installSignalHandlers, type SignalHandlerOptions } from './runtime/signal-handlers.js';
+export type { AfterCommit, TurnEndHook } from './runtime/turn-end-hook-types.js';
 // --- sub-agents: announce outbox, attachments, cleanup ---
 export type { AnnouncePayload, AnnounceStats, AnnounceStatus, ChatOutcome } from './subagents/announce.js';
 export {
@@ -62,8 +62,7 @@ export {
   type WrittenAttachments,
   writeAttachments,
 } from './subagents/attachment-files.js';
-export type { SweepReport } from './subagents/cleanup.js';
-export type { SubagentRegistry, SubagentRuntimeOptions } from './subagents/registry.js';
+export type { SubagentRegistry, SubagentRuntimeOptions, SweepReport } from './subagents/subagent-registry.js';
 export { defaultWorkspaceRoot, sessionWorkspaceDir } from './subagents/workspace.js';
 export {
   CLOSE_CODES,

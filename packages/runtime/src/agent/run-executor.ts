@@ -16,8 +16,9 @@ import { buildSystemPrompt, estimateTokens, toModelMessages } from './build-prom
 import { answerGatewayCommand } from './gateway-command.js';
 import { selectModel } from './model-selection.js';
 import { deliverPlanned, type PlannedReply, planReply } from './reply-delivery.js';
-import { type BegunTurn, beginTurn, type EndedTurn, endTurn, type TurnOutcome } from './run-lifecycle.js';
+import { type BegunTurn, beginTurn, type EndedTurn, endTurn } from './run-lifecycle.js';
 import { toolSpecs } from './tool-runner.js';
+import type { TurnOutcome } from './turn-outcome.js';
 import { costOf } from './usage.js';
 
 /**
