@@ -59,7 +59,9 @@ mkdir -p "$copy"
 
 cd "$copy"
 step "pnpm install --frozen-lockfile"
-pnpm install --frozen-lockfile --reporter=append-only >"$work/install.log" 2>&1 || {
+# No side-effects cache: better-sqlite3 compiles against this Node's own headers (node::ObjectWrap is
+# header-only, so a binary built with other 24.x headers would not test this version).
+pnpm install --frozen-lockfile --config.side-effects-cache=false --reporter=append-only >"$work/install.log" 2>&1 || {
   tail -n 40 "$work/install.log" >&2
   exit 1
 }
