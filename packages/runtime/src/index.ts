@@ -10,8 +10,8 @@ export type {
 } from './cluster/cluster-adapter.js';
 // --- the runtime ---
 export type { Deliver, DeliveryKind, DeliveryRequest } from './delivery/deliver.js';
-export type { RuntimeGateway } from './gateway/create-gateway.js';
 export { GATEWAY_METHODS, isGatewayMethod } from './gateway/method-names.js';
+export type { RuntimeGateway } from './gateway/runtime-gateway.js';
 export type { InboundOutcome } from './inbound/receive-inbound.js';
 // --- model providers (AI SDK) ---
 export * from './providers/index.js';
@@ -23,7 +23,6 @@ export {
   type ShutdownOptions,
 } from './runtime/create-runtime.js';
 export type { RecoveryReport } from './runtime/recover-runs.js';
-export type { AfterCommit, TurnEndHook } from './runtime/runtime-context.js';
 export type {
   Clock,
   CommandsHook,
@@ -36,10 +35,10 @@ export type {
 } from './runtime/runtime-options.js';
 export { sessionToolsHook } from './runtime/session-tools-hook.js';
 export { installSignalHandlers, type SignalHandlerOptions } from './runtime/signal-handlers.js';
+export type { AfterCommit, TurnEndHook } from './runtime/turn-end-hook-types.js';
 // --- sub-agents: announce outbox, attachments, cleanup ---
 export type { AnnounceStats, AnnounceStatus, ChatOutcome } from './subagents/announce.js';
-export type { SweepReport } from './subagents/cleanup.js';
-export type { SubagentRegistry, SubagentRuntimeOptions } from './subagents/registry.js';
+export type { SubagentRegistry, SubagentRuntimeOptions, SweepReport } from './subagents/subagent-registry.js';
 export {
   CLOSE_CODES,
   type ErrorBody,

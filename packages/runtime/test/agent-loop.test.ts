@@ -224,16 +224,15 @@ describe('agent loop', () => {
   });
 
   it('abort stops the model call and marks the run killed', async () => {
-    harness = await startHarness({ script: [{ text: 'never', delayMs: 20_000 }] });
+    harness = await startHarness({ script: [{ text: 'never', delayMs: 60_000 }] });
     const { runId } = await harness.runtime.gateway.call('agent', { sessionKey: 'main', message: 'slow' });
     await harness.model.waitForRequests(1);
-    const started = Date.now();
+    // The model would take 60 s, beyond the test's timeout: the abort does not wait for it.
     const { aborted } = await harness.runtime.gateway.call('agent.abort', {
       runId,
       reason: 'changed my mind',
     });
     expect(aborted).toEqual([runId]);
-    expect(Date.now() - started).toBeLessThan(2000);
     expect(await harness.store.getRun(runId)).toMatchObject({ status: 'killed', error: 'changed my mind' });
     expect(await harness.store.getSession(MAIN)).toMatchObject({ status: 'killed', abortedLastRun: true });
   });

@@ -374,11 +374,10 @@ describe('openai-compatible provider', () => {
       { kind: 'openai-compatible', baseURL: server.baseURL },
       { ...fast, idleTimeoutMs: 150 },
     );
-    const started = Date.now();
+    // The server never answers: only the idle timeout ends the call.
     const { error } = await failure(provider.streamTurn(request()));
     expect(error.code).toBe('TIMEOUT');
     expect(error.details).toMatchObject({ timeoutMs: 150 });
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('stops with ABORTED when the caller aborts mid-stream and closes the connection', async () => {
@@ -430,12 +429,10 @@ describe('openai-compatible provider', () => {
     const abortAfterFirstRequest = setInterval(() => {
       if (server.requests.length === 1) controller.abort();
     }, 5);
-    const started = Date.now();
     const { error } = await failure(provider.streamTurn(request({ signal: controller.signal })));
     clearInterval(abortAfterFirstRequest);
+    // Had the wait run out, the retry would have been sent and answered 'late': it was cut short.
     expect(error.code).toBe('ABORTED');
-    // The retry was due after 1.5 s; aborting cut the wait short and sent nothing more.
-    expect(Date.now() - started).toBeLessThan(1_500);
     expect(server.requests).toHaveLength(1);
   });
 

@@ -254,7 +254,6 @@ describe('Discord plugin against the fake Discord', () => {
   it('waits out a 429 and then delivers', async () => {
     fake.rateLimitNext('POST', /^\/channels\/\d+\/messages$/, 0.3);
     const before = fake.requests.length;
-    const started = Date.now();
     const result = await plugin.send(
       { channel: 'discord', to: general, accountId: 'main' },
       { text: 'after the limit' },
@@ -264,7 +263,6 @@ describe('Discord plugin against the fake Discord', () => {
       .filter((r) => r.method === 'POST' && r.path.endsWith('/messages'));
     expect(posts.map((r) => r.status)).toEqual([429, 200]);
     expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(300);
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(fake.messagesIn(general).find((m) => m.id === result.messageId)?.content).toBe('after the limit');
   });
 

@@ -32,7 +32,9 @@ describe('loadHistory', () => {
     const store = await storeWith(
       Array.from({ length: 300 }, (_, i) => user(`message ${i} ${'x'.repeat(36)}`)),
     );
-    const picked = await loadHistory(store, KEY, 16 * 16, { pageSize: 8 }); // each message: 48 chars = 12 + 4 tokens
+    // Every message costs the same: message 284 to 299 have three digits.
+    const cost = estimateMessageTokens(user(`message 299 ${'x'.repeat(36)}`));
+    const picked = await loadHistory(store, KEY, 16 * cost, { pageSize: 8 });
     expect(picked.length).toBe(16);
     expect(picked.at(-1)?.content).toContain('message 299');
     expect(picked[0]?.content).toContain('message 284');
@@ -84,7 +86,8 @@ describe('buildSystemPrompt and estimateTokens', () => {
     expect(buildSystemPrompt(undefined, ['A', 'A', undefined, ' B '])).toBe(
       `${DEFAULT_SYSTEM_PROMPT}\n\nA\n\nB`,
     );
-    expect(estimateTokens('abcde')).toBe(2);
+    expect(estimateTokens('abcde')).toBe(1);
+    expect(estimateTokens('中文')).toBe(2);
   });
 });
 
@@ -108,7 +111,7 @@ describe('toModelMessages with group context', () => {
     const plain = user('hi');
     const withContext = {
       ...plain,
-      details: { groupContext: [{ sender: 'A', text: 'x'.repeat(400), at: 0 }] },
+      details: { groupContext: [{ sender: 'A', text: 'word '.repeat(100), at: 0 }] },
     };
     expect(estimateMessageTokens(withContext)).toBeGreaterThan(estimateMessageTokens(plain) + 100);
   });

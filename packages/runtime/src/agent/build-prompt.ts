@@ -8,23 +8,16 @@ import {
 } from '@colloquy/core';
 import { formatGroupContext, type GroupContextEntry } from '../inbound/group-context.js';
 import { describeMedia } from './describe-media.js';
+import { estimateTokens } from './token-estimate.js';
+
+export { estimateTokens } from './token-estimate.js';
 
 /** The system prompt used when neither the agent nor `agents.defaults` sets one. */
 export const DEFAULT_SYSTEM_PROMPT =
   'You are a helpful assistant taking part in a chat conversation. Answer concisely.';
 
 /**
- * A cheap token estimate: a quarter of the UTF-16 length, rounded up.
- *
- * @param text - any text
- * @returns the estimated token count
- */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
-
-/**
- * The estimated prompt size of one transcript message.
+ * The estimated prompt size of one transcript message (see {@link estimateTokens}).
  *
  * @param message - a transcript message
  * @returns estimated tokens (at least 1)
@@ -32,31 +25,31 @@ export function estimateTokens(text: string): number {
 export function estimateMessageTokens(message: TranscriptMessage): number {
   const content = message.content;
   const context = groupContextOf(message);
-  let chars = context ? formatGroupContext(context).length + 16 : 0;
-  if (typeof content === 'string') return Math.ceil((chars + content.length) / 4) + 4;
-  for (const block of content) chars += blockChars(block);
-  return Math.ceil(chars / 4) + 4;
+  let tokens = context ? estimateTokens(formatGroupContext(context)) + 4 : 0;
+  if (typeof content === 'string') return tokens + estimateTokens(content) + 4;
+  for (const block of content) tokens += blockTokens(block);
+  return tokens + 4;
 }
 
-function blockChars(block: ContentBlock): number {
+function blockTokens(block: ContentBlock): number {
   switch (block.type) {
     case 'text':
-      return block.text.length;
+      return estimateTokens(block.text);
     case 'thinking':
-      return block.thinking.length;
+      return estimateTokens(block.thinking);
     case 'image':
       // Images cost roughly a fixed amount of tokens, not their byte size.
-      return 1000 * 4;
+      return 1000;
     case 'toolCall':
-      return block.name.length + safeJsonLength(block.arguments);
+      return estimateTokens(block.name) + estimateTokens(safeJson(block.arguments));
   }
 }
 
-function safeJsonLength(value: unknown): number {
+function safeJson(value: unknown): string {
   try {
-    return JSON.stringify(value)?.length ?? 0;
+    return JSON.stringify(value) ?? '';
   } catch {
-    return 0;
+    return '';
   }
 }
 
@@ -86,7 +79,7 @@ export interface LoadHistoryOptions {
 }
 
 /**
- * Reads the newest transcript messages that fit `budgetTokens` (chars/4 estimate), oldest first.
+ * Reads the newest transcript messages that fit `budgetTokens` ({@link estimateMessageTokens}), oldest first.
  * The newest message is always included. Reads page by page from the end, so the cost follows
  * the budget, not the transcript length.
  *

@@ -1,5 +1,5 @@
 import type { RunRecord } from '@colloquy/core';
-import type { TurnOutcome } from './run-lifecycle.js';
+import type { TurnOutcome } from './turn-outcome.js';
 
 /** What a chat user who is not the owner reads when a run fails: the details go to the owner and the logs. */
 export const GUEST_ERROR_NOTICE = 'Sorry, I could not answer just now; the owner has the details.';

@@ -22,7 +22,7 @@ export interface HistoryCacheOptions {
 /** The prompt history of sessions, read from the store incrementally. */
 export interface HistoryCache {
   /**
-   * The newest transcript messages of a session that fit `budgetTokens` (chars/4 estimate), oldest
+   * The newest transcript messages of a session that fit `budgetTokens` (`estimateMessageTokens`), oldest
    * first; the newest message is always included. Returned objects are shared: do not mutate them.
    */
   load(

@@ -2,7 +2,7 @@ import { ANNOUNCE_SKIP, type RunRecord, type SessionRecord } from '@colloquy/cor
 import type { DeliveryKind } from '../delivery/deliver.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { errorNoticeFor } from './error-notice.js';
-import type { TurnOutcome } from './run-lifecycle.js';
+import type { TurnOutcome } from './turn-outcome.js';
 
 /**
  * The chat message a turn owes its chat, decided when the turn ends and stored on its leading run

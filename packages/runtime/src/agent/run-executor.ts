@@ -16,8 +16,9 @@ import { buildSystemPrompt, estimateTokens, toModelMessages } from './build-prom
 import { answerGatewayCommand } from './gateway-command.js';
 import { selectModel } from './model-selection.js';
 import { deliverPlanned, type PlannedReply, planReply } from './reply-delivery.js';
-import { type BegunTurn, beginTurn, type EndedTurn, endTurn, type TurnOutcome } from './run-lifecycle.js';
+import { type BegunTurn, beginTurn, type EndedTurn, endTurn } from './run-lifecycle.js';
 import { toolSpecs } from './tool-runner.js';
+import type { TurnOutcome } from './turn-outcome.js';
 import { costOf } from './usage.js';
 
 /**
@@ -156,7 +157,7 @@ async function runModel(
     ...begun.runs.map((run) => run.extraSystemPrompt),
   ]);
   const window = config.models.contextWindowTokens;
-  const budget = window - estimateTokens(system) - toolTokens(tools) - Math.min(4096, Math.floor(window / 4));
+  const budget = window - systemTokens(system) - toolTokens(tools) - Math.min(4096, Math.floor(window / 4));
   const messages = toModelMessages(await ctx.history.load(store, session.key, session.sessionId, budget));
 
   const result = await runAgentLoop({
@@ -208,6 +209,19 @@ async function runModel(
     `The agent stopped after ${result.steps} model steps (runtime.maxSteps) without a final answer. ` +
     'Raise runtime.maxSteps in the config, or ask it to continue.';
   return { status: 'error', error, notice: error, reply: result.reply, ...usage };
+}
+
+const systemTokenCache = new Map<string, number>();
+
+/** The system prompt's estimate, remembered: it is the same text turn after turn (a few kept). */
+function systemTokens(system: string): number {
+  let tokens = systemTokenCache.get(system);
+  if (tokens === undefined) {
+    tokens = estimateTokens(system);
+    if (systemTokenCache.size >= 256) systemTokenCache.clear();
+    systemTokenCache.set(system, tokens);
+  }
+  return tokens;
 }
 
 const toolTokenCache = new WeakMap<AgentTool, number>();

@@ -1,11 +1,9 @@
 import type {
   MediaAttachment,
   RunRecord,
-  RunStatus,
   SessionRecord,
   SessionStatus,
   StoredMessage,
-  TokenUsage,
   TranscriptMessage,
 } from '@colloquy/core';
 import type { GroupContextEntry } from '../inbound/group-context.js';
@@ -19,6 +17,7 @@ import {
   yieldWakeNotice,
 } from '../runtime/yield-wake.js';
 import { announceFallbacksOf, type PlannedReply } from './reply-delivery.js';
+import type { TurnOutcome } from './turn-outcome.js';
 import { addUsage } from './usage.js';
 
 /** A turn that began: the session as updated and its runs, now `running`. */
@@ -140,21 +139,6 @@ export function inputMessage(run: RunRecord): TranscriptMessage {
     if (platformMessageId) message.platformMessageId = platformMessageId;
   }
   return message;
-}
-
-/** How a turn ended, as the executor saw it. */
-export interface TurnOutcome {
-  status: Extract<RunStatus, 'done' | 'error' | 'timeout' | 'killed'>;
-  /** The final assistant message to commit with the end of the turn. */
-  finalMessage?: TranscriptMessage;
-  reply?: string;
-  error?: string;
-  /** A notice for the user (error and timeout endings); delivered when the run delivers. */
-  notice?: string;
-  usage?: TokenUsage;
-  costUsd?: number;
-  /** Cut by shutdown: put the runs back to `queued` so a restart runs them again. */
-  requeue?: boolean;
 }
 
 /** A turn after its end was committed. */

@@ -1,7 +1,5 @@
 import {
   ColloquyError,
-  type Gateway,
-  type GatewayEvent,
   type GatewayMethod,
   type GatewayParams,
   type GatewayResult,
@@ -19,13 +17,9 @@ import {
 import { chatHistory, chatSend } from './chat-methods.js';
 import { agentsList, sessionStatus } from './info-methods.js';
 import { isGatewayMethod } from './method-names.js';
+import type { RuntimeGateway } from './runtime-gateway.js';
 import { sessionsSearch } from './search-methods.js';
 import { sessionsDelete, sessionsList, sessionsPatch, sessionsResolve } from './sessions-methods.js';
-
-/** The in-process gateway: the `Gateway` (`@colloquy/core`) surface with events always available. */
-export interface RuntimeGateway extends Gateway {
-  subscribe(listener: (event: GatewayEvent) => void): () => void;
-}
 
 type Handler = (params: unknown) => unknown;
 

@@ -15,22 +15,25 @@ import { executeTurn } from '../agent/run-executor.js';
 import { bridgeClusterEvents, clusterHandlers, createChannelRelays } from '../cluster/cluster-handlers.js';
 import { hasActiveRun } from '../cluster/run-job.js';
 import { createDeliver, type Deliver } from '../delivery/deliver.js';
-import { createInProcessGateway, type RuntimeGateway } from '../gateway/create-gateway.js';
+import { createInProcessGateway } from '../gateway/create-gateway.js';
 import { createEventBus } from '../gateway/event-bus.js';
 import { createRunWaiters } from '../gateway/run-waiters.js';
+import type { RuntimeGateway } from '../gateway/runtime-gateway.js';
 import { createGroupContextWindow } from '../inbound/group-context.js';
 import { type InboundOutcome, receiveInbound, runInboundCommand } from '../inbound/receive-inbound.js';
 import { createModelRouter } from '../providers/index.js';
 import { createCommandQueue, type QueueStats } from '../queue/command-queue.js';
 import { canFoldRuns, type QueuedRun } from '../queue/queued-run.js';
-import { createSubagentRegistry, type SubagentRegistry } from '../subagents/registry.js';
+import { createSubagentRegistry } from '../subagents/registry.js';
+import type { SubagentRegistry } from '../subagents/subagent-registry.js';
 import { defaultWorkspaceRoot } from '../subagents/workspace.js';
 import { type GatewayServer, startGatewayServer } from '../ws/gateway-server.js';
 import { type RecoveryReport, recoverRuns } from './recover-runs.js';
-import type { RuntimeContext, TurnEndHook } from './runtime-context.js';
+import type { RuntimeContext } from './runtime-context.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { sessionToolsHook } from './session-tools-hook.js';
 import { fireDueWatchesLater } from './watch-notices.js';
+import type { TurnEndHook } from './turn-end-hook-types.js';
 import { createYieldTimers } from './yield-wake.js';
 
 /** Lifecycle states of a {@link Runtime}. */

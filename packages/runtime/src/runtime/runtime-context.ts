@@ -1,39 +1,17 @@
-import type {
-  ChannelPlugin,
-  ColloquyConfig,
-  Logger,
-  RunRecord,
-  SessionRecord,
-  Store,
-  StoreTransaction,
-} from '@colloquy/core';
+import type { ChannelPlugin, ColloquyConfig, Logger, Store } from '@colloquy/core';
 import type { HistoryCache } from '../agent/history-cache.js';
 import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import type { Deliver } from '../delivery/deliver.js';
-import type { RuntimeGateway } from '../gateway/create-gateway.js';
 import type { EventBus } from '../gateway/event-bus.js';
 import type { RunWaiters } from '../gateway/run-waiters.js';
+import type { RuntimeGateway } from '../gateway/runtime-gateway.js';
 import type { GroupContextWindow } from '../inbound/group-context.js';
 import type { CommandQueue } from '../queue/command-queue.js';
 import type { QueuedRun } from '../queue/queued-run.js';
-import type { SubagentRegistry } from '../subagents/registry.js';
+import type { SubagentRegistry } from '../subagents/subagent-registry.js';
 import type { Clock, CommandsHook, ModelResolver, ToolsHook } from './runtime-options.js';
-import type { YieldTimers } from './yield-wake.js';
-
-/**
- * Called inside the transaction that ends a turn (e.g. to write an announce outbox row atomically);
- * it writes through `tx`, the open transaction. It may return a function to run once that
- * transaction has committed (e.g. to start delivering what it wrote).
- */
-export type TurnEndHook = (
-  runs: readonly RunRecord[],
-  session: SessionRecord | undefined,
-  tx: StoreTransaction,
-  // biome-ignore lint/suspicious/noConfusingVoidType: `void` lets plain `async (...) => {}` hooks type-check.
-) => void | AfterCommit | Promise<void | AfterCommit>;
-
-/** Work to do once the transaction a hook ran in has committed. */
-export type AfterCommit = () => void;
+import type { TurnEndHook } from './turn-end-hook-types.js';
+import type { YieldTimers } from './yield-timers.js';
 
 /** The runtime's internals, shared by its modules. Not part of the public API. */
 export interface RuntimeContext {

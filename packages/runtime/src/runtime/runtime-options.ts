@@ -11,8 +11,8 @@ import type {
   Store,
 } from '@colloquy/core';
 import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
-import type { RuntimeGateway } from '../gateway/create-gateway.js';
-import type { SubagentRuntimeOptions } from '../subagents/registry.js';
+import type { RuntimeGateway } from '../gateway/runtime-gateway.js';
+import type { SubagentRuntimeOptions } from '../subagents/subagent-registry.js';
 
 /** The runtime's clock. Tests inject a fake one. */
 export interface Clock {

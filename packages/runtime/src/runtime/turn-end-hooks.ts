@@ -1,5 +1,6 @@
 import type { RunRecord, SessionRecord, StoreTransaction } from '@colloquy/core';
-import type { AfterCommit, RuntimeContext } from './runtime-context.js';
+import type { RuntimeContext } from './runtime-context.js';
+import type { AfterCommit } from './turn-end-hook-types.js';
 
 /**
  * Runs the turn-end hooks inside the open transaction that ends runs, and returns what they asked

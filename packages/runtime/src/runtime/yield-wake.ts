@@ -12,22 +12,12 @@ import { readParams } from '../gateway/params.js';
 import { requireSession } from '../gateway/resolve-session.js';
 import type { RuntimeContext } from './runtime-context.js';
 import { WATCH_INBOX_PREFIX } from './watch-notices.js';
+import type { YieldTimers } from './yield-timers.js';
 
 /** Where a yielded session keeps its {@link SessionYieldState} (`session.meta.yield`). */
 export const YIELD_META_KEY = 'yield';
 /** Inbox ids of timeout wakes: `yield-timeout:<yield id>`. They wake the session and are not transcribed. */
 export const YIELD_TIMEOUT_PREFIX = 'yield-timeout:';
-
-/** The yield timers of one runtime: one per yielded session with a timeout. */
-export interface YieldTimers {
-  /** Arms (or re-arms) the timeout wake of a yield; a state without deadline only disarms. */
-  arm(sessionKey: string, state: SessionYieldState): void;
-  disarm(sessionKey: string): void;
-  /** Re-arms the timeouts stored on sessions by an earlier process (overdue ones fire at once). */
-  restore(): Promise<void>;
-  /** Clears every timer (shutdown). */
-  stop(): void;
-}
 
 /** The yield state of a session, if it is yielded. */
 export function yieldStateOf(session: SessionRecord | undefined): SessionYieldState | undefined {

@@ -2,17 +2,8 @@ import { agentConfigFor, type SessionRecord, TERMINAL_RUN_STATUSES } from '@coll
 import { subagentMetaOf } from '@colloquy/core/internal';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { removeAttachments } from './attachment-files.js';
+import type { SweepReport } from './subagent-registry.js';
 import { sessionWorkspaceDir } from './workspace.js';
-
-/** What one sub-agent cleanup pass did. */
-export interface SweepReport {
-  /** Kept sub-agents archived (`archivedAt` set) after `archiveAfterMinutes`. */
-  archived: string[];
-  /** `cleanup: "delete"` sub-agents removed because their announce was done (e.g. before a crash). */
-  deleted: string[];
-  /** Ended runs that had no outbox row (written now, so their result is still announced). */
-  reconciled: string[];
-}
 
 /** What cleanup needs from the registry. */
 export interface CleanupDeps {

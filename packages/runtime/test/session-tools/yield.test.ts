@@ -4,6 +4,7 @@ import {
   call,
   isSubagent,
   MAIN,
+  quiesce,
   type SubagentHarness,
   seedMain,
   startSubagentHarness,
@@ -60,7 +61,7 @@ describe.each(STORE_KINDS)('sessions_yield through the runtime (%s store)', (sto
     await seedMain(h.store);
     await h.runtime.gateway.call('agent', { sessionKey: MAIN, message: 'Research three things' });
     await waitFor(() => h!.channel.sent.some((m) => m.text === 'all three are in'), 8000, 'the final answer');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await quiesce(h);
     const parent = h.model.requests.filter((r) => !isSubagent(r));
     // spawn, yield, then one model call per arrival: yield, yield, final answer.
     expect(parent).toHaveLength(5);

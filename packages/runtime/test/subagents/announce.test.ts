@@ -8,6 +8,7 @@ import {
   call,
   isSubagent,
   MAIN,
+  quiesce,
   type SubagentHarness,
   seedMain,
   startSubagentHarness,
@@ -83,7 +84,7 @@ describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
     expect(text).toContain('transcript ');
 
     // The chat sees one message about it: the parent's reply, in its own voice; no ids, no paths.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await quiesce(h);
     const chat = h.channel.sent.map((m) => m.text);
     expect(chat).toHaveLength(1);
     expect(chat[0]).toMatch(/^parent saw: /);
@@ -114,7 +115,7 @@ describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
       async () => (await store.getOutbox(spawned.childSessionKey, spawned.runId))?.status === 'delivered',
     );
     await waitFor(async () => (await store.getSession(MAIN))?.status === 'done');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await quiesce(h);
     expect(h.channel.sent).toEqual([]);
     expect(await announcesIn(store, MAIN)).toHaveLength(1);
   });
@@ -134,7 +135,7 @@ describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
     );
     const store = h.store;
     await waitFor(async () => h!.channel.sent.length > 0, 3000, 'the fallback');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await quiesce(h);
     const chat = h.channel.sent.map((m) => m.text);
     expect(chat).toHaveLength(1);
     expect(chat[0]).toMatch(/^calc finished \(ok\): The answer is long long /);
@@ -310,12 +311,13 @@ describe('announce delivery under faults', () => {
     await h.close();
     const reopened = (await import('../support/harness.js')).makeStore;
     h = await startSubagentHarness({ store: (await reopened('sqlite', file)).store, script: () => 'never' });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(h.channel.sent).toEqual([]);
     const wake = (await h.store.listRuns({ sessionKey: MAIN })).find((run) => run.meta?.wake === true)!;
     expect(wake.meta?.delivery).toMatchObject({ status: 'failed' });
+    // Shutdown waits for the start's look at unsent replies: past it, nothing was sent again.
+    const { channel } = h;
     await h.close();
     h = undefined;
+    expect(channel.sent).toEqual([]);
     cleanup();
   });
 
@@ -349,10 +351,11 @@ describe('announce delivery under faults', () => {
     );
     await h.close();
     h = await startSubagentHarness({ store: (await reopen('sqlite', file)).store, script: () => 'unused' });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(h.channel.sent).toEqual([]);
+    // Shutdown waits for the start's look at unsent replies: past it, nothing was sent again.
+    const { channel } = h;
     await h.close();
     h = undefined;
+    expect(channel.sent).toEqual([]);
     cleanup();
   });
 
@@ -375,8 +378,9 @@ describe('announce delivery under faults', () => {
       },
     );
     await waitFor(async () => (await store.getOutbox(spawned.childSessionKey, spawned.runId)) !== undefined);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    // Busy: nothing in the inbox, nothing in the chat yet.
+    // A drain that ran while the requester is busy: nothing in the inbox, nothing in the chat yet.
+    await h.runtime.subagents.drain({ force: true });
+    expect(h.model.requests.filter((r) => !isSubagent(r))).toHaveLength(1);
     expect((await store.getOutbox(spawned.childSessionKey, spawned.runId))?.status).toBe('pending');
     expect(await store.listInbox(MAIN)).toEqual([]);
     expect(h.channel.sent).toEqual([]);
@@ -389,7 +393,7 @@ describe('announce delivery under faults', () => {
       async () =>
         (await announcesIn(store, MAIN)).length === 1 && (await store.getSession(MAIN))?.status === 'done',
     );
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await quiesce(h);
     expect(h.channel.sent.filter((m) => m.text.includes('child finished'))).toHaveLength(0);
     expect(h.channel.sent.map((m) => m.text)).toEqual(['noted the result']);
     expect(await announcesIn(store, MAIN)).toHaveLength(1);

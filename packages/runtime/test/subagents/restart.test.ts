@@ -25,26 +25,29 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts the runner and SIGKILLs it `killAfterMs` after its first spawn. */
-function runAndKill(
-  database: string,
-  workspace: string,
-  sentFile: string,
-  killAfterMs: number,
-): Promise<string> {
+/** When the runner is killed: `killAfterMs` after the line `on` (`first`: the first spawn). */
+interface Kill {
+  on: 'first' | 'child-running';
+  killAfterMs: number;
+  /** How long each sub-agent turn of the runner takes (default a few ms). */
+  childMs?: number;
+}
+
+/** Starts the runner and SIGKILLs it as `kill` says. */
+function runAndKill(database: string, workspace: string, sentFile: string, kill: Kill): Promise<string> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [RUNNER, database, workspace, String(CHILDREN), sentFile], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const args = [RUNNER, database, workspace, String(CHILDREN), sentFile];
+    if (kill.childMs !== undefined) args.push(String(kill.childMs));
+    const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     let out = '';
     let err = '';
     let armed = false;
     proc.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      if (out.includes('first\n') && !proc.killed && !armed) {
+      if (out.includes(`${kill.on}\n`) && !proc.killed && !armed) {
         armed = true;
-        setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
+        setTimeout(() => proc.kill('SIGKILL'), kill.killAfterMs);
       }
     });
     proc.stderr!.on('data', (chunk: Buffer) => {
@@ -69,18 +72,25 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
   });
 
   it(`announces every child exactly once, completed or interrupted, over ${ROUNDS} random kills`, async () => {
-    const outcomes = { done: 0, interrupted: 0, chatted: 0, cutSends: 0 };
+    const outcomes = { done: 0, interrupted: 0, chatted: 0, cutSends: 0, chatMessages: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       const dir = mkdtempSync(join(tmpdir(), 'colloquy-crash-'));
       dirs.push(dir);
       const database =
         kind === 'postgres' ? await createTestDatabase(inject('postgresUrl')) : join(dir, 'colloquy.db');
-      const killAfterMs = Math.floor(Math.random() * 60);
+      // Even rounds: a random kill after the first spawn; the cut runs resume (three attempts).
+      // Odd rounds allow one attempt only and kill while a slow child runs: it becomes `interrupted`.
+      const odd = round % 2 === 1;
+      const killAfterMs = odd ? 0 : Math.floor(Math.random() * 60);
       const sentFile = join(dir, 'sent.jsonl');
-      const out = await runAndKill(database, join(dir, 'workspaces'), sentFile, killAfterMs);
-
-      // Odd rounds allow one attempt only: runs cut mid-way become `interrupted` instead of resuming.
-      const maxRunAttempts = round % 2 === 1 ? 1 : 3;
+      const out = await runAndKill(
+        database,
+        join(dir, 'workspaces'),
+        sentFile,
+        odd ? { on: 'child-running', killAfterMs, childMs: 5000 } : { on: 'first', killAfterMs },
+      );
+      expect(out, `round ${round}: the runner spawned before the kill`).toContain('first\n');
+      const maxRunAttempts = odd ? 1 : 3;
       const h = await startHarness({
         store:
           kind === 'postgres'
@@ -93,15 +103,23 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
       });
       try {
         const store = h.store;
+        // Each look first runs a forced drain and waits for it (and for the wakes it enqueues), so a
+        // settled look cannot fall between a row written by the start's sweep and its delivery.
         await waitFor(
-          async () =>
-            (await store.listRuns({ statuses: ['queued', 'running'] })).length === 0 &&
-            (await allOutbox(store)).every((row) => row.status !== 'pending') &&
-            (await store.listInbox(MAIN)).length === 0,
+          async () => {
+            await h.runtime.subagents.drain({ force: true });
+            return (
+              (await store.listRuns({ statuses: ['queued', 'running'] })).length === 0 &&
+              (await allOutbox(store)).every((row) => row.status !== 'pending') &&
+              (await store.listInbox(MAIN)).length === 0
+            );
+          },
           10_000,
           `round ${round} (killed after ${killAfterMs} ms) to settle`,
         );
         const runs = await subagentRuns(store);
+        expect(runs.length, `round ${round}: sub-agent runs`).toBeGreaterThan(0);
+        if (odd) expect(runs.map((run) => run.status)).toContain('interrupted');
         const announced = await announcesIn(store, MAIN);
         for (const run of runs) {
           expect(['done', 'interrupted']).toContain(run.status);
@@ -125,6 +143,7 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
         // Every planned reply has been sent, or its cut send recorded (the restart settles those).
         await waitFor(async () =>
           (await store.listRuns({ sessionKey: MAIN })).every((run) => {
+            if (run.status === 'queued' || run.status === 'running') return false;
             const delivery = run.meta?.delivery as { status?: string } | undefined;
             return (
               run.meta?.pendingDelivery === undefined ||
@@ -140,6 +159,7 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
           ...h.channel.sent.map((m) => m.message.text),
         ];
         expect(chat.filter((text) => text.includes('Sub-agent'))).toEqual([]);
+        outcomes.chatMessages += chat.length;
         const parentRuns = await store.listRuns({ sessionKey: MAIN });
         for (const run of runs) {
           const label = (await store.getOutbox(run.sessionKey, run.runId))!.payload as { label?: string };
@@ -161,9 +181,12 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
         await h.close();
       }
     }
-    // Over ten rounds both endings happen (a sanity check that the kills landed mid-work).
+    // Over the rounds both endings happen, and every result reached the chat once or was cut.
     expect(outcomes.done).toBeGreaterThan(0);
+    expect(outcomes.interrupted).toBeGreaterThan(0);
+    expect(outcomes.chatted + outcomes.cutSends).toBe(outcomes.done + outcomes.interrupted);
     expect(outcomes.chatted).toBeGreaterThan(0);
+    expect(outcomes.chatMessages).toBeGreaterThan(0);
     console.log(`restart (${kind}): ${JSON.stringify(outcomes)}`);
   }, 60_000);
 });

@@ -15,7 +15,7 @@ import {
 } from '@colloquy/core';
 import { makeSessionRecord, messageText, type ScriptFn } from '@colloquy/testkit';
 import { Type } from '@sinclair/typebox';
-import { type Harness, type HarnessOptions, startHarness } from '../support/harness.js';
+import { type Harness, type HarnessOptions, startHarness, waitFor } from '../support/harness.js';
 
 export const MAIN = 'agent:main:main';
 /** The main session's chat on the memory channel. */
@@ -163,4 +163,28 @@ export async function announcesIn(
       runId: m.provenance?.sourceRunId ?? '',
       text: typeof m.content === 'string' ? m.content : '',
     }));
+}
+
+/**
+ * Waits until the session can produce nothing more on its own: a forced drain has delivered every
+ * pending announce (and enqueued the wakes it causes), and every run of the session has ended with its
+ * chat message sent or its cut send recorded. A check for "nothing twice" after this rests on that
+ * event, not on a sleep.
+ */
+export async function quiesce(h: Harness, sessionKey = MAIN): Promise<void> {
+  await h.runtime.subagents.drain({ force: true });
+  await waitFor(
+    async () =>
+      (await h.store.listInbox(sessionKey)).length === 0 &&
+      (await allOutbox(h.store)).every((row) => row.status !== 'pending') &&
+      (await h.store.listRuns({ sessionKey })).every((run) => {
+        if (run.status === 'queued' || run.status === 'running') return false;
+        const delivery = run.meta?.delivery as { status?: string } | undefined;
+        return (
+          run.meta?.pendingDelivery === undefined || (delivery !== undefined && delivery.status !== 'sending')
+        );
+      }),
+    4000,
+    `${sessionKey} to settle`,
+  );
 }

@@ -215,8 +215,9 @@ describe('subagents kill', () => {
       expect((row.payload as { text: string }).text).toContain('Status: killed');
     await waitFor(async () => (await announcesIn(store, MAIN)).length === 1);
     expect((await announcesIn(store, MAIN))[0]!.text).toContain('Status: killed');
-    // The killed child keeps its grandchild's announce in its inbox but is not woken by it.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The killed child keeps its grandchild's announce in its inbox but is not woken by it (a drain
+    // that delivered everything has decided about the wake).
+    await h!.runtime.subagents.drain({ force: true });
     expect((await store.listInbox(child.childSessionKey)).map((e) => e.id)).toEqual([
       `announce:${grandchild.childSessionKey}:${grandchild.runId}`,
     ]);

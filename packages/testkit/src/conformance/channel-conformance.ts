@@ -42,6 +42,11 @@ export function sessionKeyInputFromInbound(
   };
 }
 
+/** A platform id as a session key segment: `%` and `:` percent-encoded (fixture ids hold no control characters). */
+function keyId(id: string): string {
+  return id.trim().replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A'));
+}
+
 const DM_SCOPES: readonly DmScope[] = ['per-channel-peer', 'per-peer', 'per-account-channel-peer', 'main'];
 const CHAT_TYPES: readonly ChatType[] = ['direct', 'group', 'channel'];
 const MARKDOWN: readonly string[] = ['commonmark', 'telegram-html', 'discord', 'whatsapp', 'plain'];
@@ -257,31 +262,31 @@ export function runChannelPluginConformance(
               mainKey: 'main',
             });
           expect(key(a1), `${dmScope}: same peer, same key`).toBe(key(a2));
-          if (dmScope === 'main') {
-            expect(key(a1)).toBe(key(b));
-            expect(key(a1)).toBe(`agent:${agentId}:main`);
-          } else {
-            expect(key(a1), `${dmScope}: other peer, other key`).not.toBe(key(b));
-            expect(key(a1).startsWith(`agent:${agentId}:`)).toBe(true);
-          }
+          if (dmScope === 'main') expect(key(a1)).toBe(key(b));
+          else expect(key(a1), `${dmScope}: other peer, other key`).not.toBe(key(b));
         }
-        const expected = deriveSessionKey(
-          {
-            agentId,
-            channel: fixture.plugin.id,
-            accountId: fixture.accountId,
-            chatType: 'direct',
-            peerId: peer(0).id,
-          },
-          { dmScope: 'per-channel-peer', mainKey: 'main' },
-        );
-        expect(
-          deriveSessionKey(sessionKeyInputFromInbound(a1, agentId), {
-            dmScope: 'per-channel-peer',
-            mainKey: 'main',
-          }),
-          'the key of the platform identity (channel = plugin id, peer = sender id)',
-        ).toBe(expected);
+        // The keys spelled out (channel = plugin id, peer = sender id), not derived the way the plugin does.
+        const [agent, channel, account, sender] = [
+          agentId.toLowerCase(),
+          fixture.plugin.id.toLowerCase(),
+          keyId(fixture.accountId),
+          keyId(peer(0).id),
+        ];
+        const expected: Record<DmScope, string> = {
+          main: `agent:${agent}:main`,
+          'per-peer': `agent:${agent}:dm:${sender}`,
+          'per-channel-peer': `agent:${agent}:${channel}:dm:${sender}`,
+          'per-account-channel-peer': `agent:${agent}:${channel}:${account}:dm:${sender}`,
+        };
+        for (const dmScope of DM_SCOPES) {
+          expect(
+            deriveSessionKey(sessionKeyInputFromInbound(a1, agentId, caps.threadKind), {
+              dmScope,
+              mainKey: 'main',
+            }),
+            `the ${dmScope} key of the platform identity`,
+          ).toBe(expected[dmScope]);
+        }
       });
 
       it('keys group and channel chats by chat, whoever speaks', async (test) => {
@@ -297,11 +302,9 @@ export function runChannelPluginConformance(
               mainKey: 'main',
             });
           expect(key(fromA)).toBe(key(fromB));
-          const expected = deriveSessionKey(
-            { agentId, channel: fixture.plugin.id, accountId: fixture.accountId, chatType, peerId: chatId },
-            { dmScope: 'per-channel-peer', mainKey: 'main' },
+          expect(key(fromA), 'the key of the platform chat').toBe(
+            `agent:${agentId.toLowerCase()}:${fixture.plugin.id.toLowerCase()}:${chatType}:${keyId(chatId)}`,
           );
-          expect(key(fromA), 'the key of the platform chat').toBe(expected);
         }
       });
     });
@@ -390,30 +393,10 @@ export function runChannelPluginConformance(
           dmScope: 'per-channel-peer',
           mainKey: 'main',
         });
-        const parentKey = deriveSessionKey(
-          {
-            agentId,
-            channel: fixture.plugin.id,
-            accountId: fixture.accountId,
-            chatType: fixture.threadParent.chatType,
-            peerId: parent.to,
-          },
-          { dmScope: 'per-channel-peer', mainKey: 'main' },
+        const parentKey = `agent:${agentId.toLowerCase()}:${fixture.plugin.id.toLowerCase()}:${fixture.threadParent.chatType}:${keyId(parent.to)}`;
+        expect(key, 'the thread has its own session, not the parent chat').toBe(
+          `${parentKey}:${caps.threadKind ?? 'thread'}:${keyId(created.threadId!)}`,
         );
-        const threadKey = deriveSessionKey(
-          {
-            agentId,
-            channel: fixture.plugin.id,
-            accountId: fixture.accountId,
-            chatType: fixture.threadParent.chatType,
-            peerId: parent.to,
-            threadId: created.threadId,
-            threadKind: caps.threadKind ?? 'thread',
-          },
-          { dmScope: 'per-channel-peer', mainKey: 'main' },
-        );
-        expect(key, 'the thread has its own session, not the parent chat').not.toBe(parentKey);
-        expect(key).toBe(threadKey);
       });
     });
 
