@@ -32,8 +32,8 @@ import { type RecoveryReport, recoverRuns } from './recover-runs.js';
 import type { RuntimeContext } from './runtime-context.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { sessionToolsHook } from './session-tools-hook.js';
-import { fireDueWatchesLater } from './watch-notices.js';
 import type { TurnEndHook } from './turn-end-hook-types.js';
+import { fireDueWatchesLater } from './watch-notices.js';
 import { createYieldTimers } from './yield-wake.js';
 
 /** Lifecycle states of a {@link Runtime}. */
