@@ -1,0 +1,16 @@
+import type { Root } from 'mdast';
+import { fromMarkdown } from 'mdast-util-from-markdown';
+import { gfmFromMarkdown } from 'mdast-util-gfm';
+import { gfm } from 'micromark-extension-gfm';
+
+/**
+ * Parses model markdown (CommonMark with the GitHub extensions: tables, strikethrough, task items,
+ * autolink literals, footnotes) into an mdast tree. Raw HTML stays in `html` nodes; renderers show
+ * it as text.
+ *
+ * @param markdown - the model's text
+ * @returns the tree (mdast `Root`)
+ */
+export function parseMarkdown(markdown: string): Root {
+  return fromMarkdown(markdown, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
+}

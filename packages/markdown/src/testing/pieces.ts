@@ -1,0 +1,60 @@
+/**
+ * Pieces of markdown that generated inputs are joined from: every kind of markup, unmatched
+ * delimiters, HTML specials, URLs good and bad, long words and astral characters. Use them with
+ * fast-check: `fc.array(fc.constantFrom(...MARKDOWN_PIECES)).map((p) => p.join(''))`.
+ */
+export const MARKDOWN_PIECES: readonly string[] = [
+  '**',
+  '*',
+  '_',
+  '__',
+  '~~',
+  '`',
+  '```',
+  '```ts\n',
+  '\n',
+  '\n\n',
+  '> ',
+  '- ',
+  '1. ',
+  '# ',
+  '[',
+  ']',
+  '(',
+  ')',
+  '](https://x.y/?a=1&b=2)',
+  '](javascript:x)',
+  '<',
+  '>',
+  '&',
+  '"',
+  '\\',
+  '|',
+  '|---|',
+  ' ',
+  'word',
+  'ünïcödé',
+  '😀',
+];
+
+/** Whole blocks of markdown, for inputs long enough to need several messages. */
+export const MARKDOWN_BLOCKS: readonly string[] = [
+  '**bold** ',
+  '*it* ',
+  '~~s~~ ',
+  '`c<d>` ',
+  '```py\nx = 1 < 2\ny = "&"\n```\n',
+  '[l](https://x.y/?a=1&b=2) ',
+  '> quote *a*\n',
+  '- item\n',
+  '1. first\n',
+  '| a | b |\n|---|---|\n| 1 | 2 |\n\n',
+  '\n',
+  '\n\n',
+  'plain words here ',
+  'averyveryveryverylongwordwithoutanybreaks',
+  '&<>',
+  '😀',
+  'snake_case_name 2 * 3 ',
+  '<@123456789012345678> ',
+];
