@@ -1,5 +1,8 @@
 // @colloquy/plugin-telegram: the Telegram channel for Colloquy, on grammY.
 
+// --- formatting (advanced) ---
+// Model markdown becomes Telegram HTML through `@colloquy/markdown` (`renderMessages(text, telegramHtml)`).
+export { escapeHtml, TELEGRAM_TEXT_LIMIT } from '@colloquy/markdown';
 // --- config ---
 export type {
   TelegramAccountConfig,
@@ -8,10 +11,6 @@ export type {
   TelegramConfigIssue,
 } from './config.js';
 export { resolveTelegramConfig, TelegramConfigSchema } from './config.js';
-// --- formatting (advanced) ---
-export { chunkTelegramHtml, TELEGRAM_TEXT_LIMIT } from './format/chunk-html.js';
-export { escapeHtml } from './format/escape-html.js';
-export { markdownToTelegramHtml } from './format/markdown-to-html.js';
 // --- files ---
 export type { TelegramFile } from './outbound/download-file.js';
 // --- the plugin ---

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { approvePairing, MemoryStore, resolveConfig } from '@colloquy/core';
 import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/core/testing';
+import { checkTelegramHtml } from '@colloquy/markdown/testing';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTelegramPlugin, type TelegramConfigInput } from '../src/index.js';
 import { FakeTelegram } from './support/fake-telegram.js';
-import { checkTelegramHtml } from './support/telegram-html.js';
 
 const TOKEN = '3003:e2e-token';
 const BOT = { id: 3003, username: 'e2e_bot' };
