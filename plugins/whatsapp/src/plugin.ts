@@ -15,6 +15,7 @@ import {
   type SendResult,
   silentLogger,
 } from '@colloquy/core';
+import { renderMessages, whatsapp } from '@colloquy/markdown';
 import type {
   BaileysEventMap,
   Contact,
@@ -27,14 +28,12 @@ import { type AtomicAuthState, resetWhatsAppAuth, useAtomicAuthState } from './a
 import { makeBaileysSocket, makeCacheableSignalKeyStore, normalizeMessageContent } from './baileys.js';
 import { toBaileysLogger } from './baileys-logger.js';
 import { BoundedMap, BoundedSet } from './bounded.js';
-import { chunkText } from './chunk-text.js';
 import { type BackoffOptions, backoffDelay, classifyClose, closeStatusCode } from './close-reason.js';
 import { resolveWhatsAppConfig, type WhatsAppConfig, type WhatsAppConfigInput } from './config.js';
 import { GroupCache } from './group-cache.js';
 import { InboundLedger } from './inbound-ledger.js';
 import { jidKind, jidUser, normalizePeerEntry } from './jid.js';
 import { importLegacyPairingFile } from './legacy-pairing-file.js';
-import { markdownToWhatsApp } from './markdown.js';
 import { readMessageContent } from './message-content.js';
 import { addressesBot, isOwnJid } from './own-account.js';
 import { PeerMap } from './peer-map.js';
@@ -856,8 +855,10 @@ class WhatsAppChannel implements WhatsAppPlugin {
     if (!peers)
       throw new ColloquyError('CHANNEL_ERROR', 'The WhatsApp channel is not running; start it first.');
     const jid = peers.jidFor(to.to);
-    const text = message.format === 'plain' ? message.text : markdownToWhatsApp(message.text);
-    const chunks = chunkText(text, this.config.chunkLength);
+    const chunks = renderMessages(message.text, whatsapp, {
+      format: message.format ?? 'markdown',
+      limit: this.config.chunkLength,
+    });
     if (chunks.length === 0) {
       throw new ColloquyError(
         'INVALID_ARGUMENT',
