@@ -11,9 +11,9 @@ import {
   type OutboundMessage,
   type SendResult,
 } from '@colloquy/core';
+import { commonmark, renderMessages } from '@colloquy/markdown';
 import { normalizeRoomName } from './chat/addressing.js';
 import { createChatHub } from './chat/chat-hub.js';
-import { chunkText } from './chat/chunk-text.js';
 import { createGatewayBridge, type GatewayBridge } from './chat/gateway-bridge.js';
 import { parseRelayedReplies } from './chat/relayed-replies.js';
 import { resolveWebChatOptions, type WebChatPluginOptions } from './options.js';
@@ -228,11 +228,12 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
       const runId = await bridge.claimStreamedRun(chatId);
       const ids: string[] = [];
       const sent: ChatMessage[] = [];
-      for (const [index, text] of chunkText(
-        message.text,
-        WEBCHAT_CAPABILITIES.maxTextLength,
-        !plain,
-      ).entries()) {
+      const chunks = renderMessages(message.text, commonmark, {
+        format: plain ? 'plain' : 'markdown',
+        limit: WEBCHAT_CAPABILITIES.maxTextLength,
+      });
+      // A blank text is still one (empty) message, as it always was.
+      for (const [index, text] of (chunks.length > 0 ? chunks : [message.text]).entries()) {
         const chat: ChatMessage = {
           id: `out_${Date.now().toString(36)}${randomId(6)}`,
           role: 'assistant',

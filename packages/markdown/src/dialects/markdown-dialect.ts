@@ -208,7 +208,13 @@ class MarkdownRenderer {
         for (let c = 0; c < columns; c++) {
           w.text(' ');
           const cell = cells[c];
-          if (cell) syntax.escape(w, cellText(cell.children).replace(/\|/g, '¦'));
+          if (cell)
+            cellText(cell.children)
+              .split('|')
+              .forEach((part, k) => {
+                if (k > 0) w.atom('\\|');
+                syntax.escape(w, part);
+              });
           w.markup(' |');
         }
       };
