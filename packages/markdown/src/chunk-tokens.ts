@@ -27,8 +27,8 @@ const MIN_FILL = 0.4;
  * lines, else at a space, else between two code points; never inside an escape, a tag or a
  * surrogate pair. Elements open at a cut are closed at the end of the message and reopened at the
  * start of the next, so each message is well-formed alone and a long code block becomes several.
- * Markup too long to repeat (open + close over a quarter of the limit, like a link to a huge URL)
- * is dropped and its text kept. Elements left without visible text are removed, and messages
+ * Markup too long to repeat (when what is open would take over half the limit to reopen and
+ * close, like a link to a huge URL) is dropped and its text kept. Elements left without visible text are removed, and messages
  * without visible text are not sent.
  *
  * @param tokens - a dialect's rendering
@@ -157,7 +157,10 @@ const SPACE = /^\s$/;
 /** Code points and escapes; markup too long to repeat in every message is dropped. */
 function toAtoms(tokens: readonly Token[], limit: number): Atom[] {
   const atoms: Atom[] = [];
+  /** The markup open at each point, and what reopening and closing all of it costs. */
   const kept: (string | undefined)[] = [];
+  const costs: number[] = [];
+  let cost = 0;
   for (const token of tokens) {
     switch (token.kind) {
       case 'text':
@@ -173,13 +176,17 @@ function toAtoms(tokens: readonly Token[], limit: number): Atom[] {
         break;
       case 'open': {
         const reopen = token.reopen ?? token.text;
-        const keep = Math.max(token.text.length, reopen.length) + token.close.length <= limit / 4;
+        const own = Math.max(token.text.length, reopen.length) + token.close.length;
+        const keep = cost + own <= limit / 2;
         kept.push(keep ? token.close : undefined);
+        costs.push(keep ? own : 0);
+        cost += keep ? own : 0;
         if (keep) atoms.push({ kind: 'open', text: token.text, close: token.close, reopen });
         break;
       }
       case 'close': {
         const close = kept.pop();
+        cost -= costs.pop() ?? 0;
         if (close !== undefined) atoms.push({ kind: 'close', text: close });
         break;
       }

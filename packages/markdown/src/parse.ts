@@ -5,12 +5,15 @@ import { gfm } from 'micromark-extension-gfm';
 
 /**
  * Parses model markdown (CommonMark with the GitHub extensions: tables, strikethrough, task items,
- * autolink literals, footnotes) into an mdast tree. Raw HTML stays in `html` nodes; renderers show
+ * autolink literals, footnotes) into an mdast tree, with line endings made `\n`. Raw HTML stays in `html` nodes; renderers show
  * it as text.
  *
  * @param markdown - the model's text
  * @returns the tree (mdast `Root`)
  */
 export function parseMarkdown(markdown: string): Root {
-  return fromMarkdown(markdown, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
+  return fromMarkdown(markdown.replace(/\r\n?/g, '\n'), {
+    extensions: [gfm()],
+    mdastExtensions: [gfmFromMarkdown()],
+  });
 }

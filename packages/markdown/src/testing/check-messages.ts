@@ -13,10 +13,12 @@ import { checkTelegramHtml } from './telegram-html-check.js';
 export function openFenceAtEnd(text: string): string | undefined {
   let open: string | undefined;
   for (const line of text.split('\n')) {
-    const match = /^(?:[ \t]*>?[ \t]?)*?((`{3,}|~{3,})(.*))$/.exec(line.replace(/^(?:> ?| {2,})+/, ''));
+    const match = /^(`{3,}|~{3,})(.*)$/.exec(
+      line.replace(/^(?:[ \t]*(?:> ?|[-+*] |\d{1,9}[.)] ))*[ \t]*/, ''),
+    );
     if (match === null) continue;
-    const marker = match[2] as string;
-    const rest = match[3] as string;
+    const marker = match[1] as string;
+    const rest = match[2] as string;
     if (open === undefined) {
       if (marker[0] === '`' && rest.includes('`')) continue;
       open = marker;
