@@ -32,6 +32,11 @@ describe('chunkTokens', () => {
     ]);
   });
 
+  it('prefers the end of a sentence to any other space', () => {
+    const text = `${'word '.repeat(6)}ends here. ${'more '.repeat(12)}`;
+    expect(renderMessages(text, whatsapp, { limit: 64 })[0]).toBe(`${'word '.repeat(6)}ends here.`);
+  });
+
   it('prefers paragraph boundaries over filling every message', () => {
     const paragraph = (n: number): string =>
       `Paragraph ${n}. ${'lorem ipsum dolor sit amet '.repeat(22).trim()}`;

@@ -14,8 +14,11 @@ interface Cut {
   end: number;
   stack: readonly Open[];
   length: number;
-  level: 1 | 2 | 3;
+  /** 4: between blocks, 3: between lines, 2: after a sentence, 1: at a space. */
+  level: Level;
 }
+
+type Level = 1 | 2 | 3 | 4;
 
 /** A message is kept at least this full before a weaker break is preferred to a stronger one. */
 const MIN_FILL = 0.4;
@@ -24,7 +27,7 @@ const MIN_FILL = 0.4;
  * Splits a rendered token stream into messages of at most `limit` UTF-16 units.
  *
  * A message ends at a break between blocks where one leaves it at least 40% full, else between
- * lines, else at a space, else between two code points; never inside an escape, a tag or a
+ * lines, else after a sentence, else at a space, else between two code points; never inside an escape, a tag or a
  * surrogate pair. Elements open at a cut are closed at the end of the message and reopened at the
  * start of the next, so each message is well-formed alone and a long code block becomes several.
  * Markup too long to repeat (when what is open would take over half the limit to reopen and
@@ -48,11 +51,11 @@ export function chunkTokens(tokens: readonly Token[], limit: number): string[] {
     for (const open of stack) length += open.reopen.length;
     let current = stack;
     let closing = closersLength(current);
-    const best: (Cut | undefined)[] = [undefined, undefined, undefined, undefined];
+    const best: (Cut | undefined)[] = [undefined, undefined, undefined, undefined, undefined];
     let i = pos;
     for (; i < atoms.length; i++) {
       const atom = atoms[i] as Atom;
-      const level = breakLevel(atom);
+      const level = breakLevel(atom, atoms[i - 1]);
       if (level !== 0 && i > pos) best[level] = { end: i, stack: current, length, level };
       let next = current;
       let nextClosing = closing;
@@ -72,16 +75,17 @@ export function chunkTokens(tokens: readonly Token[], limit: number): string[] {
       pushChunk(chunks, atoms, stack, pos, atoms.length);
       break;
     }
-    const cut = chooseCut(best, limit) ?? { end: i, stack: current, length, level: 0 };
-    pushChunk(chunks, atoms, stack, pos, cut.end);
-    stack = cut.stack;
-    pos = cut.level === 0 ? cut.end : skipBreaks(atoms, cut.end, cut.level === 1);
+    const cut = chooseCut(best, limit);
+    const end = cut?.end ?? i;
+    pushChunk(chunks, atoms, stack, pos, end);
+    stack = cut?.stack ?? current;
+    pos = cut === undefined ? end : skipBreaks(atoms, end, cut.level <= 2);
   }
   return chunks;
 }
 
 function chooseCut(best: readonly (Cut | undefined)[], limit: number): Cut | undefined {
-  for (let level = 3; level >= 1; level--) {
+  for (let level = 4; level >= 1; level--) {
     const cut = best[level];
     if (cut && cut.length >= limit * MIN_FILL) return cut;
   }
@@ -90,11 +94,14 @@ function chooseCut(best: readonly (Cut | undefined)[], limit: number): Cut | und
   return latest;
 }
 
-function breakLevel(atom: Atom): 0 | 1 | 2 | 3 {
-  if (atom.kind === 'break') return atom.level;
-  if (atom.kind === 'text' && atom.space) return atom.text === '\n' ? 2 : 1;
-  return 0;
+function breakLevel(atom: Atom, previous: Atom | undefined): Level | 0 {
+  if (atom.kind === 'break') return atom.level === 3 ? 4 : 3;
+  if (atom.kind !== 'text' || !atom.space) return 0;
+  if (atom.text === '\n') return 3;
+  return previous?.kind === 'text' && SENTENCE_END.test(previous.text) ? 2 : 1;
 }
+
+const SENTENCE_END = /^[.!?…]$/;
 
 /** Skips the break a message ended on, and after a cut at a space the spaces that follow it. */
 function skipBreaks(atoms: readonly Atom[], from: number, spaces: boolean): number {
