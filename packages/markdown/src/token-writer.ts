@@ -58,7 +58,7 @@ export class TokenWriter {
 /** Splits plain text into paragraphs (blank lines) with block breaks between them. */
 export function plainTokens(text: string, write: (w: TokenWriter, text: string) => void): Token[] {
   const w = new TokenWriter();
-  const paragraphs = text.replace(/\r\n?/g, '\n').split(/\n[ \t]*\n\s*/);
+  const paragraphs = text.replace(/\r\n?/g, '\n').split(/\n[ \t]*\n(?:[ \t]*\n)*/);
   w.joinBlocks(
     paragraphs,
     (p) => write(w, p),
