@@ -65,8 +65,11 @@ describe('the Telegram HTML dialect', () => {
     expect(html('- [ ] todo\n- [x] done')).toBe('☐ todo\n☑ done');
   });
 
-  it('never nests blockquotes', () => {
+  it('never nests blockquotes nor puts a code block in one', () => {
     expect(html('> a\n> > b')).toBe('<blockquote>a\nb</blockquote>');
+    expect(html('> run:\n> ```sh\n> npm i <pkg>\n> ```')).toBe(
+      '<blockquote>run:\nnpm i &lt;pkg&gt;</blockquote>',
+    );
   });
 
   it('renders a table as an aligned grid in pre', () => {

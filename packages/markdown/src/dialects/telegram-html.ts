@@ -22,7 +22,8 @@ const MAX_HREF = 1024;
  * `<blockquote>` and links for `http`, `https`, `tg` and `mailto` only (others keep their text).
  * Headings are bold, lists and task items are text with `•`, `1.`, `☐`/`☑`, tables an aligned grid
  * in `<pre>`. Raw HTML from the model shows as text; `&`, `<`, `>` are always entities. The output
- * nests as Telegram allows: no link or code inside a link, nothing inside code, no nested quotes.
+ * nests as Telegram allows: no link or code inside a link, nothing inside code, no nested quotes
+ * and no code block inside a quote (its lines show as text there).
  */
 export const telegramHtml: Dialect = {
   name: 'telegram-html',
@@ -127,6 +128,11 @@ class TelegramRenderer {
         return;
       case 'code': {
         if (node.value.trim() === '') return;
+        if (this.inQuote) {
+          // Telegram lets no pre block into a blockquote: the code shows as its lines.
+          writeEscaped(w, node.value);
+          return;
+        }
         const language = (node.lang ?? '').replace(/[^A-Za-z0-9_+#.-]/g, '').slice(0, 32);
         const open = language === '' ? '<pre>' : `<pre><code class="language-${escapeAttribute(language)}">`;
         w.wrap(open, language === '' ? '</pre>' : '</code></pre>', () => writeEscaped(w, node.value));
@@ -135,7 +141,8 @@ class TelegramRenderer {
       case 'table': {
         const layout = layoutTable(node);
         if (layout.kind === 'grid') {
-          w.wrap('<pre>', '</pre>', () => writeEscaped(w, layout.lines.join('\n')));
+          if (this.inQuote) writeEscaped(w, layout.lines.join('\n'));
+          else w.wrap('<pre>', '</pre>', () => writeEscaped(w, layout.lines.join('\n')));
           return;
         }
         w.joinBlocks(

@@ -28,7 +28,7 @@ const DECODE: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' }
 /**
  * A strict checker of Telegram HTML, as the Bot API parses `parse_mode: 'HTML'`: only the tags
  * Telegram knows, properly nested, no link inside a link, nothing inside `code`/`pre` but the
- * `<code>` of a `<pre>`, no nested blockquotes, and every `&`, `<`, `>` of the text escaped.
+ * `<code>` of a `<pre>`, no nested blockquotes, no `<pre>` in a blockquote, and every `&`, `<`, `>` of the text escaped.
  *
  * @param html - one message
  * @returns the visible text, or the error
@@ -56,6 +56,7 @@ export function checkTelegramHtml(html: string): HtmlCheck {
           return fail(`tag "${name}" inside "${top}"`);
         if (name === 'a' && stack.includes('a')) return fail('nested links');
         if (name === 'blockquote' && stack.includes('blockquote')) return fail('nested blockquotes');
+        if (name === 'pre' && stack.includes('blockquote')) return fail('"pre" inside "blockquote"');
         if ((name === 'pre' || name === 'blockquote') && (stack.includes('code') || stack.includes('pre')))
           return fail(`"${name}" inside code`);
         if (name === 'a' && !/^\s+href="[^"]+"$/.test(attrs)) return fail('a tag without a single href');
