@@ -228,12 +228,13 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
       const runId = await bridge.claimStreamedRun(chatId);
       const ids: string[] = [];
       const sent: ChatMessage[] = [];
-      const chunks = renderMessages(message.text, commonmark, {
-        format: plain ? 'plain' : 'markdown',
-        limit: WEBCHAT_CAPABILITIES.maxTextLength,
-      });
-      // A blank text is still one (empty) message, as it always was.
-      for (const [index, text] of (chunks.length > 0 ? chunks : [message.text]).entries()) {
+      // The page renders markdown itself: a reply that fits goes as the model wrote it (blank included).
+      const limit = WEBCHAT_CAPABILITIES.maxTextLength;
+      const chunks =
+        message.text.length <= limit
+          ? [message.text]
+          : renderMessages(message.text, commonmark, { format: plain ? 'plain' : 'markdown', limit });
+      for (const [index, text] of chunks.entries()) {
         const chat: ChatMessage = {
           id: `out_${Date.now().toString(36)}${randomId(6)}`,
           role: 'assistant',
