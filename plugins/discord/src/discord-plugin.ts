@@ -12,6 +12,7 @@ import {
   silentLogger,
   type ThreadRequest,
 } from '@colloquy/core';
+import { DISCORD_MESSAGE_LIMIT } from '@colloquy/markdown';
 import {
   type APIChannel,
   ChannelType,
@@ -26,7 +27,6 @@ import {
 } from 'discord.js';
 import { checkAccess, requiresMention } from './access-policy.js';
 import { type BindingKeeper, createBindingKeeper } from './binding-keeper.js';
-import { DISCORD_MESSAGE_LIMIT } from './chunk-markdown.js';
 import {
   type DiscordConfig,
   type DiscordConfigInput,

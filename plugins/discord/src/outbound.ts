@@ -1,4 +1,5 @@
 import { ColloquyError, type OutboundMessage, type SendResult } from '@colloquy/core';
+import { discord, renderMessages } from '@colloquy/markdown';
 import {
   type APIAllowedMentions,
   type APIChannel,
@@ -9,8 +10,6 @@ import {
   type RESTPostAPIChannelMessageJSONBody,
   Routes,
 } from 'discord.js';
-import { chunkDiscordMarkdown } from './chunk-markdown.js';
-import { markdownToDiscord } from './markdown-to-discord.js';
 
 /**
  * Mentions in model text render but never ping: a prompt-injected model must not be able to page
@@ -21,7 +20,7 @@ const allowedMentions = (): APIAllowedMentions => ({ parse: [], replied_user: tr
 /**
  * Sends a message to a channel in chunks of at most 2000 characters through the discord.js REST
  * queue (which waits out rate limits and retries 429s). Markdown (the default format) is first
- * converted to Discord's dialect with {@link markdownToDiscord}; `format: 'plain'` is sent as is. The first chunk replies to
+ * rendered in Discord's dialect by `@colloquy/markdown`; `format: 'plain'` is sent as is. The first chunk replies to
  * `message.replyToMessageId` when set.
  *
  * @param rest - the account's REST client
@@ -36,8 +35,7 @@ export async function sendChunks(
   channelId: string,
   message: OutboundMessage,
 ): Promise<SendResult> {
-  const text = message.format === 'plain' ? message.text : markdownToDiscord(message.text);
-  const chunks = chunkDiscordMarkdown(text);
+  const chunks = renderMessages(message.text, discord, { format: message.format ?? 'markdown' });
   if (chunks.length === 0) {
     throw new ColloquyError(
       'INVALID_ARGUMENT',

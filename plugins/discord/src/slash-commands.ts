@@ -1,4 +1,5 @@
 import type { ChannelCommand, InboundMessage, Logger } from '@colloquy/core';
+import { discord, renderMessages } from '@colloquy/markdown';
 import {
   ApplicationCommandOptionType,
   ApplicationCommandType,
@@ -8,7 +9,6 @@ import {
   type RESTPutAPIApplicationGuildCommandsJSONBody,
   Routes,
 } from 'discord.js';
-import { chunkDiscordMarkdown } from './chunk-markdown.js';
 
 /** The commands registered when the app announces none. */
 export const DEFAULT_COMMANDS: readonly ChannelCommand[] = [
@@ -114,7 +114,7 @@ export async function replyToInteraction(
   interaction: ChatInputCommandInteraction,
   text: string,
 ): Promise<string[]> {
-  const chunks = chunkDiscordMarkdown(text);
+  const chunks = renderMessages(text, discord);
   if (chunks.length === 0) {
     // Nothing may be said here (send policy): remove the "thinking…" placeholder instead.
     await interaction.deleteReply();

@@ -1,5 +1,8 @@
 // @colloquy/plugin-telegram: the Telegram channel for Colloquy, on grammY.
 
+// --- formatting (advanced) ---
+// Model markdown becomes Telegram HTML through `@colloquy/markdown` (`renderMessages(text, telegramHtml)`).
+export { escapeHtml, TELEGRAM_TEXT_LIMIT } from '@colloquy/markdown';
 // --- config ---
 export type {
   TelegramAccountConfig,

@@ -12,11 +12,10 @@ import {
   silentLogger,
   type ThreadRequest,
 } from '@colloquy/core';
+import { escapeHtml, TELEGRAM_TEXT_LIMIT } from '@colloquy/markdown';
 import type { Context } from 'grammy';
 import { AccountRunner } from './account/account-runner.js';
 import { resolveTelegramConfig, type TelegramConfig, type TelegramConfigInput } from './config.js';
-import { TELEGRAM_TEXT_LIMIT } from './format/chunk-html.js';
-import { escapeHtml } from './format/escape-html.js';
 import { decideDmAccess, isGroupAllowed, requiresMention } from './inbound/access-policy.js';
 import { normalizeMessage, TELEGRAM_CHANNEL } from './inbound/normalize-message.js';
 import { UpdateDedupe } from './inbound/update-dedupe.js';

@@ -11,9 +11,9 @@ import {
   type OutboundMessage,
   type SendResult,
 } from '@colloquy/core';
+import { commonmark, renderMessages } from '@colloquy/markdown';
 import { normalizeRoomName } from './chat/addressing.js';
 import { createChatHub } from './chat/chat-hub.js';
-import { chunkText } from './chat/chunk-text.js';
 import { createGatewayBridge, type GatewayBridge } from './chat/gateway-bridge.js';
 import { parseRelayedReplies } from './chat/relayed-replies.js';
 import { resolveWebChatOptions, type WebChatPluginOptions } from './options.js';
@@ -233,11 +233,13 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
       const runId = await bridge.claimStreamedRun(chatId);
       const ids: string[] = [];
       const sent: ChatMessage[] = [];
-      for (const [index, text] of chunkText(
-        message.text,
-        WEBCHAT_CAPABILITIES.maxTextLength,
-        !plain,
-      ).entries()) {
+      // The page renders markdown itself: a reply that fits goes as the model wrote it (blank included).
+      const limit = WEBCHAT_CAPABILITIES.maxTextLength;
+      const chunks =
+        message.text.length <= limit
+          ? [message.text]
+          : renderMessages(message.text, commonmark, { format: plain ? 'plain' : 'markdown', limit });
+      for (const [index, text] of chunks.entries()) {
         const chat: ChatMessage = {
           id: `out_${Date.now().toString(36)}${randomId(6)}`,
           role: 'assistant',

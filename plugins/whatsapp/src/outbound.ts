@@ -5,13 +5,12 @@ import {
   type OutboundMessage,
   type SendResult,
 } from '@colloquy/core';
+import { renderMessages, whatsapp } from '@colloquy/markdown';
 import type { WAMessage } from '@whiskeysockets/baileys';
 import type { ChannelState } from './channel-state.js';
-import { chunkText } from './chunk-text.js';
 import { closeStatusCode } from './close-reason.js';
 import type { WhatsAppConnection } from './connection.js';
 import { jidKind } from './jid.js';
-import { markdownToWhatsApp } from './markdown.js';
 import { TypingIndicator } from './typing-indicator.js';
 
 /** A reply quotes the message that addressed the bot only if it comes within this time. */
@@ -39,8 +38,10 @@ export class WhatsAppOutbound {
     if (!peers)
       throw new ColloquyError('CHANNEL_ERROR', 'The WhatsApp channel is not running; start it first.');
     const jid = peers.jidFor(to.to);
-    const text = message.format === 'plain' ? message.text : markdownToWhatsApp(message.text);
-    const chunks = chunkText(text, config.chunkLength);
+    const chunks = renderMessages(message.text, whatsapp, {
+      format: message.format ?? 'markdown',
+      limit: config.chunkLength,
+    });
     if (chunks.length === 0) {
       throw new ColloquyError(
         'INVALID_ARGUMENT',

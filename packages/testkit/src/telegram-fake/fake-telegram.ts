@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { checkTelegramHtml } from '@colloquy/markdown/testing';
 import type { Message, Update } from 'grammy/types';
-import { checkTelegramHtml } from './telegram-html.js';
 
 /** A bot account the fake serves (`getMe`). */
 export interface FakeBotInfo {

@@ -2,4 +2,4 @@
 // `client.apiRoot` at `fake.apiRoot`), and the HTML checker it applies to every formatted send.
 
 export { type ApiCall, type FakeBotInfo, FakeTelegram, type SentMessage } from './fake-telegram.js';
-export { checkTelegramHtml, type HtmlCheck } from './telegram-html.js';
+export { checkTelegramHtml, type HtmlCheck } from '@colloquy/markdown/testing';

@@ -1,8 +1,6 @@
 import { ColloquyError, type DeliveryContext, type Logger, type OutboundMessage } from '@colloquy/core';
+import { renderMessages, telegramHtml } from '@colloquy/markdown';
 import type { Api } from 'grammy';
-import { chunkTelegramHtml } from '../format/chunk-html.js';
-import { escapeHtml } from '../format/escape-html.js';
-import { markdownToTelegramHtml } from '../format/markdown-to-html.js';
 import { isEntityParseError, migratedChatId, toChannelError } from './telegram-errors.js';
 
 /**
@@ -32,8 +30,7 @@ export async function sendText(
   message: OutboundMessage,
   log: Logger,
 ): Promise<string[]> {
-  const html = message.format === 'plain' ? escapeHtml(message.text) : markdownToTelegramHtml(message.text);
-  const chunks = chunkTelegramHtml(html);
+  const chunks = renderMessages(message.text, telegramHtml, { format: message.format ?? 'markdown' });
   if (chunks.length === 0) {
     throw new ColloquyError(
       'INVALID_ARGUMENT',

@@ -1,7 +1,5 @@
 /**
- * A strict checker of Telegram HTML, as the Bot API parses `parse_mode: 'HTML'`: only the tags
- * Telegram knows, properly nested, no link inside a link, nothing inside `code`/`pre` but the
- * `<code>` of a `<pre>`, no nested blockquotes, and every `&`, `<`, `>` of the text escaped.
+ * What {@link checkTelegramHtml} finds: the visible text, or the error Telegram would give.
  */
 export type HtmlCheck = { ok: true; text: string } | { ok: false; error: string };
 
@@ -27,7 +25,14 @@ const TAG = /^<(\/?)([a-z][a-z-]*)((?:\s+[a-z-]+(?:="[^"<>]*")?)*)\s*>/;
 const ENTITY = /^&(lt|gt|amp|quot|#[0-9]+|#x[0-9a-fA-F]+);/;
 const DECODE: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' };
 
-/** Parses Telegram HTML; returns the visible text or the error Telegram would give. */
+/**
+ * A strict checker of Telegram HTML, as the Bot API parses `parse_mode: 'HTML'`: only the tags
+ * Telegram knows, properly nested, no link inside a link, nothing inside `code`/`pre` but the
+ * `<code>` of a `<pre>`, no nested blockquotes, no `<pre>` in a blockquote, and every `&`, `<`, `>` of the text escaped.
+ *
+ * @param html - one message
+ * @returns the visible text, or the error
+ */
 export function checkTelegramHtml(html: string): HtmlCheck {
   const stack: string[] = [];
   let text = '';
@@ -51,6 +56,7 @@ export function checkTelegramHtml(html: string): HtmlCheck {
           return fail(`tag "${name}" inside "${top}"`);
         if (name === 'a' && stack.includes('a')) return fail('nested links');
         if (name === 'blockquote' && stack.includes('blockquote')) return fail('nested blockquotes');
+        if (name === 'pre' && stack.includes('blockquote')) return fail('"pre" inside "blockquote"');
         if ((name === 'pre' || name === 'blockquote') && (stack.includes('code') || stack.includes('pre')))
           return fail(`"${name}" inside code`);
         if (name === 'a' && !/^\s+href="[^"]+"$/.test(attrs)) return fail('a tag without a single href');

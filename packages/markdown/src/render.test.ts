@@ -1,0 +1,42 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { commonmark, discord, telegramHtml, whatsapp } from './index.js';
+import { checkMessages, MARKDOWN_BLOCKS, MARKDOWN_PIECES } from './testing/index.js';
+
+const dialects = [telegramHtml, discord, whatsapp, commonmark];
+
+/** Markdown pieces, arbitrary strings, and long runs with few break opportunities. */
+const piece = fc.oneof(
+  fc.constantFrom(...MARKDOWN_BLOCKS, ...MARKDOWN_PIECES),
+  fc.string({ maxLength: 30 }),
+  fc.string({ minLength: 40, maxLength: 300, unit: fc.constantFrom('a', 'b', '1', ' ', '\n', '😀', '&') }),
+);
+
+describe.each(dialects)('the $name dialect', (dialect) => {
+  it('renders any markdown into one well-formed message when it fits (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...MARKDOWN_PIECES), { maxLength: 60 }), (parts) => {
+        expect(checkMessages(dialect, parts.join(''), 100_000)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('keeps every message within the limit, well-formed, with no text lost (property)', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 150 }), fc.integer({ min: 64, max: 600 }), (parts, limit) => {
+        expect(checkMessages(dialect, parts.join(''), limit)).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('splits plain text the same way (property)', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 150 }), fc.integer({ min: 64, max: 600 }), (parts, limit) => {
+        expect(checkMessages(dialect, parts.join(''), limit, 'plain')).toEqual([]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
