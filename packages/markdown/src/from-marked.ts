@@ -43,7 +43,7 @@ function block(token: Token): Block | undefined {
   switch (token.type) {
     case 'paragraph':
     case 'text': // the content of a tight list item
-      return { type: 'paragraph', children: inlines(token.tokens) };
+      return { type: 'paragraph', children: trimEdges(inlines(token.tokens)) };
     case 'heading':
       return {
         type: 'heading',
@@ -76,7 +76,9 @@ function code(token: Tokens.Code): Code {
   const info = (token.lang ?? '').trim();
   const space = info.search(/\s/);
   const lang = space === -1 ? info : info.slice(0, space);
-  return { type: 'code', lang: lang === '' ? null : decodeEntities(lang), value: token.text };
+  // Trailing blank lines show as nothing (marked keeps them in indented and unclosed code).
+  const value = token.text.replace(/\n+$/, '');
+  return { type: 'code', lang: lang === '' ? null : decodeEntities(lang), value };
 }
 
 function list(token: Tokens.List): List {
@@ -116,7 +118,11 @@ function inlines(tokens: readonly Token[] | undefined): PhrasingContent[] {
     const last = out[out.length - 1];
     // Adjacent text (split by escapes) is one node, as in mdast, so escapers see its neighbours.
     if (node.type === 'text' && last?.type === 'text') last.value += node.value;
-    else out.push(node);
+    else {
+      // Spaces before a hard break are not content.
+      if (node.type === 'break' && last?.type === 'text') last.value = last.value.replace(/[ \t]+$/, '');
+      out.push(node);
+    }
   }
   return out;
 }
@@ -160,6 +166,15 @@ function link(token: Tokens.Link): PhrasingContent {
   // `[^1]` resolved against a `[^1]: note` definition is a footnote reference, shown as written.
   if (/^\[\^[^\]]*\]$/.test(token.raw)) return text(token.raw);
   return { type: 'link', url: decodeEntities(token.href), children: inlines(token.tokens) };
+}
+
+/** A paragraph's content starts and ends with no whitespace (CommonMark); marked keeps it. */
+function trimEdges(nodes: PhrasingContent[]): PhrasingContent[] {
+  const first = nodes[0];
+  if (first?.type === 'text') first.value = first.value.replace(/^[ \t\n]+/, '');
+  const last = nodes[nodes.length - 1];
+  if (last?.type === 'text') last.value = last.value.replace(/[ \t\n]+$/, '');
+  return nodes.filter((node) => node.type !== 'text' || node.value !== '');
 }
 
 function text(value: string): Text {
