@@ -103,11 +103,7 @@ describe('parseMarkdown', () => {
 
 describe('the plain-text shortcut', () => {
   it('is taken for text without markdown and matches the full parse', () => {
-    for (const text of [
-      'Sure, I can do that.',
-      'Done!\n\nTwo paragraphs: yes (really)?',
-      ' a \n  b\n\n\n',
-    ]) {
+    for (const text of ['Sure, I can do that.', 'Done!\n\nTwo paragraphs: yes (really)?', ' a \n  b\n\n\n']) {
       expect(plainParagraphs(text)).toBeDefined();
       expect(plainParagraphs(text)).toEqual(parseTokens(text));
     }
@@ -128,6 +124,7 @@ describe('the plain-text shortcut', () => {
       'a &amp; b',
       'a\tb',
       'x | y',
+      'a\n:-',
     ]) {
       expect(plainParagraphs(text)).toBeUndefined();
     }

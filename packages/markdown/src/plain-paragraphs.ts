@@ -8,7 +8,7 @@ import type { Paragraph, Root } from 'mdast';
 const INLINE_SYNTAX = /[\\`*_~[\]<>&|@\x00-\x09\x0b-\x1f\x7f]|:\/\/|www\./i;
 
 /** A line that could start a block (heading, quote, list, setext underline, rule, indented code), or a hard break. */
-const BLOCK_SYNTAX = /(?:^|\n)(?: {4}| {0,3}(?:[#>+*=-]|\d{1,9}[.)]))| {2}\n/;
+const BLOCK_SYNTAX = /(?:^|\n)(?: {4}| {0,3}(?:[#>+*=:-]|\d{1,9}[.)]))| {2}\n/;
 
 /**
  * The tree of text that has no markdown syntax at all (most short replies): paragraphs split at

@@ -22,6 +22,7 @@ export const discord: Dialect = markdownDialect({
   codeSpan: 'fit',
   tables: 'text',
   rule: '──────────',
+  numberGuard: '\\',
   // `<` stays: `<@id>` mentions and `<url>` links are Discord syntax the model may use.
   escape: backslashEscaper('[]'),
 });
@@ -46,6 +47,8 @@ export const whatsapp: Dialect = markdownDialect({
   codeSpan: 'single',
   tables: 'text',
   rule: '───',
+  // No escapes: a zero-width space keeps `12. ` at a line start from reading as a list item.
+  numberGuard: '\u200b',
   // WhatsApp has no escapes; a zero-width space keeps a literal ``` from opening a block.
   escape: (w, text) => w.text(text.replace(/`{3,}/g, (run) => [...run].join('\u200b'))),
 });
@@ -69,5 +72,6 @@ export const commonmark: Dialect = markdownDialect({
   codeSpan: 'fit',
   tables: 'gfm',
   rule: '---',
+  numberGuard: '\\',
   escape: backslashEscaper('[]<'),
 });
