@@ -47,10 +47,10 @@ export const whatsapp: Dialect = markdownDialect({
   codeSpan: 'single',
   tables: 'text',
   rule: '───',
-  // No escapes: a zero-width space keeps `12. ` at a line start from reading as a list item.
-  numberGuard: '\u200b',
-  // WhatsApp has no escapes; a zero-width space keeps a literal ``` from opening a block.
-  escape: (w, text) => w.text(text.replace(/`{3,}/g, (run) => [...run].join('\u200b'))),
+  // No escapes, and a number reads the same as text or as a list item.
+  numberGuard: '',
+  // WhatsApp has no escapes; a zero-width space keeps a literal ``` (or ~~~) from opening a block.
+  escape: (w, text) => w.text(text.replace(/`{3,}|~{3,}/g, (run) => [...run].join('\u200b'))),
 });
 
 /** The web chat's longest message. */
