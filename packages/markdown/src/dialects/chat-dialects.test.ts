@@ -64,6 +64,14 @@ describe('the Discord dialect', () => {
     expect(md(`## Code\n${code}\n#### after`)).toBe(`## Code\n\n${code}\n\n**after**`);
   });
 
+  it('escapes a number that starts a line of a paragraph, so a message starting there is no list', () => {
+    expect(md('Counted:\n12. items\n\n3\\) left')).toBe('Counted:\n12\\. items\n\n3\\) left');
+    expect(renderMessages(`${'word '.repeat(20)}\n2. more`, discord, { limit: 100 })).toEqual([
+      'word '.repeat(20).trim(),
+      '2\\. more',
+    ]);
+  });
+
   it('gives code holding backticks a longer fence', () => {
     expect(md('~~~\na ``` b\n~~~')).toBe('````\na ``` b\n````');
   });

@@ -22,6 +22,7 @@ export const discord: Dialect = markdownDialect({
   codeSpan: 'fit',
   tables: 'text',
   rule: '──────────',
+  numberGuard: '\\',
   // `<` stays: `<@id>` mentions and `<url>` links are Discord syntax the model may use.
   escape: backslashEscaper('[]'),
 });
@@ -46,8 +47,10 @@ export const whatsapp: Dialect = markdownDialect({
   codeSpan: 'single',
   tables: 'text',
   rule: '───',
-  // WhatsApp has no escapes; a zero-width space keeps a literal ``` from opening a block.
-  escape: (w, text) => w.text(text.replace(/`{3,}/g, (run) => [...run].join('\u200b'))),
+  // No escapes, and a number reads the same as text or as a list item.
+  numberGuard: '',
+  // WhatsApp has no escapes; a zero-width space keeps a literal ``` (or ~~~) from opening a block.
+  escape: (w, text) => w.text(text.replace(/`{3,}|~{3,}/g, (run) => [...run].join('\u200b'))),
 });
 
 /** The web chat's longest message. */
@@ -69,5 +72,6 @@ export const commonmark: Dialect = markdownDialect({
   codeSpan: 'fit',
   tables: 'gfm',
   rule: '---',
+  numberGuard: '\\',
   escape: backslashEscaper('[]<'),
 });

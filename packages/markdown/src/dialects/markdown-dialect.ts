@@ -31,6 +31,8 @@ export interface MarkdownSyntax {
   /** Tables as GitHub tables, or laid out as text for apps without tables. */
   tables: 'gfm' | 'text';
   rule: string;
+  /** Put before the `.` of `12. ` at the start of a line of text, so it does not read as a list item. */
+  numberGuard: string;
   /** Writes literal text, escaping what the app would read as markup. */
   escape(w: TokenWriter, text: string): void;
 }
@@ -91,6 +93,8 @@ type Block = RootContent | BlockContent | DefinitionContent;
 class MarkdownRenderer {
   /** The line prefix of the containers open now (`> `, list indentation). */
   private prefix = '';
+  /** The next inline starts a line of a paragraph. */
+  private lineStart = false;
 
   constructor(
     private readonly w: TokenWriter,
@@ -131,6 +135,7 @@ class MarkdownRenderer {
     const { w, syntax } = this;
     switch (node.type) {
       case 'paragraph':
+        this.lineStart = true;
         this.inlines(node.children, false);
         return;
       case 'heading':
@@ -256,11 +261,13 @@ class MarkdownRenderer {
 
   private inline(node: PhrasingContent, inLink: boolean): void {
     const { w, syntax } = this;
+    const lineStart = this.lineStart;
+    this.lineStart = false;
     switch (node.type) {
       case 'text':
         node.value.split('\n').forEach((line, i) => {
           if (i > 0) this.newline();
-          syntax.escape(w, line);
+          syntax.escape(w, i > 0 || lineStart ? this.guardNumber(line) : line);
         });
         return;
       case 'html':
@@ -285,6 +292,7 @@ class MarkdownRenderer {
       }
       case 'break':
         this.newline();
+        this.lineStart = true;
         return;
       case 'link':
         this.link(node.url, node.children, inLink);
@@ -309,6 +317,18 @@ class MarkdownRenderer {
       default:
         return;
     }
+  }
+
+  /**
+   * A line of text that starts like an ordered list item (`12. `, a line a lazy paragraph holds, or
+   * the first of a message cut before it) gets the guard before its `.` or `)`; returns the rest.
+   */
+  private guardNumber(line: string): string {
+    const marker = /^(\d{1,9})([.)])(?=[ \t]|$)/.exec(line);
+    if (marker === null) return line;
+    this.w.text(marker[1] ?? '');
+    this.w.atom(`${this.syntax.numberGuard}${marker[2]}`);
+    return line.slice(marker[0].length);
   }
 
   private link(url: string, children: readonly PhrasingContent[], inLink: boolean): void {

@@ -1,4 +1,4 @@
-import { toString as mdastToString } from 'mdast-util-to-string';
+import type { Nodes } from 'mdast';
 import type { Dialect } from '../dialect.js';
 import { parseMarkdown } from '../parse.js';
 import { renderMessages, renderText } from '../render.js';
@@ -43,7 +43,24 @@ export function readMessage(
   if (format === 'plain') return { ok: true, text: message };
   const fence = openFenceAtEnd(message);
   if (fence !== undefined) return { ok: false, error: `code fence ${fence} left open` };
-  return { ok: true, text: mdastToString(parseMarkdown(message)) };
+  return { ok: true, text: visibleText(parseMarkdown(message)) };
+}
+
+/**
+ * The text a reader sees in a markdown tree: an ordered list's numbers are text too, so a message
+ * that starts inside a list item (its `2. ` then reads as text) loses nothing against the whole.
+ */
+function visibleText(node: Nodes): string {
+  if ('value' in node) return node.value;
+  if (node.type === 'image') return node.alt ?? '';
+  if (!('children' in node)) return '';
+  if (node.type === 'list' && node.ordered) {
+    const start = node.start ?? 1;
+    return node.children.map((item, i) => `${start + i}. ${visibleText(item)}`).join('');
+  }
+  let out = '';
+  for (const child of node.children) out += visibleText(child);
+  return out;
 }
 
 /**
