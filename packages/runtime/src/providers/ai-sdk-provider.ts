@@ -75,6 +75,18 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
   const log = (spec.logger ?? silentLogger).child({ provider: spec.id });
   const limiter = createProviderLimiter(spec.limits);
   const countTokens = spec.limits?.tokensPerMinute !== undefined;
+  // One AI SDK model per model id: building one sets up its response schemas, which costs more CPU
+  // than the rest of a short call. A failed build is not kept.
+  const models = new Map<string, Promise<LanguageModel>>();
+  const languageModel = (modelId: string): Promise<LanguageModel> => {
+    let model = models.get(modelId);
+    if (!model) {
+      model = Promise.resolve(spec.languageModel(modelId));
+      models.set(modelId, model);
+      model.catch(() => models.delete(modelId));
+    }
+    return model;
+  };
 
   return {
     id: spec.id,
@@ -86,7 +98,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
       const sdk = await loadAi();
       const tools = request.tools.length > 0 ? toAiSdkTools(request.tools, sdk) : undefined;
       const providerOptions = spec.providerOptions?.(request);
-      const model = await spec.languageModel(modelId);
+      const model = await languageModel(modelId);
       const estimatedTokens = countTokens ? estimatePromptTokens(request) : 0;
 
       for (let attempt = 1; ; attempt++) {
