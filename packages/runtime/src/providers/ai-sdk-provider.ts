@@ -132,6 +132,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
 
         let permit: ProviderPermit | undefined;
         let usedTokens: number | undefined;
+        let streamRead = false;
         try {
           permit = await limiter.acquire({
             signal: request.signal,
@@ -181,6 +182,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
             }
             armIdleTimer();
           }
+          streamRead = true;
           if (abortState()) throw new DOMException('aborted', 'AbortError');
           if (!finish) {
             throw new ColloquyError(
@@ -216,7 +218,10 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
           permit?.release(usedTokens);
           if (idleTimer) clearTimeout(idleTimer);
           request.signal?.removeEventListener('abort', onCallerAbort);
-          attemptAbort.abort(); // closes the HTTP stream when the consumer stopped early
+          // Closes the HTTP stream when the consumer stopped early or the attempt failed. A stream
+          // read to its end is closed already: aborting it would only build an AbortError (with its
+          // stack) and run the fetch's abort listeners on every call.
+          if (!streamRead) attemptAbort.abort();
         }
       }
     },
