@@ -17,7 +17,6 @@ import { answerGatewayCommand } from './gateway-command.js';
 import { selectModel } from './model-selection.js';
 import { deliverPlanned, type PlannedReply, planReply } from './reply-delivery.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn, type TurnOutcome } from './run-lifecycle.js';
-import { toolSpecs } from './tool-runner.js';
 import { costOf } from './usage.js';
 
 /**
@@ -210,17 +209,21 @@ async function runModel(
   return { status: 'error', error, notice: error, reply: result.reply, ...usage };
 }
 
-const toolTokenCache = new WeakMap<AgentTool, number>();
+/** JSON length of each parameter schema: tools are built for every turn, their schemas are constants. */
+const schemaChars = new WeakMap<object, number>();
 
+/** The estimated prompt tokens of the tools, as `estimateTokens` of each tool's spec in JSON. */
 function toolTokens(tools: readonly AgentTool[]): number {
   let total = 0;
   for (const tool of tools) {
-    let tokens = toolTokenCache.get(tool);
-    if (tokens === undefined) {
-      tokens = estimateTokens(JSON.stringify(toolSpecs([tool])));
-      toolTokenCache.set(tool, tokens);
+    let schema = schemaChars.get(tool.parameters);
+    if (schema === undefined) {
+      schema = JSON.stringify(tool.parameters).length;
+      schemaChars.set(tool.parameters, schema);
     }
-    total += tokens;
+    // [{"name":...,"description":...,"parameters":...}]
+    const chars = 40 + JSON.stringify(tool.name).length + JSON.stringify(tool.description).length + schema;
+    total += Math.ceil(chars / 4);
   }
   return total;
 }
