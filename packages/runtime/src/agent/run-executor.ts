@@ -56,6 +56,7 @@ export async function executeTurn(
           plugins: ctx.plugins,
           logger: ctx.log,
           intervalMs: ctx.typingIntervalMs,
+          delayMs: ctx.typingDelayMs,
         })
       : () => {};
     try {
