@@ -111,7 +111,10 @@ async function main(): Promise<void> {
     if (profileDir) {
       const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
       if (file)
-        printProfileSummary(`profile of the app, ${shape.title}`, summariseProfile(join(profileDir, file)));
+        printProfileSummary(
+          `profile of the app, ${shape.title}`,
+          summariseProfile(join(profileDir, file), Number(process.env.BENCH_PROFILE_TOP ?? 15)),
+        );
       rmSync(profileDir, { recursive: true, force: true });
     }
   }
