@@ -2,7 +2,8 @@
 // file and a SQLite store in a temp dir, against the local Telegram Bot API fake, the Discord fake,
 // real WebSockets for the web chat, and the OpenAI-compatible fake as the model. Every figure is the
 // median of BENCH_RUNS runs (default 5) with min-max; `--quick` (or BENCH_QUICK=1) runs once.
-// `--profile` runs each shape with `node --cpu-prof` on the app and prints its top self time.
+// `--profile` runs each shape with `node --cpu-prof` on the app and prints its top self time
+// (BENCH_PROFILE_DIR keeps the .cpuprofile files there, BENCH_PROFILE_TOP sets the rows).
 // `--only tg-200x1-0ms,webchat` picks shapes. COLLOQUY_DATABASE_URL runs the Telegram shapes on PostgreSQL.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -86,7 +87,8 @@ async function main(): Promise<void> {
   ];
   const results = new Map<string, ShapeResult>();
   for (const shape of selected) {
-    const profileDir = profile ? mkdtempSync(join(tmpdir(), 'colloquy-prof-')) : undefined;
+    const keep = process.env.BENCH_PROFILE_DIR;
+    const profileDir = profile ? mkdtempSync(join(keep ?? tmpdir(), 'colloquy-prof-')) : undefined;
     const result = await shape.run(runs, {
       ...overrides,
       ...(profileDir ? { cpuProfileDir: profileDir } : {}),
@@ -115,7 +117,8 @@ async function main(): Promise<void> {
           `profile of the app, ${shape.title}`,
           summariseProfile(join(profileDir, file), Number(process.env.BENCH_PROFILE_TOP ?? 15)),
         );
-      rmSync(profileDir, { recursive: true, force: true });
+      if (keep) console.log(`  profile kept in ${profileDir}`);
+      else rmSync(profileDir, { recursive: true, force: true });
     }
   }
   console.log();
