@@ -4,10 +4,12 @@
 // median of BENCH_RUNS runs (default 5) with min-max; `--quick` (or BENCH_QUICK=1) runs once.
 // `--profile` runs each shape with `node --cpu-prof` on the app and prints its top self time
 // (BENCH_PROFILE_DIR keeps the .cpuprofile files there, BENCH_PROFILE_TOP sets the rows).
-// `--only tg-200x1-0ms,webchat` picks shapes. COLLOQUY_DATABASE_URL runs the Telegram shapes on PostgreSQL.
+// `--only tg-200x1-0ms,webchat` picks shapes. `--postgres` runs the Telegram shapes on PostgreSQL (a
+// throwaway local cluster, a fresh database per shape); COLLOQUY_DATABASE_URL names a database instead.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
 import { measureIdleRss } from './e2e/idle-rss.js';
 import { printProfileSummary, summariseProfile } from './e2e/profile-summary.js';
 import type { RunFigures } from './e2e/reply-tracker.js';
@@ -21,6 +23,7 @@ const profile = args.includes('--profile');
 const runs = quick ? 1 : Number(process.env.BENCH_RUNS ?? 5);
 const only = args.includes('--only') ? (args[args.indexOf('--only') + 1] ?? '').split(',') : undefined;
 const databaseUrl = process.env.COLLOQUY_DATABASE_URL;
+const postgres = args.includes('--postgres');
 
 interface Shape {
   name: string;
@@ -63,10 +66,16 @@ const fmt = (s: Spread, digits = 0) =>
 const column = (results: RunFigures[], pick: (r: RunFigures) => number) => spread(results.map(pick));
 
 async function main(): Promise<void> {
-  const selected = SHAPES.filter((s) => !only || only.includes(s.name));
-  const overrides: AppOverrides = databaseUrl ? { env: { COLLOQUY_DATABASE_URL: databaseUrl } } : {};
+  const selected = SHAPES.filter(
+    (s) => (!only || only.includes(s.name)) && (!postgres || s.name.startsWith('tg-')),
+  );
+  const server: TestPostgres | undefined = postgres ? await startTestPostgres() : undefined;
+  const database = async (): Promise<AppOverrides> => {
+    const url = server ? await server.createDatabase() : databaseUrl;
+    return url ? { env: { COLLOQUY_DATABASE_URL: url } } : {};
+  };
   console.log(
-    `colloquy end-to-end bench: ${runs} run(s) per shape, median (min-max); store ${databaseUrl ? 'PostgreSQL' : 'SQLite'}; ` +
+    `colloquy end-to-end bench: ${runs} run(s) per shape, median (min-max); store ${postgres || databaseUrl ? 'PostgreSQL' : 'SQLite'}; ` +
       `load average ${loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')}`,
@@ -89,6 +98,7 @@ async function main(): Promise<void> {
   for (const shape of selected) {
     const keep = process.env.BENCH_PROFILE_DIR;
     const profileDir = profile ? mkdtempSync(join(keep ?? tmpdir(), 'colloquy-prof-')) : undefined;
+    const overrides = await database();
     const result = await shape.run(runs, {
       ...overrides,
       ...(profileDir ? { cpuProfileDir: profileDir } : {}),
@@ -123,8 +133,9 @@ async function main(): Promise<void> {
   }
   console.log();
   printTable(rows);
+  await server?.stop();
   let idle: Spread | undefined;
-  if (!only || only.includes('idle')) {
+  if ((!only || only.includes('idle')) && !postgres) {
     const samples: number[] = [];
     for (let i = 0; i < runs; i++) samples.push(await measureIdleRss());
     idle = spread(samples);
@@ -160,11 +171,13 @@ function printTargets(results: Map<string, ShapeResult>, idle: Spread | undefine
       '<= 3000 ms',
     ],
     ['20x10 burst p99', med('tg-20x10-0ms', (r) => r.p99Ms), (v) => v <= 300, '<= 300 ms'],
+    // Replies/s counts up to the last reply, so a chat that keeps up with 400 msg/s for 5 s shows
+    // 2000 / (5 s + drain): the check is that the replies do not fall behind the sending.
     [
-      'web chat replies/s',
-      med('webchat', (r) => r.repliesPerSecond),
-      (v) => v >= 400 * 0.98,
-      '>= 400 (steady)',
+      'web chat drain after 5 s at 400 msg/s',
+      med('webchat', (r) => r.drainMs),
+      (v) => v <= 1000,
+      '<= 1000 ms',
     ],
     ['web chat p99', med('webchat', (r) => r.p99Ms), (v) => v <= 500, '<= 500 ms'],
     ['Telegram CPU per turn', med('tg-200x1-0ms', (r) => r.cpuMsPerTurn), (v) => v <= 1.5, '<= 1.5 ms'],
