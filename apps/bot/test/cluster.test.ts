@@ -29,9 +29,20 @@ beforeAll(async () => {
   model = await startOpenAIFake((request) => {
     const messages = request.body.messages as { role: string; content: unknown }[];
     const last = messages.at(-1);
-    if (last?.role === 'tool') return { text: 'spawned' };
     const textOf = (m: { content: unknown } | undefined) =>
       String(m?.content ?? '').replace(/^\[[^\]]*\]\s*/, '');
+    const resultsIn = (list: { content: unknown }[]) =>
+      list.flatMap((m) => [...textOf(m).matchAll(/Sub-agent "([^"]+)"/g)].map((r) => r[1]));
+    if (last?.role === 'tool') {
+      // A turn can fold a spawn request together with results it reads: its reply names them too.
+      const beforeCall = messages.slice(
+        0,
+        messages.findLastIndex((m) => m.role === 'assistant'),
+      );
+      const turn = beforeCall.slice(beforeCall.findLastIndex((m) => m.role === 'assistant') + 1);
+      const read = resultsIn(turn);
+      return { text: read.length > 0 ? `noted ${read.join(', ')}; spawned` : 'spawned' };
+    }
     const text = textOf(last);
     // Messages folded into one turn: every spawn request since the last answer is acted on.
     const since = messages.slice(messages.findLastIndex((m) => m.role === 'assistant') + 1);
@@ -49,7 +60,7 @@ beforeAll(async () => {
     }
     if (text.startsWith('task ')) return { text: `done ${text.slice(5)}`, delayMs: 50 };
     // A result's one chat message is the requester's reply: it names the labels it read.
-    const results = since.flatMap((m) => [...textOf(m).matchAll(/Sub-agent "([^"]+)"/g)].map((r) => r[1]));
+    const results = resultsIn(since);
     if (results.length > 0) return { text: `noted ${results.join(', ')}` };
     return { text: `re: ${text}`, delayMs: 20 };
   });

@@ -133,4 +133,22 @@ describe('delivery pipeline', () => {
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(h.channel.typing.length).toBe(count);
   });
+
+  it('shows no typing indicator for a reply that comes within typingDelayMs', async () => {
+    h = await startHarness({ script: [{ text: 'quick' }], typingDelayMs: 10_000 });
+    await h.channel.inject('quick one');
+    await h.channel.waitForSent(1);
+    expect(h.channel.typing).toEqual([]);
+  });
+
+  it('shows the typing indicator once typingDelayMs has passed', async () => {
+    h = await startHarness({
+      script: [{ text: 'slow', delayMs: 300 }],
+      typingDelayMs: 20,
+      typingIntervalMs: 60_000,
+    });
+    await h.channel.inject('slow one');
+    await h.channel.waitForSent(1);
+    expect(h.channel.typing).toEqual([{ channel: 'memory', to: 'user-1', accountId: 'default' }]);
+  });
 });

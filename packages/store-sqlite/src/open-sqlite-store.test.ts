@@ -238,10 +238,29 @@ describe('openSqliteStore', () => {
     const file = temp.file('options.db');
     expect(thrown(() => openSqliteStore({ file: '' })).code).toBe('INVALID_ARGUMENT');
     expect(thrown(() => openSqliteStore({ file, busyTimeoutMs: -1 })).code).toBe('INVALID_ARGUMENT');
+    expect(thrown(() => openSqliteStore({ file, walAutocheckpointPages: 1.5 })).code).toBe(
+      'INVALID_ARGUMENT',
+    );
     expect(thrown(() => openSqliteStore({ file, synchronous: 'OFF' as unknown as 'FULL' })).code).toBe(
       'INVALID_ARGUMENT',
     );
     expect(existsSync(file)).toBe(false);
+  });
+
+  it('checkpoints the log automatically at walAutocheckpointPages, and never with 0', async () => {
+    const walBytes = async (pages: number) => {
+      const file = temp.file(`wal-${pages}.db`);
+      const store = openSqliteStore({ file, walAutocheckpointPages: pages });
+      for (let i = 0; i < 40; i++) await store.putSession(makeSessionRecord(`k${i}`));
+      const bytes = statSync(`${file}-wal`).size;
+      await store.close();
+      return bytes;
+    };
+    // The log is rewritten from its start after each checkpoint, so its file stays small; without
+    // checkpoints it holds a frame (a page) or more for every commit.
+    const never = await walBytes(0);
+    expect(never).toBeGreaterThanOrEqual(40 * 4096);
+    expect(await walBytes(4)).toBeLessThan(never / 2);
   });
 
   it('applies synchronous FULL when asked', async () => {

@@ -41,6 +41,14 @@ export interface SqliteStoreOptions {
    * store refuses writes until reopened. `true` takes the defaults. Not with `readonly`.
    */
   groupCommit?: boolean | GroupCommitOptions;
+  /**
+   * The write-ahead log size, in pages, at which a commit also copies the log into the database file
+   * (SQLite's `wal_autocheckpoint`; default 1000, SQLite's own). The copy runs inside the commit and
+   * syncs the file, so on a busy store a larger value (say 10000, about 40 MB of log) makes commits
+   * cheaper on average, since pages written many times are copied once. `0` never checkpoints
+   * automatically (call `checkpoint()`).
+   */
+  walAutocheckpointPages?: number;
 }
 
 const MEMORY = ':memory:';
@@ -119,6 +127,9 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
         }
       }
       db.pragma(`synchronous = ${synchronous}`);
+      if (options.walAutocheckpointPages !== undefined) {
+        db.pragma(`wal_autocheckpoint = ${options.walAutocheckpointPages}`);
+      }
     }
     db.pragma('foreign_keys = ON');
     let schemaVersion = readUserVersion(db);
@@ -215,6 +226,14 @@ function validateOptions(options: SqliteStoreOptions, synchronous: string, busyT
       'INVALID_ARGUMENT',
       `\`synchronous\` must be 'NORMAL' or 'FULL', got ${JSON.stringify(synchronous)}.`,
       { synchronous },
+    );
+  }
+  const pages = options.walAutocheckpointPages;
+  if (pages !== undefined && (!Number.isInteger(pages) || pages < 0)) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `\`walAutocheckpointPages\` must be a whole number of pages >= 0, got ${String(pages)}.`,
+      { walAutocheckpointPages: pages },
     );
   }
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {

@@ -222,6 +222,8 @@ async function launch(
     isOwner,
     logger: log,
     serve: true,
+    // A reply within half a second needs no "typing..." (and spends no platform call on one).
+    typingDelayMs: 500,
     ...(cluster ? { cluster } : {}),
   });
 

@@ -126,10 +126,12 @@ export abstract class SerializedStore implements Store {
         result = await this.openTransaction.run(open, () => fn(tx));
       } catch (error) {
         open.active = false;
+        this.disableContext();
         this.engine.rollback();
         throw error;
       }
       open.active = false;
+      this.disableContext();
       this.engine.commit();
       return result;
     });
@@ -296,6 +298,16 @@ export abstract class SerializedStore implements Store {
       if (next) next();
       else this.busy = false;
     }
+  }
+
+  /**
+   * Turns the transaction context off between transactions. While any AsyncLocalStorage is enabled,
+   * Node (before 22) runs an async hook on every promise the process creates, which costs every
+   * request path; transactions here run one at a time, so the context is needed only while one is
+   * open (`run` enables it again).
+   */
+  private disableContext(): void {
+    this.openTransaction.disable();
   }
 
   private assertUsable(): void {

@@ -79,6 +79,8 @@ export async function deliverPlanned(
     await ctx.store.updateRun(run.runId, {
       meta: { ...meta, delivery: { kind: plan.kind, status: 'sending', at: ctx.clock.now() } },
     });
+    // The mark must be durable before the send (group commit acknowledges writes early).
+    await ctx.store.flush?.();
   } catch (error) {
     ctx.log.warn({ err: error, runId: run.runId }, 'could not mark a reply as being sent; it is not sent');
     return;

@@ -17,7 +17,6 @@ import { answerGatewayCommand } from './gateway-command.js';
 import { selectModel } from './model-selection.js';
 import { deliverPlanned, type PlannedReply, planReply } from './reply-delivery.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn } from './run-lifecycle.js';
-import { toolSpecs } from './tool-runner.js';
 import type { TurnOutcome } from './turn-outcome.js';
 import { costOf } from './usage.js';
 
@@ -58,6 +57,7 @@ export async function executeTurn(
           plugins: ctx.plugins,
           logger: ctx.log,
           intervalMs: ctx.typingIntervalMs,
+          delayMs: ctx.typingDelayMs,
         })
       : () => {};
     try {
@@ -224,17 +224,20 @@ function systemTokens(system: string): number {
   return tokens;
 }
 
-const toolTokenCache = new WeakMap<AgentTool, number>();
+/** Estimated tokens of each parameter schema: tools are built for every turn, their schemas are constants. */
+const schemaTokens = new WeakMap<object, number>();
 
+/** The estimated prompt tokens of the tools: each one's name, description and parameter schema. */
 function toolTokens(tools: readonly AgentTool[]): number {
   let total = 0;
   for (const tool of tools) {
-    let tokens = toolTokenCache.get(tool);
-    if (tokens === undefined) {
-      tokens = estimateTokens(JSON.stringify(toolSpecs([tool])));
-      toolTokenCache.set(tool, tokens);
+    let schema = schemaTokens.get(tool.parameters);
+    if (schema === undefined) {
+      schema = estimateTokens(JSON.stringify(tool.parameters));
+      schemaTokens.set(tool.parameters, schema);
     }
-    total += tokens;
+    // [{"name":...,"description":...,"parameters":...}]: about 10 tokens of JSON around them.
+    total += 10 + estimateTokens(tool.name) + estimateTokens(tool.description) + schema;
   }
   return total;
 }

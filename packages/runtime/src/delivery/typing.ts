@@ -8,15 +8,18 @@ export interface TypingOptions {
   logger: Logger;
   /** Refresh interval. Default 4000 ms (platform indicators fade after about 5 s). */
   intervalMs?: number;
+  /** Wait this long before the first indicator (none if stopped before). Default 0: at once. */
+  delayMs?: number;
 }
 
 /**
- * Shows a typing indicator in the session's chat now and refreshes it until the returned function
- * is called. Nothing happens when the session has no delivery context, its plugin cannot show
- * typing, or send policy denies the session (an indicator for a reply that cannot come would lie).
+ * Shows a typing indicator in the session's chat now (or after `delayMs`) and refreshes it until the
+ * returned function is called. Nothing happens when the session has no delivery context, its plugin
+ * cannot show typing, or send policy denies the session (an indicator for a reply that cannot come
+ * would lie).
  *
  * @param session - the session whose run is active
- * @param options - config, plugins, logger, interval
+ * @param options - config, plugins, logger, interval, delay
  * @returns stop function (idempotent)
  */
 export function startTyping(session: SessionRecord, options: TypingOptions): () => void {
@@ -30,8 +33,18 @@ export function startTyping(session: SessionRecord, options: TypingOptions): () 
       options.logger.debug({ err: error, sessionKey: session.key }, 'typing indicator failed');
     });
   };
-  send();
-  const timer = setInterval(send, options.intervalMs ?? 4000);
-  timer.unref();
-  return () => clearInterval(timer);
+  let timer: NodeJS.Timeout | undefined;
+  const start = () => {
+    send();
+    timer = setInterval(send, options.intervalMs ?? 4000);
+    timer.unref();
+  };
+  const delayMs = options.delayMs ?? 0;
+  const delay = delayMs > 0 ? setTimeout(start, delayMs) : undefined;
+  if (delay) delay.unref();
+  else start();
+  return () => {
+    clearTimeout(delay);
+    clearInterval(timer);
+  };
 }

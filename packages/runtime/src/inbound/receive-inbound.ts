@@ -33,7 +33,8 @@ export type InboundOutcome =
  *    with the chat as its delivery context;
  * 3. `/send on|off|inherit` alone, from the owner, sets the session's send-policy override;
  * 4. the `commands` hook may answer (the model is not run);
- * 5. otherwise a run is queued with `deliver: true`, in the same transaction as the session write;
+ * 5. otherwise a run is queued with `deliver: true`, in the same transaction as the session write,
+ *    and made durable (`store.flush`) before this resolves, since resolving acknowledges the message;
  *    in a group, the window of recent un-addressed messages goes with it (`meta.input.groupContext`)
  *    and the model reads it, marked as not addressed to it, before the message.
  *
@@ -66,6 +67,9 @@ export async function receiveInbound(
 
   const answer = await answerCommand(ctx, hooks, inbound, session);
   if (answer) {
+    // A store with group commit acknowledges writes early: what the command wrote is made durable
+    // before its answer is sent.
+    await ctx.store.flush?.();
     // The answer goes through the pipeline like any reply: after `/send off` it is denied.
     await reply(ctx, answer.session, answer.text, inbound.messageId);
     return answer.sendPolicy
@@ -98,6 +102,9 @@ export async function receiveInbound(
     if (isColloquyError(error) && error.code === 'CONFLICT') return undefined;
     throw error;
   });
+  // Returning acknowledges the message to the channel (the Telegram offset, the web chat's echo): with
+  // group commit, its run must be durable first. Concurrent messages share one commit.
+  await ctx.store.flush?.();
   if (!run) return { action: 'ignored', reason: 'a message received before (its run is stored)' };
   return { action: 'queued', sessionKey: key, runId: run.runId };
 }

@@ -20,6 +20,7 @@ import { classifyModelError, type ModelErrorContext } from './model-errors.js';
 import { stripProviderPrefix } from './model-ref.js';
 import type { ModelRetryOptions } from './provider-config.js';
 import { createProviderLimiter, type ProviderPermit } from './provider-limiter.js';
+import { type DirectPart, isV3Model, streamDirect } from './v3-stream.js';
 
 /** Defaults of the provider options. */
 export const MODEL_PROVIDER_DEFAULTS = {
@@ -52,9 +53,11 @@ export interface AiSdkProviderSpec {
 }
 
 /**
- * A `ModelProvider` over any AI SDK language model: one `streamText` step per `streamTurn` call, tools
- * passed as JSON Schema without `execute` (the caller runs them), provider failures turned into
- * `ColloquyError`s, and bounded retries before any output is streamed. Each attempt waits for the
+ * A `ModelProvider` over any AI SDK language model: one model call per `streamTurn` call (the model's
+ * own `doStream` for specification v3 models, which every current `@ai-sdk/*` provider implements,
+ * else one `streamText` step), tools passed as JSON Schema without `execute` (the caller runs them),
+ * provider failures turned into `ColloquyError`s, and bounded retries before any output is
+ * streamed. Each attempt waits for the
  * provider's limits (`spec.limits`); a 429 pauses every call of the provider for its retry-after.
  *
  * Most users want `createModelProvider`, which builds the AI SDK model from config; use this one to
@@ -77,6 +80,18 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
   const log = (spec.logger ?? silentLogger).child({ provider: spec.id });
   const limiter = createProviderLimiter(spec.limits);
   const countTokens = spec.limits?.tokensPerMinute !== undefined;
+  // One AI SDK model per model id: building one sets up its response schemas, which costs more CPU
+  // than the rest of a short call. A failed build is not kept.
+  const models = new Map<string, Promise<LanguageModel>>();
+  const languageModel = (modelId: string): Promise<LanguageModel> => {
+    let model = models.get(modelId);
+    if (!model) {
+      model = Promise.resolve(spec.languageModel(modelId));
+      models.set(modelId, model);
+      model.catch(() => models.delete(modelId));
+    }
+    return model;
+  };
 
   return {
     id: spec.id,
@@ -85,10 +100,19 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
       const messages = toAiSdkMessages(request.messages, {
         keepSignedThinking: spec.keepSignedThinking ?? false,
       });
-      const sdk = await loadAi();
-      const tools = request.tools.length > 0 ? toAiSdkTools(request.tools, sdk) : undefined;
       const providerOptions = spec.providerOptions?.(request);
-      const model = await spec.languageModel(modelId);
+      const model = await languageModel(modelId);
+      const call = (abortSignal: AbortSignal): AsyncIterable<DirectPart> =>
+        isV3Model(model)
+          ? streamDirect(model, {
+              system: request.system,
+              messages,
+              tools: request.tools,
+              ...(request.maxOutputTokens !== undefined ? { maxOutputTokens: request.maxOutputTokens } : {}),
+              ...(providerOptions ? { providerOptions } : {}),
+              abortSignal,
+            })
+          : streamWithStreamText(model, request, messages, providerOptions, abortSignal);
       const estimatedTokens = countTokens ? estimatePromptTokens(request) : 0;
 
       for (let attempt = 1; ; attempt++) {
@@ -122,6 +146,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
 
         let permit: ProviderPermit | undefined;
         let usedTokens: number | undefined;
+        let streamRead = false;
         try {
           permit = await limiter.acquire({
             signal: request.signal,
@@ -130,51 +155,27 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
             onLongPause: (ms) => pausedError(ctx, ms),
           });
           armIdleTimer();
-          const result = sdk.streamText({
-            model,
-            system: request.system,
-            messages,
-            ...(tools ? { tools, toolChoice: 'auto' as const } : {}),
-            ...(request.maxOutputTokens !== undefined ? { maxOutputTokens: request.maxOutputTokens } : {}),
-            ...(providerOptions ? { providerOptions } : {}),
-            // One retry layer: this loop. The SDK's own retry (2 retries from 2 s, honouring
-            // retry-after up to 60 s) wraps only the request that opens the stream and would hold this
-            // call's limiter permit through a 429 instead of pausing every call of the provider, and
-            // could not turn a long retry-after into RATE_LIMITED for the caller to schedule.
-            maxRetries: 0,
-            abortSignal: attemptAbort.signal,
-            onError: () => {}, // errors arrive as `error` parts below; the default would print them
-          });
           let finish: ModelStreamEvent | undefined;
-          for await (const part of result.fullStream) {
+          for await (const part of call(attemptAbort.signal)) {
             if (idleTimer) clearTimeout(idleTimer); // the consumer's time between parts does not count
             switch (part.type) {
               case 'text-delta':
                 if (part.text.length === 0) break;
                 ctx.partial = true;
-                yield { type: 'text-delta', text: part.text };
+                yield part;
                 break;
               case 'tool-call':
                 ctx.partial = true;
-                yield { type: 'tool-call', id: part.toolCallId, name: part.toolName, arguments: part.input };
+                yield part;
                 break;
               case 'finish':
-                finish = {
-                  type: 'finish',
-                  finishReason: toFinishReason(part.finishReason),
-                  usage: toTokenUsage(part.totalUsage),
-                };
-                usedTokens = finish.usage.totalTokens;
+                finish = part;
+                usedTokens = part.usage.totalTokens;
                 break;
-              case 'error':
-                throw part.error;
-              case 'abort':
-                throw new DOMException('aborted', 'AbortError');
-              default:
-                break; // reasoning, tool-input deltas, steps, sources, raw: not part of a Colloquy turn
             }
             armIdleTimer();
           }
+          streamRead = true;
           if (abortState()) throw new DOMException('aborted', 'AbortError');
           if (!finish) {
             throw new ColloquyError(
@@ -210,7 +211,10 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
           permit?.release(usedTokens);
           if (idleTimer) clearTimeout(idleTimer);
           request.signal?.removeEventListener('abort', onCallerAbort);
-          attemptAbort.abort(); // closes the HTTP stream when the consumer stopped early
+          // Closes the HTTP stream when the consumer stopped early or the attempt failed. A stream
+          // read to its end is closed already: aborting it would only build an AbortError (with its
+          // stack) and run the fetch's abort listeners on every call.
+          if (!streamRead) attemptAbort.abort();
         }
       }
     },
@@ -228,6 +232,59 @@ function retryDelay(
     return classified.retryAfterMs <= retry.maxRetryAfterMs ? classified.retryAfterMs : undefined;
   }
   return backoffDelay(attempt - 1, { initialDelayMs: retry.baseDelayMs, maxDelayMs: retry.maxRetryAfterMs });
+}
+
+/**
+ * One call through `streamText`, for models the direct path cannot call (specification v2 models,
+ * model ids as strings): its parts as the direct path yields them.
+ */
+async function* streamWithStreamText(
+  model: LanguageModel,
+  request: ModelRequest,
+  messages: ReturnType<typeof toAiSdkMessages>,
+  providerOptions: SharedV3ProviderOptions | undefined,
+  abortSignal: AbortSignal,
+): AsyncGenerator<DirectPart> {
+  const sdk = await loadAi();
+  const tools = request.tools.length > 0 ? toAiSdkTools(request.tools, sdk) : undefined;
+  const result = sdk.streamText({
+    model,
+    system: request.system,
+    messages,
+    ...(tools ? { tools, toolChoice: 'auto' as const } : {}),
+    ...(request.maxOutputTokens !== undefined ? { maxOutputTokens: request.maxOutputTokens } : {}),
+    ...(providerOptions ? { providerOptions } : {}),
+    // One retry layer: the provider's own loop. The SDK's retry (2 retries from 2 s, honouring
+    // retry-after up to 60 s) wraps only the request that opens the stream and would hold this call's
+    // limiter permit through a 429 instead of pausing every call of the provider, and could not turn a
+    // long retry-after into RATE_LIMITED for the caller to schedule.
+    maxRetries: 0,
+    abortSignal,
+    onError: () => {}, // errors arrive as `error` parts below; the default would print them
+  });
+  for await (const part of result.fullStream) {
+    switch (part.type) {
+      case 'text-delta':
+        yield { type: 'text-delta', text: part.text };
+        break;
+      case 'tool-call':
+        yield { type: 'tool-call', id: part.toolCallId, name: part.toolName, arguments: part.input };
+        break;
+      case 'finish':
+        yield {
+          type: 'finish',
+          finishReason: toFinishReason(part.finishReason),
+          usage: toTokenUsage(part.totalUsage),
+        };
+        break;
+      case 'error':
+        throw part.error;
+      case 'abort':
+        throw new DOMException('aborted', 'AbortError');
+      default:
+        break; // reasoning, tool-input deltas, steps, sources, raw: not part of a Colloquy turn
+    }
+  }
 }
 
 /** The error of a call that would wait longer than `retry.maxRetryAfterMs` for a 429 pause to end. */

@@ -93,13 +93,21 @@ export function toAiSdkTools(
 ): Record<string, Tool> {
   const out: Record<string, Tool> = {};
   for (const spec of tools) {
-    out[spec.name] = {
-      description: spec.description,
-      inputSchema: sdk.jsonSchema(plainJsonSchema(spec.parameters)),
-    };
+    let inputSchema = inputSchemas.get(spec.parameters);
+    if (!inputSchema) {
+      inputSchema = sdk.jsonSchema(plainJsonSchema(spec.parameters));
+      inputSchemas.set(spec.parameters, inputSchema);
+    }
+    out[spec.name] = { description: spec.description, inputSchema };
   }
   return out;
 }
+
+/**
+ * AI SDK input schemas by parameter schema object: tools are built anew for every turn, but their
+ * schemas are module constants, so each is copied and wrapped once, not on every model call.
+ */
+const inputSchemas = new WeakMap<object, ReturnType<typeof jsonSchema>>();
 
 function appendToolResults(out: AiModelMessage[], results: ToolResultPart[]): void {
   const last = out[out.length - 1];

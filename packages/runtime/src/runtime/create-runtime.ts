@@ -144,6 +144,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     history: createHistoryCache({ maxBytes: config.runtime.historyCacheMiB * 1024 * 1024 }),
     turnEndHooks: [] as TurnEndHook[],
     typingIntervalMs: options.typingIntervalMs ?? 4000,
+    typingDelayMs: options.typingDelayMs ?? 0,
     autoWake: options.autoWake ?? true,
     accepting: true,
     enqueuing: new Set<string>(),

@@ -43,6 +43,7 @@ export interface RuntimeContext {
   /** Hooks run inside the turn-end transaction. */
   readonly turnEndHooks: TurnEndHook[];
   readonly typingIntervalMs: number;
+  readonly typingDelayMs: number;
   readonly autoWake: boolean;
   /** Recent un-addressed group messages per group session (memory, bounded). */
   readonly groupContext: GroupContextWindow;

@@ -98,6 +98,11 @@ export interface RuntimeOptions {
   serve?: boolean;
   /** How often the typing indicator is refreshed while a run is active. Default 4000 ms. */
   typingIntervalMs?: number;
+  /**
+   * How long a run is active before the first typing indicator is shown: a reply that comes sooner
+   * costs no platform call (and none of the platform's rate limit). Default 0: at once.
+   */
+  typingDelayMs?: number;
   /** Start a wake run when a session goes idle with unread inbox entries. Default true. */
   autoWake?: boolean;
   /**

@@ -69,9 +69,44 @@ export class AccountRunner {
         rethrowHttpErrors: false,
       }),
     );
-    this.bot.on(['message', 'channel_post'], (ctx) => options.onUpdate(ctx, this));
+    if (options.account.mode === 'webhook') {
+      // The HTTP answer to Telegram acknowledges the update: handle it before answering.
+      this.bot.on(['message', 'channel_post'], (ctx) => options.onUpdate(ctx, this));
+    } else {
+      this.#receiveConcurrently(options);
+    }
     this.bot.catch((error) => {
       this.#log.error({ err: error.error, updateId: error.ctx.update.update_id }, 'telegram update failed');
+    });
+  }
+
+  /**
+   * Polling: the updates of one getUpdates answer are handled concurrently, one chat at a time in
+   * order, instead of one after another (grammY awaits each handler). A store acknowledges a message
+   * once its write is durable, which may take an event-loop turn, so handling them one by one made the
+   * intake of a burst the sum of those waits. The next getUpdates, which confirms the offset of every
+   * update before it, waits until all of them have been handled, so a crash still loses none.
+   */
+  #receiveConcurrently(options: AccountRunnerOptions): void {
+    const pending = new Set<Promise<void>>();
+    const chats = new Map<string, Promise<void>>();
+    this.bot.on(['message', 'channel_post'], (ctx) => {
+      const chat = String(ctx.chat.id);
+      const task = (chats.get(chat) ?? Promise.resolve())
+        .then(() => options.onUpdate(ctx, this))
+        .catch((error: unknown) => {
+          this.#log.error({ err: error, updateId: ctx.update.update_id }, 'telegram update failed');
+        });
+      chats.set(chat, task);
+      pending.add(task);
+      void task.then(() => {
+        pending.delete(task);
+        if (chats.get(chat) === task) chats.delete(chat);
+      });
+    });
+    this.bot.api.config.use(async (prev, method, payload, signal) => {
+      if (method === 'getUpdates' && pending.size > 0) await Promise.all([...pending]);
+      return prev(method, payload, signal);
     });
   }
 

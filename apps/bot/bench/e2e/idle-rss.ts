@@ -1,0 +1,59 @@
+import { FakeDiscord } from '../../../../plugins/discord/test/fake-discord/fake-discord.js';
+import { FakeTelegram } from '../../../../plugins/telegram/test/support/fake-telegram.js';
+import { startBenchApp } from './app-child.js';
+import { modelEnv, startEchoModel } from './model-fake.js';
+import { memoryMb } from './proc-stats.js';
+
+const IDLE_MS = 3000;
+const TELEGRAM_TOKEN = '6006:bench-idle-token';
+const DISCORD_TOKEN = 'bench-idle-discord-token';
+
+/**
+ * RSS of the app idle with the web chat, Telegram and Discord on (against their fakes) and a model
+ * configured, `IDLE_MS` after every channel connected. WhatsApp is not on: the app config has no
+ * seam to point Baileys at a fake, and it must not reach the real servers.
+ *
+ * @returns VmRSS in MB
+ */
+export async function measureIdleRss(): Promise<number> {
+  const model = await startEchoModel(0);
+  const telegram = await FakeTelegram.start();
+  telegram.addBot(TELEGRAM_TOKEN, { id: 6006, username: 'colloquy_idle_bot' });
+  const discord = await FakeDiscord.start({
+    bots: [{ token: DISCORD_TOKEN, username: 'colloquy' }],
+    guilds: [{ name: 'Bench Guild', channels: ['general'] }],
+  });
+  const app = await startBenchApp({
+    config: {
+      channels: {
+        telegram: { accounts: [{ token: TELEGRAM_TOKEN, apiRoot: telegram.apiRoot }] },
+        discord: {
+          accounts: [
+            {
+              accountId: 'main',
+              token: DISCORD_TOKEN,
+              apiRoot: discord.apiRoot,
+              gatewayUrl: discord.gatewayUrl,
+            },
+          ],
+        },
+      },
+    },
+    env: modelEnv(model),
+  });
+  try {
+    await telegram.waitFor(() => telegram.hasPendingPoll(TELEGRAM_TOKEN), 15_000, 'the first long poll');
+    const deadline = Date.now() + 15_000;
+    while (discord.identifies.length === 0) {
+      if (Date.now() > deadline) throw new Error('the app never identified with the Discord fake');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    return memoryMb(app.pid).rss;
+  } finally {
+    await app.stop();
+    await discord.close();
+    await telegram.close();
+    await model.close();
+  }
+}

@@ -1,0 +1,118 @@
+import { FakeTelegram } from '../../../../plugins/telegram/test/support/fake-telegram.js';
+import { type BenchApp, startBenchApp } from './app-child.js';
+import { modelEnv, repliedIds, startEchoModel } from './model-fake.js';
+import { cpuMs, memoryMb } from './proc-stats.js';
+import { ReplyTracker, type RunFigures } from './reply-tracker.js';
+
+const TOKEN = '5005:bench-token';
+
+/** One Telegram load shape: `users` distinct users each send `perUser` DMs at once. */
+export interface TelegramShape {
+  users: number;
+  perUser: number;
+  modelLatencyMs: number;
+}
+
+/** What a shape measured over its runs. */
+export interface ShapeResult {
+  runs: RunFigures[];
+  /** Peak RSS of the app over all runs (VmHWM), MB. */
+  peakRssMb: number;
+}
+
+/** Extra config for the app (e.g. `storage.url`) and environment. */
+export interface AppOverrides {
+  config?: Record<string, unknown>;
+  env?: Record<string, string>;
+  cpuProfileDir?: string;
+}
+
+/**
+ * Runs a Telegram shape `runs` times against one app process (grammY polling the Bot API fake, the
+ * OpenAI-compatible fake as the model): every run uses fresh user ids, so each is a first contact.
+ */
+export async function runTelegramShape(
+  shape: TelegramShape,
+  runs: number,
+  overrides: AppOverrides = {},
+): Promise<ShapeResult> {
+  const model = await startEchoModel(shape.modelLatencyMs);
+  const fake = await FakeTelegram.start();
+  fake.addBot(TOKEN, { id: 5005, username: 'colloquy_bench_bot' });
+  let app: BenchApp | undefined;
+  let tracker: ReplyTracker | undefined;
+  let scanned = 0;
+  let watching = true;
+  // One listener for the whole shape: it reads the bot's new messages after every API call.
+  void fake
+    .waitFor(
+      () => {
+        for (; scanned < fake.sent.length; scanned++) {
+          for (const id of repliedIds(fake.sent[scanned]!.visibleText)) tracker?.seen(id);
+        }
+        return !watching;
+      },
+      2_000_000_000,
+      'the end of the bench',
+    )
+    .catch(() => undefined);
+  try {
+    app = await startBenchApp({
+      config: {
+        ...overrides.config,
+        channels: { telegram: { accounts: [{ token: TOKEN, apiRoot: fake.apiRoot }], dmPolicy: 'open' } },
+      },
+      env: { ...modelEnv(model), ...overrides.env },
+      ...(overrides.cpuProfileDir ? { cpuProfileDir: overrides.cpuProfileDir } : {}),
+    });
+    await fake.waitFor(() => fake.hasPendingPoll(TOKEN), 15_000, 'the first long poll');
+    // Warm-up: the first model call loads the AI SDK; the first turns warm the JIT.
+    await sendBurst(fake, { users: 20, perUser: 1 }, 'warm', (t) => {
+      tracker = t;
+    }).waitAll(15_000 + shape.modelLatencyMs);
+    const results: RunFigures[] = [];
+    for (let run = 0; run < runs; run++) {
+      const cpuBefore = cpuMs(app.pid);
+      const current = sendBurst(fake, shape, `r${run}`, (t) => {
+        tracker = t;
+      });
+      await current.waitAll(30_000 + shape.modelLatencyMs * shape.perUser);
+      const cpu = cpuMs(app.pid) - cpuBefore;
+      // A duplicate would come soon after the first copy: give it a moment before counting.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      results.push(current.figures(cpu));
+    }
+    return { runs: results, peakRssMb: memoryMb(app.pid).peak };
+  } finally {
+    watching = false;
+    await app?.stop();
+    await fake.close();
+    await model.close();
+  }
+}
+
+let nextUserId = 100_000;
+
+/** Pushes every message of a shape at once; returns the tracker that waits for the replies. */
+function sendBurst(
+  fake: FakeTelegram,
+  shape: { users: number; perUser: number },
+  tag: string,
+  install: (tracker: ReplyTracker) => void,
+): ReplyTracker {
+  const tracker = new ReplyTracker();
+  install(tracker);
+  const users = Array.from({ length: shape.users }, () => nextUserId++);
+  for (let n = 0; n < shape.perUser; n++) {
+    for (const userId of users) {
+      const id = `msg-${tag}-u${userId}-${n}`;
+      tracker.sent(id);
+      fake.pushMessage(TOKEN, {
+        chat: { id: userId, type: 'private', first_name: `User ${userId}` },
+        from: { id: userId, is_bot: false, first_name: `User ${userId}` },
+        text: `hello ${id}`,
+      });
+    }
+  }
+  return tracker;
+}
