@@ -9,7 +9,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestPostgres, type TestPostgres } from '@colloquy/store-postgres/testing';
+import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import { measureIdleRss } from './e2e/idle-rss.js';
 import { printProfileSummary, summariseProfile } from './e2e/profile-summary.js';
 import type { RunFigures } from './e2e/reply-tracker.js';

@@ -1,5 +1,5 @@
-import { FakeDiscord } from '../../../../plugins/discord/test/fake-discord/fake-discord.js';
-import { FakeTelegram } from '../../../../plugins/telegram/test/support/fake-telegram.js';
+import { FakeDiscord } from '@colloquy/testkit/discord-fake';
+import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
 import { startBenchApp } from './app-child.js';
 import { modelEnv, startEchoModel } from './model-fake.js';
 import { memoryMb } from './proc-stats.js';

@@ -1,4 +1,4 @@
-import { type OpenAIFake, startOpenAIFake } from '../../../../packages/runtime/test/fakes/openai-fake.js';
+import { type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 
 /** The id every bench message carries. */
 const MESSAGE_ID = /msg-[A-Za-z0-9-]+/g;

@@ -1,4 +1,4 @@
-import { FakeTelegram } from '../../../../plugins/telegram/test/support/fake-telegram.js';
+import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
 import { type BenchApp, startBenchApp } from './app-child.js';
 import { modelEnv, repliedIds, startEchoModel } from './model-fake.js';
 import { cpuMs, memoryMb } from './proc-stats.js';
