@@ -105,18 +105,24 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
         const store = h.store;
         // Each look first runs a forced drain and waits for it (and for the wakes it enqueues), so a
         // settled look cannot fall between a row written by the start's sweep and its delivery.
+        const unsettled = async () => ({
+          active: (await store.listRuns({ statuses: ['queued', 'running'] })).map(
+            (r) => `${r.lane}:${r.status}`,
+          ),
+          pendingOutbox: (await allOutbox(store)).filter((row) => row.status === 'pending').length,
+          inbox: (await store.listInbox(MAIN)).length,
+        });
         await waitFor(
           async () => {
             await h.runtime.subagents.drain({ force: true });
-            return (
-              (await store.listRuns({ statuses: ['queued', 'running'] })).length === 0 &&
-              (await allOutbox(store)).every((row) => row.status !== 'pending') &&
-              (await store.listInbox(MAIN)).length === 0
-            );
+            const state = await unsettled();
+            return state.active.length === 0 && state.pendingOutbox === 0 && state.inbox === 0;
           },
-          10_000,
+          30_000,
           `round ${round} (killed after ${killAfterMs} ms) to settle`,
-        );
+        ).catch(async (error: unknown) => {
+          throw new Error(`${String(error)}; left: ${JSON.stringify(await unsettled())}`);
+        });
         const runs = await subagentRuns(store);
         expect(runs.length, `round ${round}: sub-agent runs`).toBeGreaterThan(0);
         if (odd) expect(runs.map((run) => run.status)).toContain('interrupted');
@@ -188,5 +194,5 @@ describe.each(['sqlite', 'postgres'] as const)('restart after SIGKILL while sub-
     expect(outcomes.chatted).toBeGreaterThan(0);
     expect(outcomes.chatMessages).toBeGreaterThan(0);
     console.log(`restart (${kind}): ${JSON.stringify(outcomes)}`);
-  }, 60_000);
+  }, 180_000);
 });
