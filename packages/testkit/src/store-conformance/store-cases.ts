@@ -8,8 +8,9 @@ import type {
   TranscriptMessage,
 } from '@colloquy/core';
 import { isColloquyError } from '@colloquy/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { makeRunRecord, makeSessionRecord, T0 } from '../fakes/record-factories.js';
+import { useFreshStore } from './fresh-store.js';
 
 /** Options of `runStoreConformance`. */
 export interface StoreConformanceOptions {
@@ -45,13 +46,9 @@ export function describeStoreCases(
   makeStore: () => Store | Promise<Store>,
   options: StoreConformanceOptions = {},
 ): void {
-  let store: Store;
-  beforeEach(async () => {
-    store = await makeStore();
-  });
-  afterEach(async () => {
-    await options.cleanup?.(store);
-    await store.close();
+  let store!: Store;
+  useFreshStore(makeStore, options, (fresh) => {
+    store = fresh;
   });
 
   const sessionById = async (sessionId: string) =>

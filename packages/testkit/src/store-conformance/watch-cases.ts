@@ -1,6 +1,7 @@
 import { SESSION_CHANGE_WINDOW, type SessionWatch, type Store, type TranscriptMessage } from '@colloquy/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeRunRecord, makeSessionRecord, T0 } from '../fakes/record-factories.js';
+import { useFreshStore } from './fresh-store.js';
 import type { StoreConformanceOptions } from './store-cases.js';
 
 const say = (text: string): TranscriptMessage => ({ role: 'user', content: text, timestamp: T0 });
@@ -24,13 +25,9 @@ export function describeWatchCases(
   makeStore: () => Store | Promise<Store>,
   options: StoreConformanceOptions = {},
 ): void {
-  let store: Store;
-  beforeEach(async () => {
-    store = await makeStore();
-  });
-  afterEach(async () => {
-    await options.cleanup?.(store);
-    await store.close();
+  let store!: Store;
+  useFreshStore(makeStore, options, (fresh) => {
+    store = fresh;
   });
   const current = (): Store => store;
   const version = async (key: string) => (await current().getSession(key))?.stateVersion ?? 0;
