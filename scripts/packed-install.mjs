@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Packed install proof: packs @colloquy/core, @colloquy/plugin-whatsapp and @colloquy/testkit as they
+// Packed install proof: packs @colloquy/core, @colloquy/markdown, @colloquy/plugin-whatsapp and @colloquy/testkit as they
 // would be published, installs the tarballs with plain `npm i` in an empty folder outside the
 // workspace (so no pnpm overrides and no workspace links help), then loads the plugin, and the
 // testkit's scripted model without vitest or the runtime, with node. A third party's
@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const packages = ['packages/core', 'plugins/whatsapp', 'packages/testkit'];
+const packages = ['packages/core', 'packages/markdown', 'plugins/whatsapp', 'packages/testkit'];
 const keep = process.argv.includes('--keep');
 const work = mkdtempSync(join(tmpdir(), 'colloquy-packed-'));
 const tarballs = join(work, 'tarballs');
