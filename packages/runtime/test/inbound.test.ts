@@ -216,6 +216,33 @@ describe('inbound messages', () => {
     await waitFor(async () => (await h!.store.listRuns({ sessionKey: DM }))[0]?.status === 'done');
   });
 
+  it('answers a command the platform delivers twice once, even after a restart', async () => {
+    const { store: first, file, cleanup } = await makeStore('sqlite');
+    const ran: string[] = [];
+    const commands = async (inbound: { text: string; messageId: string }) => {
+      if (!inbound.text.startsWith('/spawn')) return undefined;
+      ran.push(inbound.messageId);
+      return `spawned for ${inbound.messageId}`;
+    };
+    h = await startHarness({ store: first, commands });
+    const inbound = h.channel.toInbound({
+      text: '/spawn research',
+      sender: { id: 'user-1' },
+      messageId: 'c-1',
+    });
+    expect(await h.runtime.receive(inbound)).toMatchObject({ action: 'command' });
+    expect(await h.runtime.receive({ ...inbound })).toMatchObject({ action: 'ignored' });
+    await h.channel.waitForSent(1);
+    await h.runtime.shutdown({ drainMs: 200 });
+    h = await startHarness({ store: (await makeStore('sqlite', file)).store, commands });
+    expect(await h.runtime.receive({ ...inbound })).toMatchObject({ action: 'ignored' });
+    // The same command text with another message id is a new command.
+    expect(await h.runtime.receive({ ...inbound, messageId: 'c-2' })).toMatchObject({ action: 'command' });
+    expect(ran).toEqual(['c-1', 'c-2']);
+    expect(h.model.callCount).toBe(0);
+    cleanup();
+  });
+
   it('runs native slash commands for plugins through ChannelContext.runCommand', async () => {
     h = await startHarness({
       isOwner: (m) => m.sender.id === 'owner',

@@ -66,6 +66,7 @@ export async function receiveInbound(
   const session = sessionAfterInbound(config, await store.getSession(key), key, inbound, now);
 
   const answer = await answerCommand(ctx, hooks, inbound, session);
+  if (answer?.repeated) return { action: 'ignored', reason: 'a command answered before' };
   if (answer) {
     // A store with group commit acknowledges writes early: what the command wrote is made durable
     // before its answer is sent.
@@ -136,6 +137,8 @@ interface CommandAnswer {
   text: string;
   session: SessionRecord;
   sendPolicy?: 'allow' | 'deny' | 'inherit';
+  /** The platform delivered an answered command again: nothing is run or sent. */
+  repeated?: true;
 }
 
 /**
@@ -164,10 +167,35 @@ async function answerCommand(
     return { text, session: updated, sendPolicy: sendCommand };
   }
   if (!hooks.commands) return undefined;
+  if (answeredCommandIds(session).includes(inbound.messageId)) return { text: '', session, repeated: true };
   await ctx.store.putSession(session);
   const text = await hooks.commands(inbound, session);
   if (text === undefined) return undefined;
-  return { text, session: (await ctx.store.getSession(session.key)) ?? session };
+  const after = (await ctx.store.getSession(session.key)) ?? session;
+  const answered = {
+    ...after,
+    meta: { ...after.meta, [ANSWERED_COMMANDS_META_KEY]: rememberAnswered(after, inbound) },
+  };
+  await ctx.store.putSession(answered);
+  return { text, session: answered };
+}
+
+/**
+ * Where a session keeps the platform message ids of the commands it answered last
+ * (`session.meta.answeredCommands`, newest last, at most {@link ANSWERED_COMMANDS_KEPT}): a command the
+ * platform delivers again (a poller that took over before the offset was confirmed, a webhook retry)
+ * is not run twice. An ordinary message needs none of this: its run id is derived from the message.
+ */
+const ANSWERED_COMMANDS_META_KEY = 'answeredCommands';
+const ANSWERED_COMMANDS_KEPT = 32;
+
+function answeredCommandIds(session: SessionRecord): readonly string[] {
+  const ids = session.meta?.[ANSWERED_COMMANDS_META_KEY];
+  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+}
+
+function rememberAnswered(session: SessionRecord, inbound: InboundMessage): string[] {
+  return [...answeredCommandIds(session), inbound.messageId].slice(-ANSWERED_COMMANDS_KEPT);
 }
 
 /**
