@@ -153,6 +153,8 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     messagesAfter: Stmt<[string, number, number], { seq: number; message: string }>;
     insertRun: Stmt<unknown[]>;
     updateRun: Stmt<unknown[]>;
+    updateRunStatus: Stmt<[string, string, string]>;
+    updateRunRecord: Stmt<[string, string]>;
     runById: Stmt<[string], string>;
     insertOutbox: Stmt<unknown[]>;
     updateOutbox: Stmt<unknown[]>;
@@ -242,6 +244,10 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       updateRun: db.prepare(
         'UPDATE runs SET session_key = ?, spawned_by = ?, status = ?, created_at = ?, record = ? WHERE run_id = ?',
       ),
+      // SQLite rewrites every index on a column an UPDATE sets, changed or not: the common updates
+      // set only what changed (a status change touches one index, a record-only change none).
+      updateRunStatus: db.prepare('UPDATE runs SET status = ?, record = ? WHERE run_id = ?'),
+      updateRunRecord: db.prepare('UPDATE runs SET record = ? WHERE run_id = ?'),
       runById: one('SELECT record FROM runs WHERE run_id = ?'),
       insertOutbox: db.prepare(
         `INSERT INTO outbox (child_session_key, run_id, requester_session_key, status, next_attempt_at, created_at, entry)
@@ -774,10 +780,18 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     return this.write(() => {
       const previous = this.s.runById.get(runId);
       if (previous === undefined) throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
-      const next: RunRecord = { ...(JSON.parse(previous) as RunRecord), ...withoutUndefined(patch), runId };
+      const before = JSON.parse(previous) as RunRecord;
+      const next: RunRecord = { ...before, ...withoutUndefined(patch), runId };
       const json = serialize(next, 'run');
-      const [, ...columns] = runParams(next, json);
-      this.s.updateRun.run(...columns, runId);
+      if (
+        next.sessionKey !== before.sessionKey ||
+        (next.spawnedBy ?? null) !== (before.spawnedBy ?? null) ||
+        next.createdAt !== before.createdAt
+      ) {
+        const [, ...columns] = runParams(next, json);
+        this.s.updateRun.run(...columns, runId);
+      } else if (next.status !== before.status) this.s.updateRunStatus.run(next.status, json, runId);
+      else this.s.updateRunRecord.run(json, runId);
       return JSON.parse(json) as RunRecord;
     });
   }

@@ -168,6 +168,25 @@ describe('SqliteStore', () => {
     expect(await codeOf(store.transaction(async () => 1))).toBe('STORE_ERROR');
   });
 
+  it('keeps the run columns in step whichever columns an update changes', async () => {
+    const store = open();
+    await store.putSession(makeSessionRecord('k1'));
+    await store.putSession(makeSessionRecord('k2'));
+    await store.createRun(makeRunRecord('r1', 'k1'));
+    const ids = async (query: Parameters<Store['listRuns']>[0]) =>
+      (await store.listRuns(query)).map((r) => r.runId);
+    await store.updateRun('r1', { meta: { note: 'record only' } });
+    expect(await ids({ statuses: ['queued'] })).toEqual(['r1']);
+    await store.updateRun('r1', { status: 'running' });
+    expect(await ids({ statuses: ['queued'] })).toEqual([]);
+    expect(await ids({ statuses: ['running'], sessionKey: 'k1' })).toEqual(['r1']);
+    expect((await store.readChanges('k1', 0))?.changes.status).toBe(1);
+    await store.updateRun('r1', { sessionKey: 'k2', spawnedBy: 'k1' });
+    expect(await ids({ sessionKey: 'k1' })).toEqual([]);
+    expect(await ids({ sessionKey: 'k2', spawnedBy: 'k1', statuses: ['running'] })).toEqual(['r1']);
+    expect((await store.getRun('r1'))?.meta).toEqual({ note: 'record only' });
+  });
+
   describe('transactions', () => {
     it('rolls back when the async function rejects, and the store keeps working', async () => {
       const store = open();
