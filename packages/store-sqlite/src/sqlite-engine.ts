@@ -178,6 +178,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     upsertWatch: Stmt<[string, string, number, string, number]>;
     deleteWatch: Stmt<[string, string]>;
     deleteWatchWithId: Stmt<[string, string, string]>;
+    targetWatched: Stmt<[string], number>;
   };
 
   /** Built by `openSqliteStore`, which opens, checks and migrates the file first. */
@@ -307,6 +308,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
         .raw(),
       deleteChanges: db.prepare('DELETE FROM session_changes WHERE session_key = ?'),
       deleteWatchesOf: db.prepare('DELETE FROM session_watches WHERE watcher_key = ? OR target_key = ?'),
+      targetWatched: one('SELECT 1 FROM session_watches WHERE target_key = ? LIMIT 1'),
       upsertWatch: db.prepare(
         `INSERT INTO session_watches (watcher_key, target_key, after_version, id, created_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (watcher_key, target_key) DO UPDATE SET after_version = excluded.after_version,
@@ -912,6 +914,9 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     return this.guard(() => {
       const limit = sqlLimit(query.limit);
       if (limit === 0) return [];
+      // The check after every turn: one index probe answers "no watch on this session" without the
+      // join and the sort.
+      if (query.targetKey !== undefined && this.s.targetWatched.get(query.targetKey) === undefined) return [];
       const filters: string[] = [];
       const params: unknown[] = [];
       if (query.watcherKey !== undefined) {
