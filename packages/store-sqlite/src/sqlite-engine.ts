@@ -87,6 +87,16 @@ interface SessionRow {
 }
 
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+/** Session fields with a column of their own besides `updated_at` (see `writeSession`). */
+const SESSION_COLUMN_FIELDS = new Set([
+  'key',
+  'sessionId',
+  'agentId',
+  'kind',
+  'spawnedBy',
+  'label',
+  'archivedAt',
+]);
 const DYNAMIC_CACHE_LIMIT = 128;
 
 /**
@@ -141,6 +151,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     searchCatchUp: Stmt<[]>;
     searchMark: Stmt<[]>;
     upsertSession: Stmt<unknown[]>;
+    updateSessionRecord: Stmt<[number, string, string]>;
     deleteSession: Stmt<[string]>;
     deleteMessages: Stmt<[string]>;
     deleteInbox: Stmt<[string]>;
@@ -220,6 +231,9 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
            record = CASE WHEN sessions.state_version > 0
              THEN json_set(excluded.record, '$.stateVersion', sessions.state_version) ELSE excluded.record END`,
       ),
+      // A patch that leaves the other columns alone: no insert attempt and no unchanged index rewritten.
+      // The record read in the same write transaction already mirrors the state version.
+      updateSessionRecord: db.prepare('UPDATE sessions SET updated_at = ?, record = ? WHERE key = ?'),
       deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
       deleteMessages: db.prepare('DELETE FROM messages WHERE session_key = ?'),
       deleteInbox: db.prepare('DELETE FROM inbox WHERE session_key = ?'),
@@ -563,7 +577,12 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
         else next[field] = value;
       }
       const json = serialize(next, 'session');
-      this.writeSession(next as unknown as SessionRecord, json);
+      if (
+        typeof next.updatedAt !== 'number' ||
+        Object.keys(patch).some((f) => SESSION_COLUMN_FIELDS.has(f))
+      ) {
+        this.writeSession(next as unknown as SessionRecord, json);
+      } else this.s.updateSessionRecord.run(next.updatedAt as number, json, key);
       if (!isPatchChange(JSON.parse(previous) as SessionRecord, next as unknown as SessionRecord)) {
         return JSON.parse(json) as SessionRecord;
       }

@@ -187,6 +187,24 @@ describe('SqliteStore', () => {
     expect((await store.getRun('r1'))?.meta).toEqual({ note: 'record only' });
   });
 
+  it('keeps the session columns in step whether a patch changes only the record or a column too', async () => {
+    const store = open();
+    await store.putSession(makeSessionRecord('k1', { updatedAt: 10 }));
+    await store.putSession(makeSessionRecord('k2', { updatedAt: 20 }));
+    const keys = async (query: SessionListQuery = {}) => (await store.listSessions(query)).map((s) => s.key);
+    expect(await keys()).toEqual(['k2', 'k1']);
+    const patched = await store.patchSession('k1', { status: 'running', updatedAt: 30 });
+    expect(patched).toMatchObject({ status: 'running', updatedAt: 30 });
+    expect(await keys()).toEqual(['k1', 'k2']);
+    await store.patchSession('k2', { label: 'home', updatedAt: 40 });
+    expect(await keys({ label: 'home' })).toEqual(['k2']);
+    expect(await keys()).toEqual(['k2', 'k1']);
+    await store.patchSession('k2', { label: null });
+    expect(await keys({ label: 'home' })).toEqual([]);
+    const k1 = await store.getSession('k1');
+    expect(await codeOf(store.patchSession('k2', { sessionId: k1!.sessionId }))).toBe('CONFLICT');
+  });
+
   describe('transactions', () => {
     it('rolls back when the async function rejects, and the store keeps working', async () => {
       const store = open();
