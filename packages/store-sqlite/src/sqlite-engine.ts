@@ -87,6 +87,16 @@ interface SessionRow {
 }
 
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+/** Session fields with a column of their own besides `updated_at` (see `writeSession`). */
+const SESSION_COLUMN_FIELDS = new Set([
+  'key',
+  'sessionId',
+  'agentId',
+  'kind',
+  'spawnedBy',
+  'label',
+  'archivedAt',
+]);
 const DYNAMIC_CACHE_LIMIT = 128;
 
 /**
@@ -141,6 +151,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     searchCatchUp: Stmt<[]>;
     searchMark: Stmt<[]>;
     upsertSession: Stmt<unknown[]>;
+    updateSessionRecord: Stmt<[number, string, string]>;
     deleteSession: Stmt<[string]>;
     deleteMessages: Stmt<[string]>;
     deleteInbox: Stmt<[string]>;
@@ -153,6 +164,8 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     messagesAfter: Stmt<[string, number, number], { seq: number; message: string }>;
     insertRun: Stmt<unknown[]>;
     updateRun: Stmt<unknown[]>;
+    updateRunStatus: Stmt<[string, string, string]>;
+    updateRunRecord: Stmt<[string, string]>;
     runById: Stmt<[string], string>;
     insertOutbox: Stmt<unknown[]>;
     updateOutbox: Stmt<unknown[]>;
@@ -176,6 +189,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     upsertWatch: Stmt<[string, string, number, string, number]>;
     deleteWatch: Stmt<[string, string]>;
     deleteWatchWithId: Stmt<[string, string, string]>;
+    targetWatched: Stmt<[string], number>;
   };
 
   /** Built by `openSqliteStore`, which opens, checks and migrates the file first. */
@@ -217,6 +231,9 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
            record = CASE WHEN sessions.state_version > 0
              THEN json_set(excluded.record, '$.stateVersion', sessions.state_version) ELSE excluded.record END`,
       ),
+      // A patch that leaves the other columns alone: no insert attempt and no unchanged index rewritten.
+      // The record read in the same write transaction already mirrors the state version.
+      updateSessionRecord: db.prepare('UPDATE sessions SET updated_at = ?, record = ? WHERE key = ?'),
       deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
       deleteMessages: db.prepare('DELETE FROM messages WHERE session_key = ?'),
       deleteInbox: db.prepare('DELETE FROM inbox WHERE session_key = ?'),
@@ -242,6 +259,10 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       updateRun: db.prepare(
         'UPDATE runs SET session_key = ?, spawned_by = ?, status = ?, created_at = ?, record = ? WHERE run_id = ?',
       ),
+      // SQLite rewrites every index on a column an UPDATE sets, changed or not: the common updates
+      // set only what changed (a status change touches one index, a record-only change none).
+      updateRunStatus: db.prepare('UPDATE runs SET status = ?, record = ? WHERE run_id = ?'),
+      updateRunRecord: db.prepare('UPDATE runs SET record = ? WHERE run_id = ?'),
       runById: one('SELECT record FROM runs WHERE run_id = ?'),
       insertOutbox: db.prepare(
         `INSERT INTO outbox (child_session_key, run_id, requester_session_key, status, next_attempt_at, created_at, entry)
@@ -301,6 +322,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
         .raw(),
       deleteChanges: db.prepare('DELETE FROM session_changes WHERE session_key = ?'),
       deleteWatchesOf: db.prepare('DELETE FROM session_watches WHERE watcher_key = ? OR target_key = ?'),
+      targetWatched: one('SELECT 1 FROM session_watches WHERE target_key = ? LIMIT 1'),
       upsertWatch: db.prepare(
         `INSERT INTO session_watches (watcher_key, target_key, after_version, id, created_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (watcher_key, target_key) DO UPDATE SET after_version = excluded.after_version,
@@ -555,7 +577,12 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
         else next[field] = value;
       }
       const json = serialize(next, 'session');
-      this.writeSession(next as unknown as SessionRecord, json);
+      if (
+        typeof next.updatedAt !== 'number' ||
+        Object.keys(patch).some((f) => SESSION_COLUMN_FIELDS.has(f))
+      ) {
+        this.writeSession(next as unknown as SessionRecord, json);
+      } else this.s.updateSessionRecord.run(next.updatedAt as number, json, key);
       if (!isPatchChange(JSON.parse(previous) as SessionRecord, next as unknown as SessionRecord)) {
         return JSON.parse(json) as SessionRecord;
       }
@@ -774,10 +801,18 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     return this.write(() => {
       const previous = this.s.runById.get(runId);
       if (previous === undefined) throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
-      const next: RunRecord = { ...(JSON.parse(previous) as RunRecord), ...withoutUndefined(patch), runId };
+      const before = JSON.parse(previous) as RunRecord;
+      const next: RunRecord = { ...before, ...withoutUndefined(patch), runId };
       const json = serialize(next, 'run');
-      const [, ...columns] = runParams(next, json);
-      this.s.updateRun.run(...columns, runId);
+      if (
+        next.sessionKey !== before.sessionKey ||
+        (next.spawnedBy ?? null) !== (before.spawnedBy ?? null) ||
+        next.createdAt !== before.createdAt
+      ) {
+        const [, ...columns] = runParams(next, json);
+        this.s.updateRun.run(...columns, runId);
+      } else if (next.status !== before.status) this.s.updateRunStatus.run(next.status, json, runId);
+      else this.s.updateRunRecord.run(json, runId);
       return JSON.parse(json) as RunRecord;
     });
   }
@@ -898,6 +933,9 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     return this.guard(() => {
       const limit = sqlLimit(query.limit);
       if (limit === 0) return [];
+      // The check after every turn: one index probe answers "no watch on this session" without the
+      // join and the sort.
+      if (query.targetKey !== undefined && this.s.targetWatched.get(query.targetKey) === undefined) return [];
       const filters: string[] = [];
       const params: unknown[] = [];
       if (query.watcherKey !== undefined) {

@@ -168,6 +168,43 @@ describe('SqliteStore', () => {
     expect(await codeOf(store.transaction(async () => 1))).toBe('STORE_ERROR');
   });
 
+  it('keeps the run columns in step whichever columns an update changes', async () => {
+    const store = open();
+    await store.putSession(makeSessionRecord('k1'));
+    await store.putSession(makeSessionRecord('k2'));
+    await store.createRun(makeRunRecord('r1', 'k1'));
+    const ids = async (query: Parameters<Store['listRuns']>[0]) =>
+      (await store.listRuns(query)).map((r) => r.runId);
+    await store.updateRun('r1', { meta: { note: 'record only' } });
+    expect(await ids({ statuses: ['queued'] })).toEqual(['r1']);
+    await store.updateRun('r1', { status: 'running' });
+    expect(await ids({ statuses: ['queued'] })).toEqual([]);
+    expect(await ids({ statuses: ['running'], sessionKey: 'k1' })).toEqual(['r1']);
+    expect((await store.readChanges('k1', 0))?.changes.status).toBe(1);
+    await store.updateRun('r1', { sessionKey: 'k2', spawnedBy: 'k1' });
+    expect(await ids({ sessionKey: 'k1' })).toEqual([]);
+    expect(await ids({ sessionKey: 'k2', spawnedBy: 'k1', statuses: ['running'] })).toEqual(['r1']);
+    expect((await store.getRun('r1'))?.meta).toEqual({ note: 'record only' });
+  });
+
+  it('keeps the session columns in step whether a patch changes only the record or a column too', async () => {
+    const store = open();
+    await store.putSession(makeSessionRecord('k1', { updatedAt: 10 }));
+    await store.putSession(makeSessionRecord('k2', { updatedAt: 20 }));
+    const keys = async (query: SessionListQuery = {}) => (await store.listSessions(query)).map((s) => s.key);
+    expect(await keys()).toEqual(['k2', 'k1']);
+    const patched = await store.patchSession('k1', { status: 'running', updatedAt: 30 });
+    expect(patched).toMatchObject({ status: 'running', updatedAt: 30 });
+    expect(await keys()).toEqual(['k1', 'k2']);
+    await store.patchSession('k2', { label: 'home', updatedAt: 40 });
+    expect(await keys({ label: 'home' })).toEqual(['k2']);
+    expect(await keys()).toEqual(['k2', 'k1']);
+    await store.patchSession('k2', { label: null });
+    expect(await keys({ label: 'home' })).toEqual([]);
+    const k1 = await store.getSession('k1');
+    expect(await codeOf(store.patchSession('k2', { sessionId: k1!.sessionId }))).toBe('CONFLICT');
+  });
+
   describe('transactions', () => {
     it('rolls back when the async function rejects, and the store keeps working', async () => {
       const store = open();

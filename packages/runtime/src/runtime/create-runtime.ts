@@ -195,8 +195,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     }
     // A running turn reads the inbox when it ends (auto-wake); only the executor wakes past it.
     if (!afterTurn && ctx.queue.runningBatch(sessionKey)) return undefined;
+    // The inbox first: it is empty after nearly every turn, and then the session is not read.
+    if ((await store.listInbox(sessionKey)).length === 0) return undefined;
     const session = await store.getSession(sessionKey);
-    if (!session || (await store.listInbox(sessionKey)).length === 0) return undefined;
+    if (!session) return undefined;
     if (ctx.queue.pendingCount(sessionKey) > 0 || ctx.enqueuing.has(sessionKey)) return undefined;
     const run = await enqueueRun(ctx, {
       sessionKey,

@@ -1,4 +1,4 @@
-import type { Gateway, GatewayEvent, Logger } from '@colloquy/core';
+import { type Gateway, type GatewayEvent, type Logger, parseSessionKey } from '@colloquy/core';
 import type { ChatMessage, ChatPerson, ChatRef, ServerFrame, SessionRow } from '../protocol/frames.js';
 import type { ChatHub } from './chat-hub.js';
 import { toSessionRow, transcriptToChat } from './transcript-view.js';
@@ -69,8 +69,29 @@ export function createGatewayBridge(options: {
   let panelTimer: NodeJS.Timeout | undefined;
   let closed = false;
 
-  const lookup = async (sessionKey: string): Promise<Target> => {
+  const remember = (sessionKey: string, target: Target): Target => {
+    if (targets.size >= MAX_CACHED_TARGETS) targets.delete(targets.keys().next().value!);
+    targets.set(sessionKey, target);
+    return target;
+  };
+
+  /**
+   * The cached target, or, for a key that names another channel, no target without asking the
+   * gateway: such a key is made by that channel's inbound, which makes that channel the session's
+   * delivery context. So the turns of other channels cost the web chat no `session.status` call.
+   */
+  const known = (sessionKey: string): Target | undefined => {
     const cached = targets.get(sessionKey);
+    if (cached) return cached;
+    const parsed = parseSessionKey(sessionKey);
+    const channel = parsed.ok && 'channel' in parsed.key ? parsed.key.channel : undefined;
+    return channel !== undefined && channel !== channelId
+      ? remember(sessionKey, { chatId: undefined, stream: false })
+      : undefined;
+  };
+
+  const lookup = async (sessionKey: string): Promise<Target> => {
+    const cached = known(sessionKey);
     if (cached) return cached;
     let target: Target = { chatId: undefined, stream: false };
     try {
@@ -83,9 +104,7 @@ export function createGatewayBridge(options: {
     } catch (error) {
       log.debug({ err: error, sessionKey }, 'webchat: session lookup failed');
     }
-    if (targets.size >= MAX_CACHED_TARGETS) targets.delete(targets.keys().next().value!);
-    targets.set(sessionKey, target);
-    return target;
+    return remember(sessionKey, target);
   };
 
   /** Runs `task` after every earlier task of the same session, so frames keep the events' order. */
@@ -104,7 +123,7 @@ export function createGatewayBridge(options: {
       if (closed || target.chatId === undefined || !target.stream) return;
       hub.broadcast(target.chatId, frame(target.chatId));
     };
-    const cached = targets.get(event.sessionKey);
+    const cached = known(event.sessionKey);
     // Known session and nothing queued before it: forward at once, keeping order with send().
     if (cached && !queues.has(event.sessionKey)) forward(cached);
     else enqueue(event.sessionKey, async () => forward(await lookup(event.sessionKey)));
