@@ -1,27 +1,26 @@
-import {
-  ColloquyError,
-  type InboxEntry,
-  type Logger,
-  type MessageSearchQuery,
-  type MessageSearchResult,
-  type OutboxEntry,
-  type OutboxListQuery,
-  type PairingListQuery,
-  type PairingRecord,
-  type RunListQuery,
-  type RunRecord,
-  type SessionChanges,
-  type SessionListQuery,
-  type SessionPatch,
-  type SessionRecord,
-  type SessionWatch,
-  type StoredMessage,
-  type SynchronousStoreEngine,
-  type SynchronousStoreOperations,
-  type TailOptions,
-  type ThreadBinding,
-  type TranscriptMessage,
-  type WatchListQuery,
+import type {
+  InboxEntry,
+  Logger,
+  MessageSearchQuery,
+  MessageSearchResult,
+  OutboxEntry,
+  OutboxListQuery,
+  PairingListQuery,
+  PairingRecord,
+  RunListQuery,
+  RunRecord,
+  SessionChanges,
+  SessionListQuery,
+  SessionPatch,
+  SessionRecord,
+  SessionWatch,
+  StoredMessage,
+  SynchronousStoreEngine,
+  SynchronousStoreOperations,
+  TailOptions,
+  ThreadBinding,
+  TranscriptMessage,
+  WatchListQuery,
 } from '@colloquy/core';
 import type Database from 'better-sqlite3';
 import {
@@ -59,6 +58,7 @@ import {
   listThreadBindings,
   putThreadBinding,
 } from './engine/thread-bindings.js';
+import { Transactions } from './engine/transactions.js';
 import {
   appendMessages,
   countMessages,
@@ -69,14 +69,14 @@ import {
   transcriptLocator,
 } from './engine/transcripts.js';
 import { deleteWatch, listWatches, putWatch, readChanges } from './engine/watches.js';
-import { CommitBatch, type GroupCommitSettings } from './group-commit.js';
+import type { GroupCommitSettings } from './group-commit.js';
 import {
   CREATE_PENDING_INDEX_SQL,
   indexPendingSql,
   PENDING_INDEX,
   planMessageSearch,
 } from './message-search-sql.js';
-import { closedStoreError, sessionNotFound, toStoreError } from './sqlite-errors.js';
+import { sessionNotFound } from './sqlite-errors.js';
 
 export type { CheckpointResult, IntegrityReport } from './engine/maintenance.js';
 
@@ -119,17 +119,9 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
   readonly groupCommit: GroupCommitSettings | undefined;
 
   private readonly db: Database.Database;
-  private readonly busyTimeoutMs: number;
   private readonly logger: Logger;
   private readonly dynamic: DynamicStatements;
-  private depth = 0;
-  private closed = false;
-  /** The open group-commit batch: a physical transaction holding the writes not yet committed. */
-  private batch: CommitBatch | undefined;
-  /** Set when a group commit failed: the store then refuses writes and every flush rejects with it. */
-  private failure: ColloquyError | undefined;
-  /** The batch came due while a transaction was open: commit it when that transaction ends. */
-  private commitWhenIdle = false;
+  private readonly tx: Transactions;
   /** A read-only store's statement filling its temporary index (see `searchReadonly`). */
   private readonly pendingIndex: Stmt<[]> | undefined;
 
@@ -141,13 +133,20 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     this.file = init.file;
     this.readonly = init.readonly;
     this.synchronous = init.synchronous;
-    this.busyTimeoutMs = init.busyTimeoutMs;
     this.schemaVersion = init.schemaVersion;
     this.logger = init.logger;
     this.groupCommit = init.groupCommit;
     const db = this.db;
     this.s = prepareStatements(db, this.readonly);
     this.dynamic = new DynamicStatements(db);
+    this.tx = new Transactions({
+      db,
+      s: this.s,
+      file: this.file,
+      busyTimeoutMs: init.busyTimeoutMs,
+      logger: this.logger,
+      groupCommit: this.groupCommit,
+    });
     if (this.readonly) {
       // Created here, outside any transaction, so that no rollback can take it away.
       db.exec(CREATE_PENDING_INDEX_SQL);
@@ -155,7 +154,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     }
   }
 
-  // --- transactions ---
+  // --- transactions (engine/transactions.ts) ---
 
   get operations(): SynchronousStoreOperations {
     return this;
@@ -167,77 +166,17 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    * batch.
    */
   begin(): void {
-    this.assertOpen();
-    if (this.groupCommit !== undefined) {
-      this.guard(() => {
-        this.joinBatch();
-        this.s.savepoint.run();
-      });
-    } else {
-      this.guard(() => this.s.begin.run());
-    }
-    this.depth = 1;
+    this.tx.begin();
   }
 
   /** Commits the open transaction (with group commit: releases its savepoint into the batch). */
   commit(): void {
-    this.depth = 0;
-    if (this.groupCommit !== undefined) {
-      this.guard(() => {
-        try {
-          // The transaction may have caught an error after which SQLite dropped the whole batch.
-          this.assertTransactionAlive();
-          this.s.release.run();
-        } catch (error) {
-          this.rollbackQuietly();
-          throw this.loseBatch(error);
-        }
-      });
-      this.batchedWriteDone();
-      this.commitIfDue();
-      return;
-    }
-    this.guard(() => {
-      try {
-        this.assertTransactionAlive();
-        this.s.commit.run();
-      } catch (error) {
-        this.rollbackQuietly();
-        throw error;
-      }
-    });
+    this.tx.commit();
   }
 
   /** Rolls the open transaction back (with group commit: only its savepoint). */
   rollback(): void {
-    this.depth = 0;
-    if (this.groupCommit !== undefined) {
-      this.rollbackSavepoint(new Error('the transaction was rolled back'));
-      this.commitIfDue();
-      return;
-    }
-    this.rollbackQuietly();
-  }
-
-  /**
-   * Runs `fn` synchronously in a transaction, or inside the open one: the single-call writes use
-   * it so that a multi-row write is atomic.
-   */
-  private transaction<T>(fn: () => T): T {
-    if (this.depth > 0) {
-      this.assertTransactionAlive();
-      return fn();
-    }
-    this.begin();
-    let result: T;
-    try {
-      result = fn();
-    } catch (error) {
-      this.rollback();
-      throw error;
-    }
-    this.commit();
-    return result;
+    this.tx.rollback();
   }
 
   /**
@@ -257,147 +196,40 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    * ```
    */
   flush(): Promise<void> {
-    if (this.failure !== undefined) return Promise.reject(this.failure);
-    if (this.closed) return Promise.reject(closedStoreError(this.file));
-    return this.batch?.committed() ?? Promise.resolve();
-  }
-
-  /** Opens a batch (`BEGIN IMMEDIATE` and a scheduled commit) unless one is open. */
-  private joinBatch(): void {
-    if (this.failure !== undefined) throw this.failure;
-    if (this.batch !== undefined) {
-      if (this.db.inTransaction) return;
-      throw this.loseBatch(new Error('SQLite rolled the open batch back after an earlier error'));
-    }
-    this.guard(() => this.s.begin.run());
-    this.batch = new CommitBatch(this.groupCommit!, (batch) => this.commitDue(batch));
-  }
-
-  /** Counts a finished logical transaction; commits at once when the batch is full. */
-  private batchedWriteDone(): void {
-    const batch = this.batch!;
-    batch.transactions += 1;
-    if (batch.transactions >= this.groupCommit!.maxTransactions) this.commitBatch();
-  }
-
-  /** The batch's delay has passed. A failure is already with the waiters, the log and `failure`. */
-  private commitDue(batch: CommitBatch): void {
-    if (this.batch !== batch || this.closed) return;
-    if (this.depth > 0) {
-      this.commitWhenIdle = true;
-      return;
-    }
-    try {
-      this.commitBatch();
-    } catch {
-      // reported by loseBatch
-    }
-  }
-
-  /** Commits a batch that came due while a transaction was open. */
-  private commitIfDue(): void {
-    if (!this.commitWhenIdle) return;
-    this.commitWhenIdle = false;
-    if (this.batch !== undefined) this.commitDue(this.batch);
-  }
-
-  /**
-   * Commits the open batch and resolves its waiters.
-   *
-   * @throws the batch failure (see {@link loseBatch}) when the commit fails
-   */
-  private commitBatch(): void {
-    const batch = this.batch;
-    if (batch === undefined) return;
-    this.batch = undefined;
-    try {
-      if (!this.db.inTransaction) throw new Error('SQLite rolled the open batch back after an earlier error');
-      this.s.commit.run();
-    } catch (error) {
-      this.rollbackQuietly();
-      throw this.loseBatch(error, batch);
-    }
-    batch.settle();
-  }
-
-  /** Undoes one logical transaction of a batch: its savepoint only, unless SQLite dropped them all. */
-  private rollbackSavepoint(cause: unknown): void {
-    if (!this.db.inTransaction) {
-      this.loseBatch(cause);
-      return;
-    }
-    try {
-      this.s.rollbackToSavepoint.run();
-      this.s.release.run();
-    } catch (error) {
-      this.rollbackQuietly();
-      this.loseBatch(error);
-    }
-  }
-
-  /**
-   * Records that the open batch is gone (its commit failed, or SQLite rolled it back): rejects
-   * every flush waiting for it, logs, and makes the store refuse writes from now on, so no later
-   * flush can report the lost writes as durable. A batch that held no finished transaction loses
-   * nothing anyone was told about, and leaves the store usable.
-   *
-   * @returns the error the waiters got
-   */
-  private loseBatch(cause: unknown, batch = this.batch): ColloquyError {
-    if (batch === this.batch) this.batch = undefined;
-    const lost = batch?.transactions ?? 0;
-    const reason = toStoreError(cause, { file: this.file, busyTimeoutMs: this.busyTimeoutMs });
-    if (lost === 0) {
-      // Nothing acknowledged was lost: whoever waits has nothing of theirs in the batch.
-      this.logger.warn({ err: reason, file: this.file }, 'an empty group-commit batch was rolled back');
-      batch?.settle();
-      return reason;
-    }
-    const failure = new ColloquyError(
-      reason.code,
-      `A group commit on ${this.file} failed (${reason.message}). The ${lost} transaction(s) written since the ` +
-        'last commit were rolled back and never became durable. The store now refuses writes: fix the cause ' +
-        '(disk space, permissions, the file), then close the store and open it again.',
-      { ...reason.details, lostTransactions: lost },
-      { cause },
-    );
-    this.failure ??= failure;
-    this.logger.error({ err: failure, file: this.file, lostTransactions: lost }, 'group commit failed');
-    batch?.settle(failure);
-    return failure;
+    return this.tx.flush();
   }
 
   // --- sessions (engine/sessions.ts) ---
 
   getSession(key: string): SessionRecord | undefined {
-    return this.guard(() => getSession(this.s, key));
+    return this.tx.guard(() => getSession(this.s, key));
   }
 
   putSession(record: SessionRecord): void {
-    this.write(() => putSession(this.s, record));
+    this.tx.write(() => putSession(this.s, record));
   }
 
   patchSession(key: string, patch: SessionPatch): SessionRecord {
-    return this.write(() => patchSession(this.s, key, patch));
+    return this.tx.write(() => patchSession(this.s, key, patch));
   }
 
   deleteSession(key: string): boolean {
-    return this.write(() => deleteSession(this.s, key));
+    return this.tx.write(() => deleteSession(this.s, key));
   }
 
   listSessions(query: SessionListQuery = {}): SessionRecord[] {
-    return this.guard(() => listSessions(this.dynamic, query));
+    return this.tx.guard(() => listSessions(this.dynamic, query));
   }
 
   countSessions(query: SessionListQuery = {}): number {
-    return this.guard(() => countSessions(this.dynamic, query));
+    return this.tx.guard(() => countSessions(this.dynamic, query));
   }
 
   // --- transcripts (engine/transcripts.ts, engine/message-search.ts) ---
 
   appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): StoredMessage[] {
-    if (messages.length === 1 && this.depth === 0) return [this.appendOne(sessionKey, messages[0]!)];
-    return this.write(() => appendMessages(this.s, sessionKey, messages));
+    if (messages.length === 1 && this.tx.idle) return [this.appendOne(sessionKey, messages[0]!)];
+    return this.tx.write(() => appendMessages(this.s, sessionKey, messages));
   }
 
   /**
@@ -406,18 +238,9 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    */
   private appendOne(sessionKey: string, message: TranscriptMessage): StoredMessage {
     const json = serialize(message, 'transcript message');
-    return this.guard(() => {
-      // With group commit the statement runs in the batch; being one statement, it needs no savepoint.
-      if (this.groupCommit !== undefined) this.joinBatch();
-      let seq: number | undefined;
-      try {
-        seq = this.s.appendOne.get({ key: sessionKey, json });
-      } catch (error) {
-        if (this.batch !== undefined && !this.db.inTransaction) this.loseBatch(error);
-        throw error;
-      }
+    return this.tx.writeAlone(() => {
+      const seq = this.s.appendOne.get({ key: sessionKey, json });
       if (seq === undefined) throw sessionNotFound(sessionKey);
-      if (this.groupCommit !== undefined) this.batchedWriteDone();
       const stored = JSON.parse(json) as StoredMessage;
       stored.seq = seq;
       return stored;
@@ -425,11 +248,11 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
   }
 
   readTail(sessionKey: string, limit: number, options: TailOptions = {}): StoredMessage[] {
-    return this.guard(() => readTail(this.s, sessionKey, limit, options));
+    return this.tx.guard(() => readTail(this.s, sessionKey, limit, options));
   }
 
   countMessages(sessionKey: string): number {
-    return this.guard(() => countMessages(this.s, sessionKey));
+    return this.tx.guard(() => countMessages(this.s, sessionKey));
   }
 
   /**
@@ -449,47 +272,47 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     const plan = planMessageSearch(query);
     if (plan === undefined) return { hits: [], total: 0 };
     if (this.readonly) {
-      return this.guard(() => searchReadonly(this.db, this.dynamic, this.pendingIndex!, query, plan));
+      return this.tx.guard(() => searchReadonly(this.db, this.dynamic, this.pendingIndex!, query, plan));
     }
-    if (this.guard(() => this.s.searchPending.get() === 1)) {
-      this.write(() => {
+    if (this.tx.guard(() => this.s.searchPending.get() === 1)) {
+      this.tx.write(() => {
         this.s.searchCatchUp.run();
         this.s.searchMark.run();
       });
     }
-    return this.guard(() => runSearch(this.dynamic, plan));
+    return this.tx.guard(() => runSearch(this.dynamic, plan));
   }
 
   setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): void {
-    this.write(() => setMessagePlatformId(this.s, sessionKey, seq, platformMessageId));
+    this.tx.write(() => setMessagePlatformId(this.s, sessionKey, seq, platformMessageId));
   }
 
   // --- runs (engine/runs.ts) ---
 
   createRun(run: RunRecord): void {
-    this.write(() => createRun(this.s, run));
+    this.tx.write(() => createRun(this.s, run));
   }
 
   getRun(runId: string): RunRecord | undefined {
-    return this.guard(() => getRun(this.s, runId));
+    return this.tx.guard(() => getRun(this.s, runId));
   }
 
   updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): RunRecord {
-    return this.write(() => updateRun(this.s, runId, patch));
+    return this.tx.write(() => updateRun(this.s, runId, patch));
   }
 
   listRuns(query: RunListQuery = {}): RunRecord[] {
-    return this.guard(() => listRuns(this.dynamic, query));
+    return this.tx.guard(() => listRuns(this.dynamic, query));
   }
 
   // --- announce outbox and session inbox (engine/announce.ts) ---
 
   putOutbox(entry: OutboxEntry): boolean {
-    return this.write(() => putOutbox(this.s, entry));
+    return this.tx.write(() => putOutbox(this.s, entry));
   }
 
   getOutbox(childSessionKey: string, runId: string): OutboxEntry | undefined {
-    return this.guard(() => getOutbox(this.s, childSessionKey, runId));
+    return this.tx.guard(() => getOutbox(this.s, childSessionKey, runId));
   }
 
   updateOutbox(
@@ -497,77 +320,77 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     runId: string,
     patch: Partial<Omit<OutboxEntry, 'childSessionKey' | 'runId'>>,
   ): OutboxEntry {
-    return this.write(() => updateOutbox(this.s, childSessionKey, runId, patch));
+    return this.tx.write(() => updateOutbox(this.s, childSessionKey, runId, patch));
   }
 
   listOutbox(query: OutboxListQuery = {}): OutboxEntry[] {
-    return this.guard(() => listOutbox(this.dynamic, query));
+    return this.tx.guard(() => listOutbox(this.dynamic, query));
   }
 
   putInbox(entry: InboxEntry): boolean {
-    return this.write(() => putInbox(this.s, entry));
+    return this.tx.write(() => putInbox(this.s, entry));
   }
 
   listInbox(sessionKey: string): InboxEntry[] {
-    return this.guard(() => listInbox(this.s, sessionKey));
+    return this.tx.guard(() => listInbox(this.s, sessionKey));
   }
 
   consumeInbox(sessionKey: string, ids: readonly string[], at: number): void {
-    this.write(() => consumeInbox(this.s, sessionKey, ids, at));
+    this.tx.write(() => consumeInbox(this.s, sessionKey, ids, at));
   }
 
   // --- watching (engine/watches.ts) ---
 
   readChanges(sessionKey: string, sinceVersion: number): SessionChanges | undefined {
-    return this.guard(() => readChanges(this.s, sessionKey, sinceVersion));
+    return this.tx.guard(() => readChanges(this.s, sessionKey, sinceVersion));
   }
 
   putWatch(watch: SessionWatch): void {
-    this.write(() => putWatch(this.s, watch));
+    this.tx.write(() => putWatch(this.s, watch));
   }
 
   listWatches(query: WatchListQuery = {}): SessionWatch[] {
-    return this.guard(() => listWatches(this.s, this.dynamic, query));
+    return this.tx.guard(() => listWatches(this.s, this.dynamic, query));
   }
 
   deleteWatch(watcherKey: string, targetKey: string, id?: string): boolean {
-    return this.write(() => deleteWatch(this.s, watcherKey, targetKey, id));
+    return this.tx.write(() => deleteWatch(this.s, watcherKey, targetKey, id));
   }
 
   // --- thread bindings (engine/thread-bindings.ts) ---
 
   putThreadBinding(binding: ThreadBinding): void {
-    this.write(() => putThreadBinding(this.s, binding));
+    this.tx.write(() => putThreadBinding(this.s, binding));
   }
 
   getThreadBinding(channel: string, accountId: string, threadId: string): ThreadBinding | undefined {
-    return this.guard(() => getThreadBinding(this.s, channel, accountId, threadId));
+    return this.tx.guard(() => getThreadBinding(this.s, channel, accountId, threadId));
   }
 
   listThreadBindings(query: { sessionKey?: string; channel?: string } = {}): ThreadBinding[] {
-    return this.guard(() => listThreadBindings(this.dynamic, query));
+    return this.tx.guard(() => listThreadBindings(this.dynamic, query));
   }
 
   deleteThreadBinding(channel: string, accountId: string, threadId: string): boolean {
-    return this.write(() => deleteThreadBinding(this.s, channel, accountId, threadId));
+    return this.tx.write(() => deleteThreadBinding(this.s, channel, accountId, threadId));
   }
 
   // --- pairing (engine/pairings.ts) ---
 
   putPairing(record: PairingRecord): void {
-    this.write(() => putPairing(this.s, record));
+    this.tx.write(() => putPairing(this.s, record));
   }
 
   getPairing(channel: string, accountId: string, peerId: string): PairingRecord | undefined {
-    return this.guard(() => getPairing(this.s, channel, accountId, peerId));
+    return this.tx.guard(() => getPairing(this.s, channel, accountId, peerId));
   }
 
   listPairings(query: PairingListQuery): PairingRecord[] {
-    return this.guard(() => listPairings(this.dynamic, query));
+    return this.tx.guard(() => listPairings(this.dynamic, query));
   }
 
   deletePairing(channel: string, accountId: string, peerId: string): boolean {
-    return this.write(() => deletePairing(this.s, channel, accountId, peerId));
+    return this.tx.write(() => deletePairing(this.s, channel, accountId, peerId));
   }
 
   // --- locators and export (engine/transcripts.ts) ---
@@ -586,12 +409,12 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    * @throws `SESSION_NOT_FOUND` when no session matches; `INVALID_ARGUMENT` for another file's locator
    */
   resolveTranscriptRef(ref: string): string {
-    return this.guard(() => resolveSessionRef(this.s, this.file, ref));
+    return this.tx.guard(() => resolveSessionRef(this.s, this.file, ref));
   }
 
   /** Up to `limit` stored messages (as JSON lines) of a session with `seq > after`, in order. */
   transcriptBatch(sessionKey: string, after: number, limit: number): { seq: number; line: string }[] {
-    return this.guard(() => transcriptBatch(this.s, sessionKey, after, limit));
+    return this.tx.guard(() => transcriptBatch(this.s, sessionKey, after, limit));
   }
 
   // --- maintenance ---
@@ -603,7 +426,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    * @returns `{ ok, problems }`
    */
   integrityCheck(): IntegrityReport {
-    return this.guard(() => integrityCheck(this.db));
+    return this.tx.guard(() => integrityCheck(this.db));
   }
 
   /**
@@ -614,8 +437,8 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    * @returns how many frames there were and how many were copied
    */
   checkpoint(): CheckpointResult {
-    return this.guard(() => {
-      this.commitBatch();
+    return this.tx.guard(() => {
+      this.tx.commitBatch();
       return walCheckpoint(this.db);
     });
   }
@@ -627,14 +450,8 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    * @throws `STORE_ERROR` when the final group commit failed (the file is closed all the same)
    */
   close(): void {
-    if (this.closed) return;
-    let failure: ColloquyError | undefined;
-    try {
-      this.commitBatch();
-    } catch (error) {
-      failure = toStoreError(error, { file: this.file, busyTimeoutMs: this.busyTimeoutMs });
-    }
-    this.closed = true;
+    if (this.tx.closed) return;
+    const failure = this.tx.close();
     this.dynamic.clear();
     try {
       if (!this.readonly && this.db.open) {
@@ -647,47 +464,5 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     }
     this.db.close();
     if (failure !== undefined) throw failure;
-  }
-
-  // --- internals ---
-
-  /** Runs a write: inside the current transaction when there is one, else in its own. */
-  private write<T>(fn: () => T): T {
-    return this.guard(() => this.transaction(fn));
-  }
-
-  /** Checks the store is open and maps whatever `fn` throws onto `ColloquyError`. */
-  private guard<T>(fn: () => T): T {
-    this.assertOpen();
-    try {
-      return fn();
-    } catch (error) {
-      throw toStoreError(error, { file: this.file, busyTimeoutMs: this.busyTimeoutMs });
-    }
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw closedStoreError(this.file);
-  }
-
-  /** SQLite rolls a whole transaction back on some errors (disk full, I/O); later writes must not autocommit. */
-  private assertTransactionAlive(): void {
-    if (!this.db.inTransaction) {
-      throw new ColloquyError(
-        'STORE_ERROR',
-        `SQLite rolled back the current transaction on ${this.file} after an earlier error; ` +
-          'let that error leave Store.transaction and retry the whole transaction.',
-        { file: this.file },
-      );
-    }
-  }
-
-  private rollbackQuietly(): void {
-    if (!this.db.inTransaction) return;
-    try {
-      this.s.rollback.run();
-    } catch (error) {
-      this.logger.error({ err: error, file: this.file }, 'rollback failed');
-    }
   }
 }
