@@ -83,6 +83,7 @@ export type { CheckpointResult, IntegrityReport } from './engine/maintenance.js'
 /** How hard a commit waits for the disk. See the package README for the trade-off. */
 export type SqliteSynchronous = 'NORMAL' | 'FULL';
 
+/** What {@link SqliteStore} needs from the opener; built by `openSqliteStore`. */
 export interface SqliteStoreInit {
   db: Database.Database;
   file: string;
@@ -120,12 +121,14 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
 
   private readonly db: Database.Database;
   private readonly logger: Logger;
+  /** The fixed statements, prepared once. */
+  private readonly s: Statements;
+  /** The statements whose SQL depends on a query's filters. */
   private readonly dynamic: DynamicStatements;
+  /** Transactions, group commit and the error guard every call runs in. */
   private readonly tx: Transactions;
   /** A read-only store's statement filling its temporary index (see `searchReadonly`). */
   private readonly pendingIndex: Stmt<[]> | undefined;
-
-  private readonly s: Statements;
 
   /** Built by `openSqliteStore`, which opens, checks and migrates the file first. */
   constructor(init: SqliteStoreInit) {
@@ -417,7 +420,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     return this.tx.guard(() => transcriptBatch(this.s, sessionKey, after, limit));
   }
 
-  // --- maintenance ---
+  // --- maintenance (engine/maintenance.ts) ---
 
   /**
    * Runs SQLite's full `PRAGMA integrity_check` plus a foreign-key check. Reads the whole file:
