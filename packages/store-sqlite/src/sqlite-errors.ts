@@ -80,3 +80,19 @@ export function corruptStoreError(file: string, reason: string, cause?: unknown)
     cause === undefined ? undefined : { cause },
   );
 }
+
+/** The `STORE_ERROR` every call of a closed store throws. */
+export function closedStoreError(file: string): ColloquyError {
+  return new ColloquyError(
+    'STORE_ERROR',
+    `The store ${file} is closed; open it again with openSqliteStore.`,
+    {
+      file,
+    },
+  );
+}
+
+/** The `SESSION_NOT_FOUND` for a write to a session that does not exist. */
+export function sessionNotFound(key: string): ColloquyError {
+  return new ColloquyError('SESSION_NOT_FOUND', `No session "${key}".`, { key });
+}

@@ -1,0 +1,36 @@
+import type Database from 'better-sqlite3';
+import type { Stmt } from './statements.js';
+
+const DYNAMIC_CACHE_LIMIT = 128;
+
+/**
+ * The statements whose SQL depends on a query's filters, prepared on first use and kept (up to
+ * 128 distinct texts; the cache then starts over).
+ */
+export class DynamicStatements {
+  private readonly cache = new Map<string, Stmt<unknown[]>>();
+
+  constructor(private readonly db: Database.Database) {}
+
+  /** The prepared statement for `sql`, in row (not pluck) mode. */
+  get(sql: string): Stmt<unknown[]> {
+    let statement = this.cache.get(sql);
+    if (statement === undefined) {
+      if (this.cache.size >= DYNAMIC_CACHE_LIMIT) this.cache.clear();
+      statement = this.db.prepare<unknown[]>(sql);
+      this.cache.set(sql, statement);
+    }
+    // A cached statement may have been switched to pluck mode by another caller.
+    return statement.pluck(false);
+  }
+
+  /** Forgets every cached statement (the store is closing). */
+  clear(): void {
+    this.cache.clear();
+  }
+}
+
+/** `WHERE a AND b` for the given filters, or nothing when there are none. */
+export function whereClause(filters: readonly string[]): string {
+  return filters.length > 0 ? ` WHERE ${filters.join(' AND ')}` : '';
+}

@@ -1,0 +1,80 @@
+import { ColloquyError, type RunListQuery, type RunRecord } from '@colloquy/core';
+import { sqlLimit } from '../session-list-plan.js';
+import { type DynamicStatements, whereClause } from './dynamic-statements.js';
+import { parseOptional, serialize, withoutUndefined } from './record-json.js';
+import type { Statements } from './statements.js';
+
+// The run records.
+
+/**
+ * Stores a new run.
+ *
+ * @throws `CONFLICT` when a run with that id exists
+ */
+export function createRun(s: Statements, run: RunRecord): void {
+  const inserted = s.insertRun.run(...runParams(run, serialize(run, 'run'))).changes > 0;
+  if (!inserted) {
+    throw new ColloquyError('CONFLICT', `Run "${run.runId}" already exists; run ids must be unique.`, {
+      runId: run.runId,
+    });
+  }
+}
+
+/** The run with that id, if any. */
+export function getRun(s: Statements, runId: string): RunRecord | undefined {
+  return parseOptional<RunRecord>(s.runById.get(runId));
+}
+
+/**
+ * Applies `patch` to a stored run, setting only the columns that changed.
+ *
+ * @throws `RUN_NOT_FOUND` when there is no such run
+ */
+export function updateRun(s: Statements, runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): RunRecord {
+  const previous = s.runById.get(runId);
+  if (previous === undefined) throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
+  const before = JSON.parse(previous) as RunRecord;
+  const next: RunRecord = { ...before, ...withoutUndefined(patch), runId };
+  const json = serialize(next, 'run');
+  if (
+    next.sessionKey !== before.sessionKey ||
+    (next.spawnedBy ?? null) !== (before.spawnedBy ?? null) ||
+    next.createdAt !== before.createdAt
+  ) {
+    const [, ...columns] = runParams(next, json);
+    s.updateRun.run(...columns, runId);
+  } else if (next.status !== before.status) s.updateRunStatus.run(next.status, json, runId);
+  else s.updateRunRecord.run(json, runId);
+  return JSON.parse(json) as RunRecord;
+}
+
+/** The runs matching `query`, newest first. */
+export function listRuns(dynamic: DynamicStatements, query: RunListQuery): RunRecord[] {
+  if (query.statuses?.length === 0) return [];
+  const limit = sqlLimit(query.limit);
+  if (limit === 0) return [];
+  const filters: string[] = [];
+  const params: unknown[] = [];
+  if (query.sessionKey !== undefined) {
+    filters.push('session_key = ?');
+    params.push(query.sessionKey);
+  }
+  if (query.spawnedBy !== undefined) {
+    filters.push('spawned_by = ?');
+    params.push(query.spawnedBy);
+  }
+  if (query.statuses !== undefined) {
+    filters.push('status IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(query.statuses));
+  }
+  const sql = `SELECT record FROM runs${whereClause(filters)} ORDER BY created_at DESC, run_id DESC LIMIT ?`;
+  return dynamic
+    .get(sql)
+    .pluck()
+    .all(...params, limit)
+    .map((json) => JSON.parse(json as string) as RunRecord);
+}
+
+function runParams(run: RunRecord, json: string): unknown[] {
+  return [run.runId, run.sessionKey, run.spawnedBy ?? null, run.status, run.createdAt, json];
+}

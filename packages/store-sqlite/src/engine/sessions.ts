@@ -1,0 +1,131 @@
+import {
+  ColloquyError,
+  isPatchChange,
+  type SessionListQuery,
+  type SessionPatch,
+  type SessionRecord,
+} from '@colloquy/core';
+import { planSessionList } from '../session-list-plan.js';
+import { sessionNotFound, sqliteCode } from '../sqlite-errors.js';
+import type { DynamicStatements } from './dynamic-statements.js';
+import { parseOptional, serialize } from './record-json.js';
+import type { Statements } from './statements.js';
+
+// The session records. Writes run inside the engine's transaction; reads inside its guard.
+
+interface SessionRow {
+  record: string;
+}
+
+/** Session fields with a column of their own besides `updated_at` (see `writeSession`). */
+const SESSION_COLUMN_FIELDS = new Set([
+  'key',
+  'sessionId',
+  'agentId',
+  'kind',
+  'spawnedBy',
+  'label',
+  'archivedAt',
+]);
+
+/** The session stored under `key`, if any. */
+export function getSession(s: Statements, key: string): SessionRecord | undefined {
+  return parseOptional<SessionRecord>(s.sessionByKey.get(key));
+}
+
+/** Writes a whole session record; counts a `patch` change when a watched field changed. */
+export function putSession(s: Statements, record: SessionRecord): void {
+  const previous = parseOptional<SessionRecord>(s.sessionByKey.get(record.key));
+  writeSession(s, record, serialize(record, 'session'));
+  if (isPatchChange(previous, record)) notePatch(s, record.key);
+}
+
+/**
+ * Applies `patch` to the stored session (`null` removes a field) and returns the result.
+ *
+ * @throws `SESSION_NOT_FOUND` when there is no such session
+ */
+export function patchSession(s: Statements, key: string, patch: SessionPatch): SessionRecord {
+  const previous = s.sessionByKey.get(key);
+  if (previous === undefined) throw sessionNotFound(key);
+  const next = JSON.parse(previous) as Record<string, unknown>;
+  for (const [field, value] of Object.entries(patch)) {
+    if (field === 'key' || field === 'stateVersion' || value === undefined) continue;
+    if (value === null) delete next[field];
+    else next[field] = value;
+  }
+  const json = serialize(next, 'session');
+  if (typeof next.updatedAt !== 'number' || Object.keys(patch).some((f) => SESSION_COLUMN_FIELDS.has(f))) {
+    writeSession(s, next as unknown as SessionRecord, json);
+  } else s.updateSessionRecord.run(next.updatedAt as number, json, key);
+  if (!isPatchChange(JSON.parse(previous) as SessionRecord, next as unknown as SessionRecord)) {
+    return JSON.parse(json) as SessionRecord;
+  }
+  notePatch(s, key);
+  return JSON.parse(s.sessionByKey.get(key)!) as SessionRecord;
+}
+
+/** Counts a `patch` change: bumps the version and logs its kind (the prune trigger bounds the log). */
+function notePatch(s: Statements, key: string): void {
+  const version = s.bumpVersion.get(key);
+  if (version !== undefined) s.insertChange.run(key, version, 'patch');
+}
+
+/** Deletes a session with its transcript, inbox, bindings, changes and watches. */
+export function deleteSession(s: Statements, key: string): boolean {
+  if (s.sessionExists.get(key) === undefined) return false;
+  s.deleteMessages.run(key);
+  s.deleteInbox.run(key);
+  s.deleteBindingsOfSession.run(key);
+  s.deleteChanges.run(key);
+  s.deleteWatchesOf.run(key, key);
+  s.deleteSession.run(key);
+  return true;
+}
+
+/** The sessions matching `query`, as planned by `planSessionList`. */
+export function listSessions(dynamic: DynamicStatements, query: SessionListQuery): SessionRecord[] {
+  const [part] = planSessionList(query, 'rows', query.now ?? Date.now()).parts;
+  if (part === undefined) return [];
+  const rows = dynamic.get(part.sql).all(...part.params) as SessionRow[];
+  return rows.map((row) => JSON.parse(row.record) as SessionRecord);
+}
+
+/** How many sessions match `query`. */
+export function countSessions(dynamic: DynamicStatements, query: SessionListQuery): number {
+  const plan = planSessionList(query, 'count', query.now ?? Date.now());
+  let total = 0;
+  for (const part of plan.parts) {
+    total += dynamic
+      .get(part.sql)
+      .pluck()
+      .get(...part.params) as number;
+  }
+  return total;
+}
+
+function writeSession(s: Statements, record: SessionRecord, json: string): void {
+  try {
+    s.upsertSession.run(
+      record.key,
+      record.sessionId,
+      record.agentId,
+      record.kind,
+      record.updatedAt,
+      record.spawnedBy ?? null,
+      record.label ?? null,
+      record.archivedAt ?? null,
+      json,
+    );
+  } catch (error) {
+    if (sqliteCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') {
+      throw new ColloquyError(
+        'CONFLICT',
+        `Session id "${record.sessionId}" already belongs to another session; give "${record.key}" a fresh sessionId.`,
+        { key: record.key, sessionId: record.sessionId },
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
