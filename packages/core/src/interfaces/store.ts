@@ -224,7 +224,10 @@ export interface StoreOperations {
   setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): Promise<void>;
 
   // --- runs ---
-  /** @throws `CONFLICT` when `run.runId` exists */
+  /**
+   * Inserts a new run.
+   * @throws `CONFLICT` when `run.runId` exists
+   */
   createRun(run: RunRecord): Promise<void>;
   /** The run with this id. */
   getRun(runId: string): Promise<RunRecord | undefined>;
