@@ -267,7 +267,9 @@ export interface AgentSessionInit {
 
 /** One message a forked sub-agent inherits (see {@link AgentSessionInit.inheritedHistory}). */
 export interface InheritedMessage {
+  /** Who wrote the message. */
   role: 'user' | 'assistant';
+  /** The message text. */
   content: string;
   /** When it was first written (epoch ms). */
   timestamp?: number;
