@@ -307,7 +307,7 @@ export interface AgentInfo {
 export interface SessionStatusParams {
   /** The internal key of the session. */
   key: string;
-  /** Also count the changes after this `stateVersion` (an integer >= 0), into `changes`. */
+  /** Also count the changes after this `stateVersion` (an integer, at least 0), into `changes`. */
   changesSince?: number;
 }
 
