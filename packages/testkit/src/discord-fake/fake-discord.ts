@@ -17,14 +17,19 @@ export type { FakeUser } from './payloads.js';
 
 /** A bot account the fake accepts. */
 export interface FakeBot {
+  /** The bot token clients authenticate with. */
   token: string;
+  /** The bot's user. */
   user: FakeUser;
+  /** The bot's application id (slash commands are registered under it). */
   applicationId: string;
 }
 
 /** A guild the fake holds, with its channels. */
 export interface FakeGuild {
+  /** The guild's snowflake id. */
   id: string;
+  /** The guild's name. */
   name: string;
   /** Text channels (type 0) and forum channels (type 15). */
   channels: { id: string; name: string; forum?: true }[];
@@ -32,6 +37,7 @@ export interface FakeGuild {
 
 /** Options of {@link FakeDiscord.start}: the bots it accepts and the guilds it creates. */
 export interface FakeDiscordOptions {
+  /** The bot accounts to accept: their token and username. */
   bots: { token: string; username: string }[];
   /** `forums`: forum channels (type 15), where posts are threads started with a message. */
   guilds?: { name: string; channels: string[]; forums?: string[] }[];
@@ -45,11 +51,17 @@ export interface FakeDiscordOptions {
 
 /** One HTTP request the fake received. */
 export interface RecordedRequest {
+  /** The HTTP method. */
   method: string;
+  /** The request path after `/api/v10`, decoded, without the query string. */
   path: string;
+  /** The query string. */
   query: URLSearchParams;
+  /** The parsed JSON body; the raw text for a non-JSON body; `undefined` when there was none. */
   body: unknown;
+  /** Epoch milliseconds the request arrived. */
   at: number;
+  /** The HTTP status answered (0 until answered). */
   status: number;
 }
 
@@ -115,10 +127,15 @@ interface Route {
  * ```
  */
 export class FakeDiscord {
+  /** The bot accounts the fake accepts. */
   readonly bots: FakeBot[];
+  /** The guilds the fake created. */
   readonly guilds: FakeGuild[] = [];
+  /** Every user the fake knows, by id. */
   readonly users = new Map<string, FakeUser>();
+  /** Every channel and thread the fake holds, by id. */
   readonly channels = new Map<string, ChannelRecord>();
+  /** Every REST request received, in order. */
   readonly requests: RecordedRequest[] = [];
   /** IDENTIFY payloads received, in order. */
   readonly identifies: { token: string; intents: number }[] = [];
@@ -126,10 +143,13 @@ export class FakeDiscord {
   readonly resumes: { sessionId: string; seq: number }[] = [];
   /** Query strings of gateway connections (v, encoding, compress). */
   readonly gatewayQueries: URLSearchParams[] = [];
+  /** Guild slash commands registered by bots, by `<applicationId>:<guildId>`. */
   readonly registeredCommands = new Map<string, unknown[]>();
   /** Every message a bot posted through REST, in order. */
   readonly sentByBots: APIMessage[] = [];
+  /** Slash-command interactions the fake dispatched, by interaction token. */
   readonly interactions = new Map<string, InteractionRecord>();
+  /** How many heartbeats the fake acknowledged. */
   heartbeatAcks = 0;
 
   private readonly sessions = new Map<string, GatewaySession>();
@@ -390,6 +410,7 @@ export class FakeDiscord {
     }
   }
 
+  /** Closes every gateway connection and the HTTP server. */
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
