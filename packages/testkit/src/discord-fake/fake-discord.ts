@@ -65,11 +65,15 @@ export interface RecordedRequest {
   status: number;
 }
 
-interface ChannelRecord {
+/** A channel, thread or DM channel the fake holds ({@link FakeDiscord.channels}). */
+export interface ChannelRecord {
+  /** The channel as the REST API returns it. */
   payload: APIChannel;
+  /** The guild that holds the channel; absent for DM channels. */
   guildId?: string;
   /** For DM channels: the bot on the other side. */
   dmBotId?: string;
+  /** Every message posted in the channel, oldest first. */
   messages: APIMessage[];
 }
 
@@ -81,14 +85,23 @@ interface GatewaySession {
   socket?: WebSocket;
 }
 
-interface InteractionRecord {
+/** A slash-command interaction the fake dispatched, and how the bot answered it ({@link FakeDiscord.interactions}). */
+export interface InteractionRecord {
+  /** The interaction's snowflake id. */
   id: string;
+  /** The interaction token the bot answers with. */
   token: string;
+  /** The bot the interaction was sent to. */
   bot: FakeBot;
+  /** The channel the command was run in. */
   channelId: string;
+  /** Epoch milliseconds the interaction was dispatched. */
   dispatchedAt: number;
+  /** The bot's interaction callback: its type, when it arrived (epoch ms) and its message flags. */
   callback?: { type: number; at: number; flags: number };
+  /** The original response, once the bot posted or edited it. */
   original?: APIMessage;
+  /** Follow-up messages the bot posted, in order. */
   followUps: APIMessage[];
   /** The deferred reply was deleted instead of answered. */
   deleted?: boolean;

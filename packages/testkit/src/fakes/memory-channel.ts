@@ -13,7 +13,7 @@ import type {
 import { ColloquyError } from '@colloquy/core';
 import { waitForCount } from './wait-for-count.js';
 
-/** Options of {@link createMemoryChannel}. */
+/** Options of `createMemoryChannel`. */
 export interface MemoryChannelOptions {
   /** The plugin id (the `channel` of its sessions). Default `memory`. */
   id?: string;

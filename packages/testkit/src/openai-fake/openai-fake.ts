@@ -84,7 +84,6 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body (`undefined` when the body was not JSON). */
   // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary request fields; this is a test fake.
-  /** The parsed JSON body (`undefined` when there was none). */
   body: any;
   /** The body as received. */
   rawBody: string;
