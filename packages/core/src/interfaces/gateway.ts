@@ -139,7 +139,7 @@ export type DeliveryOutcome =
 export interface AgentRunParams {
   /** The internal key of the session to run. */
   sessionKey: string;
-  /** The run's input message, appended to the transcript when the run starts. */
+  /** The run's input message; it becomes a `user` message of the transcript. */
   message: string;
   /** Default `main`. */
   lane?: Lane;
@@ -383,7 +383,7 @@ export interface GatewayMethods {
   'sessions.resolve': [SessionsResolveParams, { session: SessionRecord }];
   /** Changes a session's user-settable fields and returns the result. */
   'sessions.patch': [{ key: string; patch: SessionsPatchFields }, { session: SessionRecord }];
-  /** Deletes a session with its transcript; `deleted` is false when there was none. */
+  /** Aborts a session's runs, then deletes it with its transcript; `deleted` is false when there was none. */
   'sessions.delete': [{ key: string }, { deleted: boolean }];
   /** Full-text search over transcripts, with no visibility filter. */
   'sessions.search': [SessionsSearchParams, SessionsSearchResult];

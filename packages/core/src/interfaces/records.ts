@@ -310,9 +310,9 @@ export interface RunRecord {
   reply?: string;
   /** The failure message, for runs that ended `error`, `timeout`, `killed` or `interrupted`. */
   error?: string;
-  /** Tokens the run's model calls used. */
+  /** Tokens the run's model calls used; when several runs share one turn, only its leader has it. */
   usage?: TokenUsage;
-  /** The cost of the run's model calls in US dollars, when priced. */
+  /** The cost of the run's model calls in US dollars, when priced; on the turn's leader run only. */
   costUsd?: number;
   /** Where the run's input message came from, when not from the session's own human. */
   provenance?: MessageProvenance;
