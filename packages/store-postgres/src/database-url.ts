@@ -2,8 +2,11 @@ import { ColloquyError } from '@colloquy/core';
 
 /** The parts of a PostgreSQL URL that are safe to show: no user, no password. */
 export interface DatabaseAddress {
+  /** The host name or address (default `localhost`). */
   host: string;
+  /** The TCP port (default 5432). */
   port: number;
+  /** The database name (default: the user name, else `postgres`). */
   database: string;
 }
 

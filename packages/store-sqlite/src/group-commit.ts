@@ -21,7 +21,12 @@ export interface GroupCommitOptions {
 
 /** Group commit options with their defaults applied. */
 export interface GroupCommitSettings {
+  /**
+   * How long a batch stays open after its first transaction, in milliseconds (0: until the event-loop turn
+   * ends).
+   */
   readonly maxDelayMs: number;
+  /** A batch commits at once when it holds this many transactions. */
   readonly maxTransactions: number;
 }
 

@@ -162,6 +162,7 @@ export class SqliteStore extends SerializedStore {
     return this.run(() => this.sqlite.checkpoint());
   }
 
+  /** Closes the database connection (called once, after work in flight has settled). */
   protected closeEngine(): void {
     this.sqlite.close();
   }

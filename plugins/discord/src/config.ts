@@ -92,6 +92,10 @@ export type DiscordGuildConfig = Static<typeof DiscordGuildSchema>;
 
 /** What users write: every field with a default may be left out. */
 export interface DiscordConfigInput {
+  /**
+   * One or more bot accounts: `accountId` (default `default`), `token` or `tokenEnv`, and `apiRoot` /
+   * `gatewayUrl` for a proxy.
+   */
   accounts: {
     accountId?: string;
     token?: string;
@@ -99,11 +103,17 @@ export interface DiscordConfigInput {
     apiRoot?: string;
     gatewayUrl?: string;
   }[];
+  /** Guild messages must mention (or reply to) the bot. Default true. */
   requireMentionByDefault?: boolean;
+  /** Per-guild (and per-channel) `requireMention` and `allowUsers`, by guild id. */
   guilds?: Record<string, DiscordGuildConfig>;
+  /** Only these guild ids are served; unset or empty means every guild. */
   allowGuilds?: string[];
+  /** Only these channel ids are served; unset or empty means every channel. */
   allowChannels?: string[];
+  /** Only these user ids are answered; unset or empty means everyone. */
   allowUsers?: string[];
+  /** `idleMinutes`: a bound thread idle this long is unbound (default 1440; 0 = never). */
   threadBindings?: { idleMinutes?: number };
 }
 

@@ -167,6 +167,10 @@ function crossFieldIssues(config: TelegramConfig): TelegramConfigIssue[] {
 
 /** The `channels.telegram` section as written by users: everything with a default may be left out. */
 export interface TelegramConfigInput {
+  /**
+   * Bot accounts: `accountId` (default `default`), `token`, `apiRoot`, and `mode` (`polling` or `webhook`
+   * with `webhook: { path, secretToken, url? }`). Default none.
+   */
   accounts?: {
     accountId?: string;
     token: string;
@@ -174,9 +178,17 @@ export interface TelegramConfigInput {
     mode?: 'polling' | 'webhook';
     webhook?: { path: string; secretToken: string; url?: string };
   }[];
+  /**
+   * Who may DM the bot: `open` (anyone), `allowlist` (only `allowFrom`) or `pairing` (a code the owner
+   * approves). Default `pairing`.
+   */
   dmPolicy?: 'open' | 'allowlist' | 'pairing';
+  /** User ids or `@usernames` that may DM the bot (with `allowlist` and `pairing`). Default none. */
   allowFrom?: string[];
+  /** `allowlist`: only groups listed in `groups` are served. Default `open`. */
   groupPolicy?: 'open' | 'allowlist';
+  /** Per-group settings keyed by chat id, e.g. `"-1001234567890": { "requireMention": false }`. */
   groups?: Record<string, { requireMention?: boolean }>;
+  /** In groups and channels, answer only when mentioned, replied to, or given a command. Default true. */
   requireMentionByDefault?: boolean;
 }

@@ -28,6 +28,7 @@ import { loadStaticAssets } from './server/static-assets.js';
 
 /** The web chat channel: a `ChannelPlugin` (`@colloquy/core`) plus the URL it serves. */
 export interface WebChatPlugin extends ChannelPlugin {
+  /** Always `webchat`. */
   readonly id: 'webchat';
   /**
    * The page's URL once started, e.g. `http://127.0.0.1:7420/`.

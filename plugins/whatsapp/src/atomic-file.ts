@@ -3,8 +3,11 @@ import { dirname } from 'node:path';
 
 /** An open file, as far as atomic writes need one (a subset of `fs.promises.FileHandle`). */
 export interface FileHandleLike {
+  /** Writes the whole file. */
   writeFile(data: string): Promise<void>;
+  /** Flushes the file to disk (fsync). */
   sync(): Promise<void>;
+  /** Closes the handle. */
   close(): Promise<void>;
 }
 
@@ -13,11 +16,17 @@ export interface FileHandleLike {
  * Tests inject one that fails mid-write to prove that a crash never corrupts credentials.
  */
 export interface StateFs {
+  /** Reads a whole file as UTF-8. */
   readFile(path: string, encoding: 'utf8'): Promise<string>;
+  /** Opens a file for writing (`w`), or a folder for reading (`r`) so it can be fsynced. */
   open(path: string, flags: 'w' | 'r'): Promise<FileHandleLike>;
+  /** Renames a file, replacing `to`. */
   rename(from: string, to: string): Promise<void>;
+  /** Deletes a file. */
   unlink(path: string): Promise<void>;
+  /** Creates a folder and its parents. */
   mkdir(path: string, options: { recursive: true }): Promise<unknown>;
+  /** The names of a folder's entries. */
   readdir(path: string): Promise<string[]>;
 }
 

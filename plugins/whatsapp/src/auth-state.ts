@@ -19,6 +19,7 @@ import { BufferJSON, initAuthCreds, proto } from './baileys.js';
 
 /** What {@link useAtomicAuthState} returns: Baileys' auth state and the call that saves creds. */
 export interface AtomicAuthState {
+  /** Baileys' auth state (creds and signal keys); pass it as `auth` to the socket. */
   state: AuthenticationState;
   /** Writes the current creds atomically. Wire it to the socket's `creds.update`. */
   saveCreds(): Promise<void>;

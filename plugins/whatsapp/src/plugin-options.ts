@@ -50,7 +50,9 @@ export interface WhatsAppPluginOptions {
 
 /** The WhatsApp channel: a `ChannelPlugin` (`@colloquy/core`) with linking helpers. */
 export interface WhatsAppPlugin extends ChannelPlugin {
+  /** Always `whatsapp`. */
   readonly id: 'whatsapp';
+  /** The connection's health, for `colloquy status`. */
   status(): ChannelStatus;
   /** The QR string waiting to be scanned, if the device is not linked yet. */
   latestQr(): string | undefined;

@@ -2,6 +2,7 @@ import qrcode from 'qrcode-terminal';
 
 /** Where the QR code is printed: anything with `write`, like `process.stdout`. */
 export interface QrOutput {
+  /** Writes the QR art and the scanning hint; the return value is ignored. */
   write(text: string): unknown;
 }
 

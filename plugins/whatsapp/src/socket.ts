@@ -25,7 +25,9 @@ export type WhatsAppEventMap = Pick<
 
 /** The event emitter surface the plugin uses (Baileys' `sock.ev`). */
 export interface WhatsAppEventEmitterLike {
+  /** Adds a listener for one Baileys event. */
   on<E extends keyof WhatsAppEventMap>(event: E, listener: (arg: WhatsAppEventMap[E]) => void): void;
+  /** Removes a listener added with `on`. */
   off<E extends keyof WhatsAppEventMap>(event: E, listener: (arg: WhatsAppEventMap[E]) => void): void;
 }
 
@@ -34,6 +36,7 @@ export interface WhatsAppEventEmitterLike {
  * tests pass a fake through {@link WhatsAppPluginOptions.makeSocket}.
  */
 export interface WhatsAppSocketLike {
+  /** The socket's event emitter (`connection.update`, `messages.upsert`, `creds.update`, ...). */
   ev: WhatsAppEventEmitterLike;
   /**
    * The raw WebSocket wrapper. Baileys emits `frame` on it for every frame received from
@@ -52,12 +55,15 @@ export interface WhatsAppSocketLike {
   signalRepository?: {
     lidMapping: { getPNForLID(lid: string): Promise<string | null> };
   };
+  /** Sends a text message to a JID, optionally quoting a message; resolves with the sent message. */
   sendMessage(
     jid: string,
     content: { text: string },
     options?: { quoted?: WAMessage },
   ): Promise<WAMessage | undefined>;
+  /** Sets the account's presence, e.g. `composing` in a chat (the typing indicator). */
   sendPresenceUpdate(type: WAPresence, toJid?: string): Promise<void>;
+  /** Marks messages as read. */
   readMessages(keys: WAMessageKey[]): Promise<void>;
   /** A group's metadata (subject, participants); fills the group cache on a miss. Optional. */
   groupMetadata?(jid: string): Promise<GroupMetadata>;

@@ -54,6 +54,7 @@ export interface BotOptions {
 
 /** A running bot. */
 export interface Bot {
+  /** The running runtime. */
   readonly runtime: Runtime;
   /** `ws://host:port` of the gateway. */
   readonly gatewayUrl: string;

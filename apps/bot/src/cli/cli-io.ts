@@ -2,8 +2,11 @@ import type { Env } from '../config/env-overlay.js';
 
 /** Where a CLI command reads its environment and writes its output. Tests pass their own. */
 export interface CliIo {
+  /** Where command output goes. */
   out: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Where errors and warnings go. */
   err: NodeJS.WritableStream & { isTTY?: boolean };
+  /** The environment variables the commands read. */
   env: Env;
 }
 

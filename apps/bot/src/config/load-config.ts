@@ -29,8 +29,11 @@ export const KNOWN_CHANNELS = ['webchat', 'telegram', 'discord', 'whatsapp'] as 
 
 /** The platform channels turned on by config or environment, with their resolved sections. */
 export interface PlatformSections {
+  /** The resolved `channels.telegram` section, when the channel is turned on. */
   telegram?: TelegramConfig;
+  /** The resolved `channels.discord` section, when the channel is turned on. */
   discord?: DiscordConfig;
+  /** The resolved `channels.whatsapp` section, when the channel is turned on. */
   whatsapp?: WhatsAppConfig;
 }
 

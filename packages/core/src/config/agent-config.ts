@@ -6,7 +6,9 @@ import type { ColloquyConfig } from './schema.js';
 
 /** One agent's effective settings: its `agents.list` entry over `agents.defaults`. */
 export interface ResolvedAgentConfig {
+  /** The agent id. */
   id: string;
+  /** The display name from the agent's entry. */
   name?: string;
   /** True for the default agent (see `defaultAgentId`). */
   default: boolean;
@@ -18,6 +20,7 @@ export interface ResolvedAgentConfig {
   systemPrompt?: string;
   /** The entry's `sandboxed`, else `agents.defaults.sandbox.enabled`. */
   sandboxed: boolean;
+  /** Sub-agent limits from `agents.defaults.subagents`, with this entry's `allowAgents`. */
   subagents: {
     maxSpawnDepth: number;
     maxChildrenPerAgent: number;

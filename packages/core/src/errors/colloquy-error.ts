@@ -34,12 +34,22 @@ export type ErrorCode =
  * ```
  */
 export class ColloquyError extends Error {
+  /** Always `ColloquyError`. */
   override readonly name = 'ColloquyError';
+  /** Marks the error for {@link isColloquyError}, across installed copies of the package. */
   readonly [MARK] = true;
 
+  /**
+   * @param code - what went wrong, for callers that branch on it
+   * @param message - a sentence saying what went wrong and what to do about it
+   * @param details - JSON-serialisable facts about the failure (e.g. `key`, `field`)
+   * @param options - `cause`: the error this one wraps
+   */
   constructor(
+    /** What went wrong, for callers that branch on it. */
     readonly code: ErrorCode,
     message: string,
+    /** JSON-serialisable facts about the failure (e.g. `key`, `field`, `retryAfterMs`). */
     readonly details: Record<string, unknown> = {},
     options?: { cause?: unknown },
   ) {

@@ -9,6 +9,7 @@ export const REDACTION_MARK = '[REDACTED]';
 
 /** The result of redacting one text. */
 export interface RedactionResult {
+  /** The text with every secret replaced by the redaction mark. */
   text: string;
   /** True when anything was replaced. */
   redacted: boolean;

@@ -38,6 +38,7 @@ export type SanitizedMessage = Omit<TranscriptMessage, 'details' | 'usage' | 'co
 
 /** The result of `sanitizeHistory`. */
 export interface SanitizedHistory {
+  /** The sanitised messages, oldest first. */
   messages: SanitizedMessage[];
   /** True when any text was cut to `HISTORY_TEXT_LIMIT`. */
   truncated: boolean;

@@ -18,12 +18,17 @@ export interface ChannelCapabilities {
    * `<chat id>:<thread id>` (see `threadBindingKey`), so two chats that reuse an id keep their own.
    */
   threadScope?: 'account' | 'chat';
+  /** Sent messages can be edited. */
   edits: boolean;
+  /** Messages can carry reactions. */
   reactions: boolean;
+  /** Media can be sent and received. */
   media: boolean;
+  /** A typing indicator can be shown (`sendTyping`). */
   typing: boolean;
   /** The platform's maximum text length of one message (after format conversion). */
   maxTextLength: number;
+  /** The dialect `send` renders model markdown into. */
   markdown: MarkdownDialect;
 }
 
@@ -31,8 +36,11 @@ export interface ChannelCapabilities {
 export interface InboundMessage {
   /** The plugin id. */
   channel: string;
+  /** The bot account that received the message. */
   accountId: string;
+  /** The chat it was posted in: its type, platform id and title when known. */
   chat: { type: ChatType; id: string; title?: string };
+  /** Who wrote it: platform id, display name, username and whether it is a bot. */
   sender: {
     id: string;
     name?: string;
@@ -46,7 +54,9 @@ export interface InboundMessage {
   };
   /** A thread or forum topic inside the chat. */
   threadId?: string;
+  /** The message text (for media, its caption). */
   text: string;
+  /** Media attached to the message. */
   media?: MediaAttachment[];
   /**
    * The bot is addressed: mentioned, replied to, a command, or the chat's gating config says
@@ -55,6 +65,7 @@ export interface InboundMessage {
   mentionsBot: boolean;
   /** The platform message id. */
   messageId: string;
+  /** The platform id of the message this one replies to. */
   replyToMessageId?: string;
   /** Epoch ms; default now. */
   timestamp?: number;
@@ -62,6 +73,7 @@ export interface InboundMessage {
 
 /** An outbound message. `text` is model markdown; the plugin converts and chunks it. */
 export interface OutboundMessage {
+  /** The text to send: model markdown, or plain with `format: 'plain'`. */
   text: string;
   /** Reply to (quote) this platform message. */
   replyToMessageId?: string;
@@ -71,7 +83,9 @@ export interface OutboundMessage {
 
 /** Result of a send: the id of the first message and of every chunk sent. */
 export interface SendResult {
+  /** The platform id of the first message sent. */
   messageId: string;
+  /** The platform ids of every chunk sent, in order. */
   messageIds: string[];
 }
 
@@ -79,22 +93,31 @@ export interface SendResult {
 export interface ChannelStatus {
   /** `standby`: another instance of a cluster holds this connection (see `ChannelContext.lease`). */
   state: 'starting' | 'connected' | 'standby' | 'reconnecting' | 'disconnected' | 'logged-out' | 'error';
+  /** A human explanation of the state (e.g. the last error). */
   detail?: string;
+  /** The state of each bot account, for plugins that run several. */
   accounts?: { accountId: string; state: string; detail?: string }[];
 }
 
 /** Binding persistence offered to plugins (backed by the Store). */
 export interface ThreadBindingAccess {
+  /** The binding of a thread of this channel. */
   get(accountId: string, threadId: string): Promise<ThreadBinding | undefined>;
+  /** Inserts or replaces a binding of this channel. */
   put(binding: Omit<ThreadBinding, 'channel'>): Promise<void>;
+  /** Records activity through a binding at `at` (epoch ms). */
   touch(accountId: string, threadId: string, at: number): Promise<void>;
+  /** Deletes a binding. */
   remove(accountId: string, threadId: string): Promise<void>;
+  /** Every binding of this channel. */
   list(): Promise<ThreadBinding[]>;
 }
 
 /** A slash command a plugin may register with its platform. */
 export interface ChannelCommand {
+  /** The command without its slash, e.g. `new`. */
   name: string;
+  /** A short description for the platform's command menu. */
   description: string;
 }
 
@@ -110,6 +133,7 @@ export interface ChannelContext {
   pairing: PairingAccess;
   /** The slash commands the app supports (for setMyCommands and friends). */
   commands: readonly ChannelCommand[];
+  /** A logger bound to the plugin. */
   log: Logger;
   /**
    * The gateway, for plugins that show or stream session state (the web chat's owner panel and
@@ -172,8 +196,11 @@ export interface ThreadRequest {
  * (the runtime checks it before calling `send`).
  */
 export interface ChannelPlugin {
+  /** The channel id, e.g. `telegram`: the `channel` of delivery contexts, keys and config. */
   readonly id: string;
+  /** What the channel can do. */
   readonly capabilities: ChannelCapabilities;
+  /** Connects to the platform and starts handing inbound messages to `ctx.receive`. */
   start(ctx: ChannelContext): Promise<void>;
   /**
    * The first step of a shutdown: take no more inbound messages (stop polling, refuse new chat
@@ -191,5 +218,6 @@ export interface ChannelPlugin {
   sendTyping?(to: DeliveryContext): Promise<void>;
   /** Creates a thread/topic; returns the delivery context inside it. */
   createThread?(request: ThreadRequest): Promise<DeliveryContext & { threadId: string }>;
+  /** The plugin's health, for `colloquy status`. */
   status?(): ChannelStatus;
 }

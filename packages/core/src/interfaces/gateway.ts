@@ -16,12 +16,19 @@ import type { SessionChanges } from './store.js';
 
 /** Parameters of `sessions.list`. Visibility is applied by the caller (the tools), not here. */
 export interface SessionsListParams {
+  /** Only these kinds. Empty or absent: all kinds. */
   kinds?: SessionKind[];
+  /** Only sessions updated within this many minutes. */
   activeMinutes?: number;
+  /** Only direct children of this session key. */
   spawnedBy?: string;
+  /** Only sessions of these agents. */
   agentIds?: string[];
+  /** Only these exact internal keys. */
   keys?: string[];
+  /** Include archived sessions (default false). */
   includeArchived?: boolean;
+  /** At most this many rows (default: no limit). */
   limit?: number;
   /** Skip this many rows (after sorting, before `limit`); default 0. */
   offset?: number;
@@ -36,8 +43,11 @@ export interface SessionsListParams {
 export interface SessionsSearchParams {
   /** The words to find (at least one letter or digit). */
   query: string;
+  /** Only sessions of these kinds. Empty or absent: all kinds. */
   kinds?: SessionKind[];
+  /** Only these exact internal keys. */
   keys?: string[];
+  /** Only sessions of these agents. */
   agentIds?: string[];
   /** Most hits (default 10, at most 50); 0 only counts. */
   limit?: number;
@@ -47,26 +57,39 @@ export interface SessionsSearchParams {
 
 /** Result of `sessions.search`: hits best first, messages as stored, and how many matched. */
 export interface SessionsSearchResult {
+  /** The page of hits selected by `limit` and `offset`, each with its session key. */
   hits: Array<{ sessionKey: string; message: StoredMessage }>;
+  /** How many messages matched, ignoring `limit` and `offset`. */
   total: number;
 }
 
 /** The latest run of a session, as `sessions.list` returns it with `withLatestRun`. */
 export interface RunSummary {
+  /** The run's id. */
   runId: string;
+  /** The run's state. */
   status: RunStatus;
+  /** The command-queue lane of the run. */
   lane: Lane;
+  /** Epoch milliseconds the run was queued. */
   createdAt: number;
+  /** Epoch milliseconds the run started executing; absent while queued. */
   startedAt?: number;
+  /** Epoch milliseconds the run ended; absent until it is terminal. */
   endedAt?: number;
+  /** Tokens the run's model calls used. */
   usage?: TokenUsage;
+  /** The run's model cost in US dollars, when priced. */
   costUsd?: number;
+  /** The failure message of a run that did not end `done`. */
   error?: string;
 }
 
 /** Result of `sessions.list`: rows (newest first) and how many matched before `limit`. */
 export interface SessionsListResult {
+  /** The page of sessions, newest `updatedAt` first. */
   sessions: SessionRecord[];
+  /** How many sessions matched, ignoring `limit` and `offset`. */
   total: number;
   /** Best-effort transcript locators by session key (see `Store.transcriptLocator`). */
   transcriptLocators?: Record<string, string>;
@@ -79,19 +102,29 @@ export interface SessionsListResult {
  * `agentId` is the requester's agent: it resolves the `main` alias and scopes label look-ups.
  */
 export interface SessionsResolveParams {
+  /** An internal key or an alias of one (e.g. `main`). */
   key?: string;
+  /** A session's `sessionId`. */
   sessionId?: string;
+  /** A session's label, among the sessions of `agentId`. */
   label?: string;
+  /** The requester's agent id. */
   agentId?: string;
 }
 
 /** Fields `sessions.patch` may change; `null` clears. */
 export interface SessionsPatchFields {
+  /** A human label the tools can address the session by. */
   label?: string | null;
+  /** A human name for listings. */
   displayName?: string | null;
+  /** A model override as `provider/model`. */
   model?: string | null;
+  /** `off`, `minimal`, `low`, `medium` or `high`. */
   thinkingLevel?: string | null;
+  /** `off`, `on` or `full`. */
   verboseLevel?: string | null;
+  /** Overrides the configured send-policy rules for the session. */
   sendPolicy?: SendPolicyOverride | null;
 }
 
@@ -104,16 +137,21 @@ export type DeliveryOutcome =
 
 /** Parameters of `agent`: enqueue a run. Returns at once with its `runId`. */
 export interface AgentRunParams {
+  /** The internal key of the session to run. */
   sessionKey: string;
+  /** The run's input message; it becomes a `user` message of the transcript. */
   message: string;
   /** Default `main`. */
   lane?: Lane;
   /** Deliver the final reply to the session's channel (default true for channel sessions). */
   deliver?: boolean;
+  /** The internal key of the requesting session, for sub-agent runs. */
   spawnedBy?: string;
+  /** Text appended to the system prompt for this run. */
   extraSystemPrompt?: string;
   /** 0 or absent: no timeout. */
   timeoutSeconds?: number;
+  /** Where the message came from, when not from the session's own human. */
   provenance?: MessageProvenance;
   /** A caller-chosen key: a second `agent` call with the same key returns the first run. */
   idempotencyKey?: string;
@@ -142,17 +180,21 @@ export interface SpawnAttachment {
   name: string;
   /** The file content: text (`utf8`, the default) or strict base64 (`base64`). */
   content: string;
+  /** How `content` is encoded (default `utf8`). */
   encoding?: 'utf8' | 'base64';
+  /** The MIME type recorded in the manifest. */
   mimeType?: string;
 }
 
 /** One written attachment, as receipts and manifests list it. */
 export interface AttachmentFileReceipt {
+  /** The file name inside the attachments folder. */
   name: string;
   /** Decoded size in bytes. */
   bytes: number;
   /** Hex SHA-256 of the decoded bytes. */
   sha256: string;
+  /** The MIME type given with the file. */
   mimeType?: string;
 }
 
@@ -162,14 +204,19 @@ export interface AttachmentReceipt {
   dir: string;
   /** The `manifest.json` file name inside `dir`. */
   manifest: string;
+  /** Every file written, in the order given. */
   files: AttachmentFileReceipt[];
+  /** The decoded size of all files, in bytes. */
   totalBytes: number;
 }
 
 /** Result of `agent`. */
 export interface AgentRunResult {
+  /** The id of the queued run (with `steer`: the active run that takes the message). */
   runId: string;
+  /** The internal key of the session the run belongs to. */
   sessionKey: string;
+  /** The run's state when the call returned. */
   status: RunStatus;
   /** With {@link AgentSessionInit.attachments}: what was written. */
   attachments?: AttachmentReceipt;
@@ -181,16 +228,21 @@ export interface AgentRunResult {
 
 /** The fields of a session created by `agent` (see {@link AgentRunParams.session}). */
 export interface AgentSessionInit {
+  /** A human label the tools can address the session by. */
   label?: string;
+  /** A human name for listings. */
   displayName?: string;
   /** `provider/model`; an unknown model fails with `INVALID_ARGUMENT`. */
   model?: string;
+  /** `off`, `minimal`, `low`, `medium` or `high`. */
   thinkingLevel?: string;
+  /** Run the session sandboxed (clamps its session-tool visibility). */
   sandboxed?: boolean;
   /** Default: the `spawnedBy` session's depth + 1, else 0. */
   spawnDepth?: number;
   /** Default: taken from the `spawnedBy` session's delivery context. */
   requesterOrigin?: SessionOrigin;
+  /** Free-form metadata stored on the session (JSON-serialisable). */
   meta?: Record<string, unknown>;
   /**
    * Create a thread (or forum topic) in the spawning session's chat and bind it to the new session
@@ -215,7 +267,9 @@ export interface AgentSessionInit {
 
 /** One message a forked sub-agent inherits (see {@link AgentSessionInit.inheritedHistory}). */
 export interface InheritedMessage {
+  /** Who wrote the message. */
   role: 'user' | 'assistant';
+  /** The message text. */
   content: string;
   /** When it was first written (epoch ms). */
   timestamp?: number;
@@ -223,44 +277,61 @@ export interface InheritedMessage {
 
 /** Result of `agent.wait`. `waitTimedOut` means the run is still going. */
 export interface AgentWaitResult {
+  /** The run waited for. */
   runId: string;
+  /** The run's state when the wait ended. */
   status: RunStatus;
+  /** True when `timeoutMs` passed before the run ended. */
   waitTimedOut: boolean;
+  /** The final assistant text, once the run is `done`. */
   reply?: string;
+  /** The failure message of a run that ended other than `done`. */
   error?: string;
+  /** Tokens the run's model calls used. */
   usage?: TokenUsage;
 }
 
 /** One agent, as `agents.list` returns it. */
 export interface AgentInfo {
+  /** The agent id from config. */
   id: string;
+  /** The agent's display name, when configured. */
   name?: string;
+  /** Present on the default agent. */
   default?: true;
+  /** The agent's configured model as `provider/model`. */
   model?: string;
 }
 
 /** Parameters of `session.status`. */
 export interface SessionStatusParams {
+  /** The internal key of the session. */
   key: string;
-  /** Also count the changes after this `stateVersion` (an integer >= 0), into `changes`. */
+  /** Also count the changes after this `stateVersion` (an integer, at least 0), into `changes`. */
   changesSince?: number;
 }
 
 /** Result of `session.status`. */
 export interface SessionStatusResult {
+  /** The session record. */
   session: SessionRecord;
+  /** The state of the session's latest run (`idle` before any). */
   status: SessionStatus;
   /** The session's `stateVersion` (0 when it never changed). */
   stateVersion: number;
   /** With `changesSince`: the changes after it, kinds and counts. */
   changes?: SessionChanges;
+  /** How many runs of the session are queued, not counting the running one. */
   queueDepth: number;
+  /** The id of the running run, if any. */
   activeRunId?: string;
+  /** A best-effort locator of the transcript (see `Store.transcriptLocator`). */
   transcriptLocator?: string;
 }
 
 /** Parameters of `session.yield`: the session ends its turn and sleeps until something arrives. */
 export interface SessionYieldParams {
+  /** The internal key of the yielding session. */
   key: string;
   /** Why it waits, told back to the model when it wakes (at most 500 characters). */
   reason?: string;
@@ -274,7 +345,9 @@ export interface SessionYieldState {
   id: string;
   /** Epoch ms of the yield. */
   at: number;
+  /** Why it waits, as given in `session.yield`. */
   reason?: string;
+  /** The timeout given in `session.yield`, in seconds. */
   timeoutSeconds?: number;
   /** Epoch ms of the timeout wake, when a timeout was given. */
   deadline?: number;
@@ -282,8 +355,11 @@ export interface SessionYieldState {
 
 /** Result of `session.yield`: what was pending when the session yielded. */
 export interface SessionYieldResult {
+  /** The internal key of the yielding session. */
   sessionKey: string;
+  /** The state stored on the session. */
   yielded: SessionYieldState;
+  /** What the session can wake for. */
   pending: {
     /** Child runs still queued or running. */
     children: number;
@@ -301,23 +377,37 @@ export interface SessionYieldResult {
  * Served in-process and over WebSocket with exactly the same shapes.
  */
 export interface GatewayMethods {
+  /** Lists sessions, with no visibility filter. */
   'sessions.list': [SessionsListParams, SessionsListResult];
+  /** Resolves a key, session id or label to one session; `SESSION_NOT_FOUND` when none. */
   'sessions.resolve': [SessionsResolveParams, { session: SessionRecord }];
+  /** Changes a session's user-settable fields and returns the result. */
   'sessions.patch': [{ key: string; patch: SessionsPatchFields }, { session: SessionRecord }];
+  /** Aborts a session's runs, then deletes it with its transcript; `deleted` is false when there was none. */
   'sessions.delete': [{ key: string }, { deleted: boolean }];
+  /** Full-text search over transcripts, with no visibility filter. */
   'sessions.search': [SessionsSearchParams, SessionsSearchResult];
   /** `offset` skips the newest messages (after `beforeSeq`); `total` is the transcript's length. */
   'chat.history': [
     { key: string; limit?: number; beforeSeq?: number; offset?: number },
     { sessionKey: string; messages: StoredMessage[]; total: number },
   ];
+  /** Sends `text` to the session's chat as the bot, and records it in the transcript once delivered. */
   'chat.send': [{ key: string; text: string; replyToMessageId?: string }, DeliveryOutcome];
+  /** Queues a run (or steers the active one) and returns at once. */
   agent: [AgentRunParams, AgentRunResult];
+  /** Waits up to `timeoutMs` milliseconds for a run to end. */
   'agent.wait': [{ runId: string; timeoutMs: number }, AgentWaitResult];
+  /**
+   * Aborts one run (`runId`) or every active run of a session (`sessionKey`); `aborted` lists the runs
+   * aborted.
+   */
   'agent.abort': [{ runId?: string; sessionKey?: string; reason?: string }, { aborted: string[] }];
   /** Records how the announce step of a run ended (delivered, skipped, denied, failed). */
   'agent.recordAnnounce': [{ runId: string; outcome: AnnounceOutcome }, { runId: string }];
+  /** The configured agents. */
   'agents.list': [Record<string, never>, { agents: AgentInfo[] }];
+  /** A session with its run state and queue depth. */
   'session.status': [SessionStatusParams, SessionStatusResult];
   /**
    * Marks the session as yielded (see {@link SessionYieldState}): its next turn starts when an
@@ -355,6 +445,7 @@ export type GatewayEvent =
  * ```
  */
 export interface Gateway {
+  /** Calls one gateway method. */
   call<M extends GatewayMethod>(method: M, params: GatewayParams<M>): Promise<GatewayResult<M>>;
   /** Subscribes to gateway events; returns the unsubscribe function. */
   subscribe?(listener: (event: GatewayEvent) => void): () => void;

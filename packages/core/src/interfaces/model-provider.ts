@@ -2,8 +2,11 @@ import type { ContentBlock, TokenUsage } from './records.js';
 
 /** A tool as the model sees it. `parameters` is JSON Schema (TypeBox schemas are). */
 export interface ModelToolSpec {
+  /** The tool name the model calls. */
   name: string;
+  /** What the tool does, for the model. */
   description: string;
+  /** The tool's parameters as JSON Schema. */
   parameters: Record<string, unknown>;
 }
 
@@ -15,12 +18,22 @@ export type ModelMessage =
 
 /** One model turn request. */
 export interface ModelRequest {
+  /** The model id within the provider (without the `provider/` prefix). */
   model: string;
+  /** The system prompt. */
   system: string;
+  /** The conversation, oldest first. */
   messages: ModelMessage[];
+  /** The tools the model may call; empty for none. */
   tools: ModelToolSpec[];
+  /**
+   * The session's thinking level (`off`, `minimal`, `low`, `medium`, `high`); absent means the provider's
+   * default.
+   */
   thinking?: string;
+  /** A cap on generated tokens; absent means the provider's default. */
   maxOutputTokens?: number;
+  /** Aborts the turn; the provider then throws `ABORTED`. */
   signal?: AbortSignal;
 }
 
@@ -39,6 +52,8 @@ export type ModelStreamEvent =
  * `TIMEOUT`, `ABORTED`).
  */
 export interface ModelProvider {
+  /** The provider id, the `provider` of `provider/model` references. */
   readonly id: string;
+  /** Streams one model turn. */
   streamTurn(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
 }

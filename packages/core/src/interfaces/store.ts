@@ -64,12 +64,15 @@ export interface MessageSearchQuery {
 
 /** One message found by {@link StoreOperations.searchMessages}. */
 export interface MessageSearchHit {
+  /** The internal key of the session whose transcript holds the message. */
   sessionKey: string;
+  /** The matching message. */
   message: StoredMessage;
 }
 
 /** Hits best first (ties: session key ascending, then newest `seq` first) and how many matched. */
 export interface MessageSearchResult {
+  /** The page of hits selected by `limit` and `offset`. */
   hits: MessageSearchHit[];
   /** How many messages matched, ignoring `limit` and `offset`. */
   total: number;
@@ -85,9 +88,13 @@ export interface TailOptions {
 
 /** Filters for {@link StoreOperations.listRuns}. Sorted by `createdAt`, newest first. */
 export interface RunListQuery {
+  /** Only runs of this session. */
   sessionKey?: string;
+  /** Only runs whose `spawnedBy` is this session key. */
   spawnedBy?: string;
+  /** Only runs in these statuses. Empty or absent: all statuses. */
   statuses?: readonly RunStatus[];
+  /** At most this many rows (default: no limit). */
   limit?: number;
 }
 
@@ -95,9 +102,11 @@ export interface RunListQuery {
 export interface OutboxListQuery {
   /** Only entries in these statuses (default `['pending']`). */
   statuses?: readonly OutboxStatus[];
+  /** Only entries addressed to this session. */
   requesterSessionKey?: string;
   /** Only entries with `nextAttemptAt <= dueBefore`. */
   dueBefore?: number;
+  /** At most this many rows (default: no limit). */
   limit?: number;
 }
 
@@ -105,7 +114,9 @@ export interface OutboxListQuery {
 export interface PairingListQuery {
   /** The channel plugin id (required: pairing state is per channel). */
   channel: string;
+  /** Only pairings of this bot account. */
   accountId?: string;
+  /** Only pairings in this status. */
   status?: PairingStatus;
   /** Only the pending pairing with this code. */
   code?: string;
@@ -135,10 +146,13 @@ export interface SessionChanges {
 
 /** Filters for {@link StoreOperations.listWatches}. Sorted by `createdAt`, oldest first. */
 export interface WatchListQuery {
+  /** Only watches set by this session. */
   watcherKey?: string;
+  /** Only watches on this session. */
   targetKey?: string;
   /** Only watches whose target's `stateVersion` passed their `afterVersion`. */
   due?: boolean;
+  /** At most this many rows (default: no limit). */
   limit?: number;
 }
 
@@ -210,19 +224,25 @@ export interface StoreOperations {
   setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): Promise<void>;
 
   // --- runs ---
-  /** @throws `CONFLICT` when `run.runId` exists */
+  /**
+   * Inserts a new run.
+   * @throws `CONFLICT` when `run.runId` exists
+   */
   createRun(run: RunRecord): Promise<void>;
+  /** The run with this id. */
   getRun(runId: string): Promise<RunRecord | undefined>;
   /**
    * Merges `patch` (undefined fields are ignored) and returns the result, as one atomic step.
    * @throws `RUN_NOT_FOUND`
    */
   updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): Promise<RunRecord>;
+  /** Runs matching `query`, newest `createdAt` first. */
   listRuns(query?: RunListQuery): Promise<RunRecord[]>;
 
   // --- announce outbox ---
   /** Inserts unless `(childSessionKey, runId)` exists. Resolves true when inserted. */
   putOutbox(entry: OutboxEntry): Promise<boolean>;
+  /** The outbox row of `(childSessionKey, runId)`. */
   getOutbox(childSessionKey: string, runId: string): Promise<OutboxEntry | undefined>;
   /**
    * Merges `patch` and returns the result, as one atomic step.
@@ -233,6 +253,7 @@ export interface StoreOperations {
     runId: string,
     patch: Partial<Omit<OutboxEntry, 'childSessionKey' | 'runId'>>,
   ): Promise<OutboxEntry>;
+  /** Outbox rows matching `query`, oldest `createdAt` first. */
   listOutbox(query?: OutboxListQuery): Promise<OutboxEntry[]>;
 
   // --- session inbox ---
@@ -251,6 +272,7 @@ export interface StoreOperations {
   readChanges(sessionKey: string, sinceVersion: number): Promise<SessionChanges | undefined>;
   /** Inserts the watch, replacing the one of the same `(watcherKey, targetKey)`. */
   putWatch(watch: SessionWatch): Promise<void>;
+  /** Watches matching `query`, oldest `createdAt` first. */
   listWatches(query?: WatchListQuery): Promise<SessionWatch[]>;
   /**
    * Deletes the watch of `(watcherKey, targetKey)`, only if its id is `id` when given (so a
@@ -261,7 +283,9 @@ export interface StoreOperations {
   // --- thread bindings ---
   /** Inserts or replaces the binding for `(channel, accountId, threadId)`. */
   putThreadBinding(binding: ThreadBinding): Promise<void>;
+  /** The binding of `(channel, accountId, threadId)`. */
   getThreadBinding(channel: string, accountId: string, threadId: string): Promise<ThreadBinding | undefined>;
+  /** Bindings, filtered by bound session and/or channel when given. */
   listThreadBindings(query?: { sessionKey?: string; channel?: string }): Promise<ThreadBinding[]>;
   /** Resolves true when a binding was deleted. */
   deleteThreadBinding(channel: string, accountId: string, threadId: string): Promise<boolean>;
@@ -269,7 +293,9 @@ export interface StoreOperations {
   // --- pairing (who may DM a bot) ---
   /** Inserts or replaces the pairing of `(channel, accountId, peerId)`. */
   putPairing(record: PairingRecord): Promise<void>;
+  /** The pairing of `(channel, accountId, peerId)`. */
   getPairing(channel: string, accountId: string, peerId: string): Promise<PairingRecord | undefined>;
+  /** Pairings matching `query`, oldest `createdAt` first. */
   listPairings(query: PairingListQuery): Promise<PairingRecord[]>;
   /** Resolves true when a pairing was deleted. */
   deletePairing(channel: string, accountId: string, peerId: string): Promise<boolean>;

@@ -2,8 +2,11 @@ import type { Static, TSchema } from '@sinclair/typebox';
 
 /** What a tool returns: the JSON as text for the model, and the same object as `details`. */
 export interface ToolResult<T = unknown> {
+  /** The JSON of `details` as text, for the model. */
   content: [{ type: 'text'; text: string }];
+  /** The result object. */
   details: T;
+  /** True when the tool failed; the model sees the result as an error. */
   isError?: boolean;
   /**
    * Ends the caller's turn after this tool call: the agent loop runs no further model step
@@ -18,9 +21,13 @@ export interface ToolResult<T = unknown> {
  * `{ status: "error" | "forbidden", error }`.
  */
 export interface AgentTool<P extends TSchema = TSchema, R = unknown> {
+  /** The tool name the model calls. */
   name: string;
+  /** What the tool does, for the model. */
   description: string;
+  /** The arguments schema. */
   parameters: P;
+  /** Runs the tool with validated arguments; `signal` aborts with the run. */
   execute(toolCallId: string, args: Static<P>, signal?: AbortSignal): Promise<ToolResult<R>>;
 }
 

@@ -14,6 +14,7 @@ export interface SessionKeyInput {
   channel: string;
   /** The bot account within the channel. */
   accountId: string;
+  /** The type of the chat. */
   chatType: ChatType;
   /** The sender for direct chats; the chat id for groups and channels. */
   peerId: string;

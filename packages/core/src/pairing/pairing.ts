@@ -13,9 +13,11 @@ const CODE_LENGTH = 8;
 
 /** Who asks to pair: a peer of one bot account. */
 export interface PairingPeer {
+  /** The bot account the peer wrote to. */
   accountId: string;
   /** The platform's stable id of the person. */
   peerId: string;
+  /** A human name for listings. */
   displayName?: string;
   /** Platform extras kept with the pairing (username, JID, ...). */
   meta?: Record<string, unknown>;
@@ -23,6 +25,7 @@ export interface PairingPeer {
 
 /** The answer of {@link requestPairing}. */
 export interface PairingRequestResult {
+  /** The peer's pairing: pending with its code, or approved if it was approved meanwhile. */
   record: PairingRecord;
   /** True when a new code was issued; false when the peer's unexpired code was reused. */
   created: boolean;

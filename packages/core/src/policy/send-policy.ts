@@ -28,6 +28,7 @@ export interface SendPolicyTarget {
 
 /** The verdict of `evaluateSendPolicy`. */
 export interface SendPolicyDecision {
+  /** True when the send may go out. */
   allowed: boolean;
   /** What decided: the session's override, a rule, or the default. */
   source: 'override' | 'rule' | 'default';

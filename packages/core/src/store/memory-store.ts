@@ -65,14 +65,17 @@ interface LoggedChange {
  * ```
  */
 export class MemoryStore extends SerializedStore {
+  /** An empty store. */
   constructor() {
     super(new MemoryTables());
   }
 
+  /** `memory:<sessionId>`: the transcript lives only in this process. */
   transcriptLocator(session: SessionRecord): string {
     return `memory:${session.sessionId}`;
   }
 
+  /** Nothing to release: the tables are garbage-collected with the store. */
   protected closeEngine(): void {}
 }
 

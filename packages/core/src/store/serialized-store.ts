@@ -39,11 +39,13 @@ export type SynchronousStoreOperations = {
  * {@link SerializedStore} turns it into an async {@link Store} by running one thing at a time.
  */
 export interface SynchronousStoreEngine {
+  /** The data methods, run on the engine's one connection (inside the open transaction, if any). */
   readonly operations: SynchronousStoreOperations;
   /** Opens a transaction; `commit` or `rollback` follows before anything else runs. */
   begin(): void;
   /** Commits; when it throws, the engine has rolled the transaction back itself. */
   commit(): void;
+  /** Undoes every write since `begin`. */
   rollback(): void;
 }
 
@@ -111,11 +113,13 @@ export abstract class SerializedStore implements Store {
   /** @param engine - the engine every call runs on */
   protected constructor(private readonly engine: SynchronousStoreEngine) {}
 
+  /** {@inheritDoc Store.transcriptLocator} */
   abstract transcriptLocator(session: SessionRecord): string | undefined;
 
   /** Releases the engine's resources; called once, after work in flight has settled. */
   protected abstract closeEngine(): void;
 
+  /** {@inheritDoc Store.transaction} */
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     return this.exclusive(async () => {
       const open: OpenTransaction = { active: true };
@@ -137,6 +141,7 @@ export abstract class SerializedStore implements Store {
     });
   }
 
+  /** {@inheritDoc Store.close} */
   async close(): Promise<void> {
     if (this.closed) return;
     await this.exclusive(() => {
@@ -146,63 +151,81 @@ export abstract class SerializedStore implements Store {
   }
 
   // --- sessions ---
+  /** {@inheritDoc StoreOperations.getSession} */
   getSession(key: string): Promise<SessionRecord | undefined> {
     return this.run((ops) => ops.getSession(key));
   }
+  /** {@inheritDoc StoreOperations.putSession} */
   putSession(record: SessionRecord): Promise<void> {
     return this.run((ops) => ops.putSession(record));
   }
+  /** {@inheritDoc StoreOperations.patchSession} */
   patchSession(key: string, patch: SessionPatch): Promise<SessionRecord> {
     return this.run((ops) => ops.patchSession(key, patch));
   }
+  /** {@inheritDoc StoreOperations.deleteSession} */
   deleteSession(key: string): Promise<boolean> {
     return this.run((ops) => ops.deleteSession(key));
   }
+  /** {@inheritDoc StoreOperations.listSessions} */
   listSessions(query?: SessionListQuery): Promise<SessionRecord[]> {
     return this.run((ops) => ops.listSessions(query));
   }
+  /** {@inheritDoc StoreOperations.countSessions} */
   countSessions(query?: SessionListQuery): Promise<number> {
     return this.run((ops) => ops.countSessions(query));
   }
 
   // --- transcripts ---
+  /** {@inheritDoc StoreOperations.appendMessages} */
   appendMessages(sessionKey: string, messages: readonly TranscriptMessage[]): Promise<StoredMessage[]> {
     return this.run((ops) => ops.appendMessages(sessionKey, messages));
   }
+  /** {@inheritDoc StoreOperations.readTail} */
   readTail(sessionKey: string, limit: number, options?: TailOptions): Promise<StoredMessage[]> {
     return this.run((ops) => ops.readTail(sessionKey, limit, options));
   }
+  /** {@inheritDoc StoreOperations.searchMessages} */
   searchMessages(query: MessageSearchQuery): Promise<MessageSearchResult> {
     return this.run((ops) => ops.searchMessages(query));
   }
+  /** {@inheritDoc StoreOperations.countMessages} */
   countMessages(sessionKey: string): Promise<number> {
     return this.run((ops) => ops.countMessages(sessionKey));
   }
+  /** {@inheritDoc StoreOperations.setMessagePlatformId} */
   setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): Promise<void> {
     return this.run((ops) => ops.setMessagePlatformId(sessionKey, seq, platformMessageId));
   }
 
   // --- runs ---
+  /** {@inheritDoc StoreOperations.createRun} */
   createRun(run: RunRecord): Promise<void> {
     return this.run((ops) => ops.createRun(run));
   }
+  /** {@inheritDoc StoreOperations.getRun} */
   getRun(runId: string): Promise<RunRecord | undefined> {
     return this.run((ops) => ops.getRun(runId));
   }
+  /** {@inheritDoc StoreOperations.updateRun} */
   updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): Promise<RunRecord> {
     return this.run((ops) => ops.updateRun(runId, patch));
   }
+  /** {@inheritDoc StoreOperations.listRuns} */
   listRuns(query?: RunListQuery): Promise<RunRecord[]> {
     return this.run((ops) => ops.listRuns(query));
   }
 
   // --- announce outbox ---
+  /** {@inheritDoc StoreOperations.putOutbox} */
   putOutbox(entry: OutboxEntry): Promise<boolean> {
     return this.run((ops) => ops.putOutbox(entry));
   }
+  /** {@inheritDoc StoreOperations.getOutbox} */
   getOutbox(childSessionKey: string, runId: string): Promise<OutboxEntry | undefined> {
     return this.run((ops) => ops.getOutbox(childSessionKey, runId));
   }
+  /** {@inheritDoc StoreOperations.updateOutbox} */
   updateOutbox(
     childSessionKey: string,
     runId: string,
@@ -210,59 +233,75 @@ export abstract class SerializedStore implements Store {
   ): Promise<OutboxEntry> {
     return this.run((ops) => ops.updateOutbox(childSessionKey, runId, patch));
   }
+  /** {@inheritDoc StoreOperations.listOutbox} */
   listOutbox(query?: OutboxListQuery): Promise<OutboxEntry[]> {
     return this.run((ops) => ops.listOutbox(query));
   }
 
   // --- session inbox ---
+  /** {@inheritDoc StoreOperations.putInbox} */
   putInbox(entry: InboxEntry): Promise<boolean> {
     return this.run((ops) => ops.putInbox(entry));
   }
+  /** {@inheritDoc StoreOperations.listInbox} */
   listInbox(sessionKey: string): Promise<InboxEntry[]> {
     return this.run((ops) => ops.listInbox(sessionKey));
   }
+  /** {@inheritDoc StoreOperations.consumeInbox} */
   consumeInbox(sessionKey: string, ids: readonly string[], at: number): Promise<void> {
     return this.run((ops) => ops.consumeInbox(sessionKey, ids, at));
   }
 
   // --- thread bindings ---
+  /** {@inheritDoc StoreOperations.putThreadBinding} */
   putThreadBinding(binding: ThreadBinding): Promise<void> {
     return this.run((ops) => ops.putThreadBinding(binding));
   }
+  /** {@inheritDoc StoreOperations.getThreadBinding} */
   getThreadBinding(channel: string, accountId: string, threadId: string): Promise<ThreadBinding | undefined> {
     return this.run((ops) => ops.getThreadBinding(channel, accountId, threadId));
   }
+  /** {@inheritDoc StoreOperations.listThreadBindings} */
   listThreadBindings(query?: { sessionKey?: string; channel?: string }): Promise<ThreadBinding[]> {
     return this.run((ops) => ops.listThreadBindings(query));
   }
+  /** {@inheritDoc StoreOperations.deleteThreadBinding} */
   deleteThreadBinding(channel: string, accountId: string, threadId: string): Promise<boolean> {
     return this.run((ops) => ops.deleteThreadBinding(channel, accountId, threadId));
   }
 
   // --- pairing ---
   // --- watching ---
+  /** {@inheritDoc StoreOperations.readChanges} */
   readChanges(sessionKey: string, sinceVersion: number): Promise<SessionChanges | undefined> {
     return this.run((ops) => ops.readChanges(sessionKey, sinceVersion));
   }
+  /** {@inheritDoc StoreOperations.putWatch} */
   putWatch(watch: SessionWatch): Promise<void> {
     return this.run((ops) => ops.putWatch(watch));
   }
+  /** {@inheritDoc StoreOperations.listWatches} */
   listWatches(query?: WatchListQuery): Promise<SessionWatch[]> {
     return this.run((ops) => ops.listWatches(query));
   }
+  /** {@inheritDoc StoreOperations.deleteWatch} */
   deleteWatch(watcherKey: string, targetKey: string, id?: string): Promise<boolean> {
     return this.run((ops) => ops.deleteWatch(watcherKey, targetKey, id));
   }
 
+  /** {@inheritDoc StoreOperations.putPairing} */
   putPairing(record: PairingRecord): Promise<void> {
     return this.run((ops) => ops.putPairing(record));
   }
+  /** {@inheritDoc StoreOperations.getPairing} */
   getPairing(channel: string, accountId: string, peerId: string): Promise<PairingRecord | undefined> {
     return this.run((ops) => ops.getPairing(channel, accountId, peerId));
   }
+  /** {@inheritDoc StoreOperations.listPairings} */
   listPairings(query: PairingListQuery): Promise<PairingRecord[]> {
     return this.run((ops) => ops.listPairings(query));
   }
+  /** {@inheritDoc StoreOperations.deletePairing} */
   deletePairing(channel: string, accountId: string, peerId: string): Promise<boolean> {
     return this.run((ops) => ops.deletePairing(channel, accountId, peerId));
   }

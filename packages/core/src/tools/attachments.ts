@@ -12,16 +12,23 @@ export const ATTACHMENT_NAME_MAX_BYTES = 255;
 
 /** The limits of `tools.sessions_spawn.attachments`. */
 export interface AttachmentLimits {
+  /** The most files one spawn may attach. */
   maxFiles: number;
+  /** The largest decoded file, in bytes. */
   maxFileBytes: number;
+  /** The largest decoded total of all files, in bytes. */
   maxTotalBytes: number;
 }
 
 /** An attachment that passed every check, with its decoded size. */
 export interface CheckedAttachment {
+  /** The file name, checked to be plain. */
   name: string;
+  /** How `content` is encoded (`utf8` when none was given). */
   encoding: 'utf8' | 'base64';
+  /** The file content, as given. */
   content: string;
+  /** The MIME type given with the file, checked for form. */
   mimeType?: string;
   /** Decoded size in bytes. */
   bytes: number;

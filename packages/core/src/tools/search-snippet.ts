@@ -7,7 +7,9 @@ const LEAD = 80;
 
 /** A snippet and whether anything in the text it came from was redacted. */
 export interface Snippet {
+  /** The redacted excerpt, with `…` where text was cut. */
   snippet: string;
+  /** True when a secret was redacted from the text. */
   redacted: boolean;
 }
 

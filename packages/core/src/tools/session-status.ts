@@ -32,23 +32,37 @@ export const SessionStatusParams = Type.Object(
 
 /** The result of session_status. */
 export interface SessionStatusToolResult {
+  /** The session key in display form. */
   sessionKey: string;
+  /** The session's stable opaque id. */
   sessionId: string;
+  /** The id of the agent that owns the session. */
   agentId: string;
+  /** The model in use (`provider/model`), or `none configured`. */
   model: string;
+  /** The session's thinking level, or `default`. */
   thinking: string;
+  /** Token counters of the session (0 when unknown). */
   usage: { inputTokens: number; outputTokens: number; totalTokens: number; contextTokens: number };
+  /** Accumulated model cost in US dollars, when priced. */
   estimatedCostUsd?: number;
+  /** The current local time, ISO 8601 with its UTC offset. */
   time: string;
+  /** Epoch milliseconds of the session's last activity. */
   updatedAt: number;
+  /** The session's run state. */
   status: SessionStatus;
   /** Grows by one on every change of the session (message, run start or end, settings patch). */
   stateVersion: number;
   /** With `changesSince`: the changes after it, kinds and counts only. */
   changes?: SessionChanges;
+  /** How many runs of the session are queued. */
   queueDepth: number;
+  /** A channel id, `internal` (cron, hook, node sessions) or `unknown`. */
   channel: string;
+  /** Where the session's replies go. */
   deliveryContext?: DeliveryContext;
+  /** Whether the send policy lets the session send to its chat now. */
   sendPolicy: 'allow' | 'deny';
 }
 

@@ -49,13 +49,21 @@ export const SessionsHistoryParams = Type.Object(
  * dropped older messages of this page.
  */
 export interface SessionsHistoryResult {
+  /** The session key in display form. */
   sessionKey: string;
+  /** The page of messages, oldest first, sanitised. */
   messages: SanitizedMessage[];
+  /** True when any text was cut to the per-text limit. */
   truncated: boolean;
+  /** True when any secret was redacted. */
   redacted: boolean;
+  /** True when older messages were dropped to fit the 80 KiB cap. */
   hardCapped: boolean;
+  /** UTF-8 bytes of the JSON of `messages`. */
   totalBytes: number;
+  /** True when older messages exist before this page. */
   hasMore: boolean;
+  /** The `offset` that reads the older messages (present when `hasMore`). */
   nextOffset?: number;
 }
 

@@ -55,32 +55,59 @@ export const SessionsListParams = Type.Object(
 
 /** One row of sessions_list. */
 export interface SessionListRow {
+  /** The session key in display form (relative to the requester where possible). */
   key: string;
+  /** The session kind. */
   kind: SessionKind;
+  /** A channel id, `internal` (cron, hook, node sessions) or `unknown`. */
   channel: string;
+  /** The session's label. */
   label?: string;
+  /** A human name for listings. */
   displayName?: string;
+  /** Where the session's replies go. */
   deliveryContext?: SessionRecord['deliveryContext'];
+  /** Epoch milliseconds of the last activity. */
   updatedAt: number;
+  /** The session's stable opaque id. */
   sessionId: string;
+  /** The session's model override (`provider/model`); absent means the agent's model. */
   model?: string;
+  /** The size of the last prompt sent to the model, in tokens. */
   contextTokens?: number;
+  /** Tokens used over the session's runs. */
   totalTokens?: number;
+  /** Accumulated model cost in US dollars, when priced. */
   estimatedCostUsd?: number;
+  /** The state of the session's latest run. */
   status?: SessionRecord['status'];
+  /** Epoch milliseconds the latest run started. */
   startedAt?: number;
+  /** Epoch milliseconds the latest run ended. */
   endedAt?: number;
+  /** Milliseconds from `startedAt` to `endedAt` (or to now while running). */
   runtimeMs?: number;
+  /** Display keys of the sessions it spawned; absent when none. */
   childSessions?: string[];
+  /** The session's thinking level override. */
   thinkingLevel?: string;
+  /** The session's verbosity override. */
   verboseLevel?: string;
+  /** True once a run of the session has completed. */
   systemSent?: boolean;
+  /** True when the last run ended `killed` or `timeout`. */
   abortedLastRun?: boolean;
+  /** The session's own send-policy override; absent means it inherits the rules. */
   sendPolicy?: SessionRecord['sendPolicy'];
+  /** Channel plugin id of the last inbound message. */
   lastChannel?: string;
+  /** The platform chat id of the last inbound message. */
   lastTo?: string;
+  /** The bot account of the last inbound message. */
   lastAccountId?: string;
+  /** A best-effort locator of the transcript (see `Store.transcriptLocator`). */
   transcriptPath?: string;
+  /** The last `messageLimit` messages, sanitised and without tool results (only when `messageLimit > 0`). */
   messages?: SanitizedMessage[];
 }
 
@@ -90,11 +117,17 @@ export interface SessionListRow {
  * visibility hid, and why.
  */
 export interface SessionsListResult {
+  /** How many rows `sessions` holds. */
   count: number;
+  /** The visible sessions, newest `updatedAt` first. */
   sessions: SessionListRow[];
+  /** The `offset` of the next page, when more rows match. */
   nextOffset?: number;
+  /** Present when rows were dropped to fit the size cap. */
   truncated?: true;
+  /** Why rows were dropped, for the model. */
   truncationReason?: string;
+  /** How many sessions visibility hid, and why. */
   filtered?: { hidden: number; reason: string };
 }
 

@@ -55,8 +55,11 @@ export const SessionsSearchParams = Type.Object(
 
 /** One hit of sessions_search. `messageIndex` is the message's 0-based position in its transcript. */
 export interface SessionsSearchHit {
+  /** The session key in display form. */
   sessionKey: string;
+  /** The 0-based position of the message in its transcript. */
   messageIndex: number;
+  /** Who wrote the message. */
   role: MessageRole;
   /** The message's timestamp (epoch ms). */
   at: number;
@@ -66,7 +69,9 @@ export interface SessionsSearchHit {
 
 /** The result of sessions_search. */
 export interface SessionsSearchToolResult {
+  /** How many hits `hits` holds. */
   count: number;
+  /** The visible hits, best first. */
   hits: SessionsSearchHit[];
   /** True when a secret was redacted from a snippet. */
   redacted: boolean;

@@ -60,6 +60,7 @@ export const SessionsSendParams = Type.Object(
 
 /** With `watch: true`: the watch counts the target's changes after this `stateVersion`. */
 export interface SessionsSendWatching {
+  /** With `watch: true`: the watch counts the target's changes after this `stateVersion`. */
   watching?: { sinceVersion: number };
 }
 

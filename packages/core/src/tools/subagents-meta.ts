@@ -18,6 +18,7 @@ export interface SubagentMeta {
   task: string;
   /** The internal key of the session that spawned it. */
   requesterKey: string;
+  /** Epoch milliseconds of the spawn. */
   spawnedAt: number;
   /**
    * The sub-agent's own system prompt (see {@link subagentSystemPrompt}); the runtime adds it to

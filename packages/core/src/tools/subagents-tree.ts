@@ -14,7 +14,9 @@ export const MAX_TREE_NODES = 500;
 
 /** One session below the root. */
 export interface TreeNode {
+  /** The sub-agent's session. */
   session: SessionRecord;
+  /** Its latest run, if it ran. */
   latestRun?: RunSummary;
   /** 1 for a direct child of the root. */
   depth: number;

@@ -44,22 +44,35 @@ export const SubagentsParams = Type.Object(
 export interface SubagentRow {
   /** 1-based; steer and kill accept it as `target`. */
   index: number;
+  /** The sub-agent's session key in display form. */
   sessionKey: string;
+  /** The sub-agent's label. */
   label?: string;
   /** The latest run's status (`queued`, `running`, `done`, ...), else the session's. */
   status: RunStatus | SessionStatus;
+  /** True while its latest run is queued or running. */
   active: boolean;
+  /** The id of its latest run. */
   runId?: string;
+  /** Its model override (`provider/model`). */
   model?: string;
+  /** `run`: one task, then it reports and ends; `session`: it stays, bound to a thread. */
   mode?: 'run' | 'session';
+  /** The start of its task (at most 200 characters). */
   task?: string;
   /** 1 for your own children, 2 for theirs, ... */
   depth: number;
+  /** The display key of the session that spawned it. */
   spawnedBy: string;
+  /** Epoch milliseconds its latest run started. */
   startedAt?: number;
+  /** Epoch milliseconds its latest run ended. */
   endedAt?: number;
+  /** Milliseconds from `startedAt` to `endedAt` (or to now while running). */
   runtimeMs?: number;
+  /** Tokens of its latest run (else of the session): input, output and total. */
   tokens?: { input: number; output: number; total: number };
+  /** The cost of its latest run in US dollars, when priced. */
   costUsd?: number;
 }
 

@@ -20,7 +20,9 @@ export interface SessionToolsOptions {
   agentId: string;
   /** True when the requester runs sandboxed (clamps visibility). Default false. */
   sandboxed?: boolean;
+  /** The resolved configuration (visibility, send policy, agent-to-agent rules, limits). */
   config: ColloquyConfig;
+  /** The gateway the tools call. */
   gateway: Gateway;
   /** Inter-session hops that led to the current run (0 for a human's message). Default 0. */
   hop?: number;
@@ -35,7 +37,9 @@ export interface SessionToolsOptions {
 
 /** A tool-level refusal or mistake, as the model sees it. */
 export interface ToolFailure {
+  /** `forbidden` when policy refused; `error` for a mistake or a failure. */
   status: 'error' | 'forbidden';
+  /** A sentence the model can act on. */
   error: string;
 }
 

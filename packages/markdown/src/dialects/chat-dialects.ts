@@ -31,8 +31,8 @@ export const discord: Dialect = markdownDialect({
 export const WHATSAPP_TEXT_LIMIT = 4000;
 
 /**
- * WhatsApp formatting: `*bold*`, `_italic_`, `~strike~`, `` `code` ``, ```` ``` ```` blocks (no
- * language), `> quotes` and `-` lists. WhatsApp has no links, headings or escapes: links read
+ * WhatsApp formatting: `*bold*`, `_italic_`, `~strike~`, inline code in single backticks, code
+ * blocks in triple backticks (no language), `> quotes` and `-` lists. WhatsApp has no links, headings or escapes: links read
  * `text (url)`, headings are bold lines, tables are text and literal characters stay as written.
  */
 export const whatsapp: Dialect = markdownDialect({

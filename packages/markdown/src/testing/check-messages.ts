@@ -8,7 +8,7 @@ import { checkTelegramHtml } from './telegram-html-check.js';
  * The code fence left open at the end of `text`, if any: an independent tracker, for tests.
  *
  * @param text - markdown
- * @returns the open fence marker (```` ``` ````, `~~~`), or `undefined` when all are closed
+ * @returns the open fence marker (three or more backticks, or `~~~`), or `undefined` when all are closed
  */
 export function openFenceAtEnd(text: string): string | undefined {
   let open: string | undefined;
@@ -64,7 +64,7 @@ function visibleText(node: Nodes): string {
 }
 
 /**
- * Checks the guarantees of {@link renderMessages} for one input: every message within the limit,
+ * Checks the guarantees of `renderMessages` for one input: every message within the limit,
  * non-blank and well-formed on its own, and no text lost (the letters and digits of all messages,
  * in order, are those of the whole rendering).
  *

@@ -18,7 +18,9 @@ export type DeliveryKind = 'reply' | 'chat.send' | 'announce' | 'error-notice' |
 export interface DeliveryRequest {
   /** The session the message belongs to (its send policy applies). */
   session: SessionRecord;
+  /** The message to send. */
   message: OutboundMessage;
+  /** What the message is (a reply, an announce, ...), for logs. */
   kind: DeliveryKind;
   /** Where to send. Default: the session's `deliveryContext`. */
   to?: DeliveryContext;

@@ -42,13 +42,16 @@ export interface AiSdkProviderSpec {
   baseURL?: string;
   /** For error messages. */
   apiKeyEnv?: string;
+  /** A call that receives no data for this many milliseconds fails with `TIMEOUT`. Default 120 s. */
   idleTimeoutMs?: number;
+  /** How failed calls are retried (attempts and backoff). */
   retry?: ModelRetryOptions;
   /**
    * Concurrency and rate limits of this provider (`models.providers.<id>.limits`), shared by every call
    * of the returned provider: default 256 calls in flight, requests and tokens per minute unlimited.
    */
   limits?: ModelProviderLimits;
+  /** Receives retry and failure logs. Default: silent. */
   logger?: Logger;
 }
 

@@ -4,6 +4,7 @@ export type { ModelPrice, ModelProviderConfig };
 
 /** The part of a Colloquy config the provider helpers read (a full `ColloquyConfig` fits). */
 export interface ModelsConfigView {
+  /** The `models` section of a Colloquy config: provider entries and prices. */
   models: {
     providers: Readonly<Record<string, ModelProviderConfig>>;
     prices?: Readonly<Record<string, ModelPrice>>;

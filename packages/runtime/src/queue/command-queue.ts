@@ -46,6 +46,7 @@ export type AbortFound<T> =
 
 /** Queue figures for status output and benchmarks. */
 export interface QueueStats {
+  /** Per lane: its concurrency limit, the turns running, and the sessions waiting for a slot. */
   lanes: Record<Lane, { limit: number; running: number; waitingSessions: number }>;
   /** Items waiting (not running) across all sessions. */
   pending: number;

@@ -74,6 +74,7 @@ export interface Runtime {
   onTurnEnd(hook: TurnEndHook): () => void;
   /** The WebSocket server while serving. */
   readonly server: GatewayServer | undefined;
+  /** Where the runtime is in its life: `created`, `starting`, `running`, `stopping` or `stopped`. */
   readonly state: RuntimeState;
   /** Queue figures. */
   stats(): QueueStats;

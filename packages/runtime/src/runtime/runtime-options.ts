@@ -22,6 +22,7 @@ export interface Clock {
 
 /** A model reference resolved to a provider and the provider's own model id. */
 export interface ResolvedModel {
+  /** The provider that serves the model. */
   provider: ModelProvider;
   /** The id the provider expects, e.g. `gpt-4o-mini` for `openai/gpt-4o-mini`. */
   modelId: string;
@@ -29,7 +30,9 @@ export interface ResolvedModel {
 
 /** A model router (what `createModelRouter` returns): a provider per `provider/model` reference. */
 export interface ModelRouterLike {
+  /** True when `modelRef` is well formed and its provider is known. */
   has(modelRef: string): boolean;
+  /** The provider serving a `provider/model` reference; throws for an unknown provider. */
   providerFor(modelRef: string): ModelProvider;
 }
 
@@ -50,6 +53,7 @@ export interface ToolsHookContext {
   run: RunRecord;
   /** The in-process gateway (what the session tools call). */
   gateway: RuntimeGateway;
+  /** The resolved configuration. */
   config: ColloquyConfig;
   /** The runtime clock. */
   now(): number;

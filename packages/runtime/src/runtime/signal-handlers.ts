@@ -15,6 +15,7 @@ export interface SignalHandlerOptions {
    * Default 500 ms.
    */
   repeatWindowMs?: number;
+  /** Receives shutdown logs. Default: silent. */
   logger?: Logger;
 }
 

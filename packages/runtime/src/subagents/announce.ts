@@ -16,9 +16,13 @@ export type AnnounceStatus = 'ok' | 'error' | 'timeout' | 'killed' | 'interrupte
 
 /** How the chat copy of an announce ended (kept on the outbox row). */
 export interface ChatOutcome {
+  /** How the chat copy ended. */
   outcome: 'delivered' | 'denied' | 'skipped' | 'failed';
+  /** Epoch milliseconds the outcome was recorded. */
   at: number;
+  /** A human sentence explaining the outcome. */
   reason?: string;
+  /** The platform message id, when it was delivered. */
   messageId?: string;
 }
 
@@ -53,13 +57,21 @@ export interface AnnouncePayload {
 
 /** The stats line's figures. */
 export interface AnnounceStats {
+  /** Milliseconds from the child run's start to its end. */
   runtimeMs: number;
+  /** Prompt tokens of the child run. */
   inputTokens: number;
+  /** Generated tokens of the child run. */
   outputTokens: number;
+  /** All tokens of the child run. */
   totalTokens: number;
+  /** The child's internal session key. */
   sessionKey: string;
+  /** The child's session id, while the session exists. */
   sessionId?: string;
+  /** A best-effort locator of the child's transcript (see `Store.transcriptLocator`). */
   transcript?: string;
+  /** The child run's model cost in US dollars, when priced. */
   costUsd?: number;
 }
 

@@ -5,15 +5,21 @@ export type FrameId = string | number;
 
 /** A client request: a gateway method, or one of the control methods `auth`, `subscribe`, `unsubscribe`. */
 export interface RequestFrame {
+  /** Echoed in the response. */
   id: FrameId;
+  /** A gateway method name, or `auth`, `subscribe`, `unsubscribe`. */
   method: string;
+  /** The method's parameters (`{}` for none). */
   params: Record<string, unknown>;
 }
 
 /** The error body of a failed response (a `ColloquyError` as JSON). */
 export interface ErrorBody {
+  /** The error's stable code. */
   code: ErrorCode;
+  /** What went wrong and what to do about it. */
   message: string;
+  /** JSON-serialisable facts about the failure. */
   details: Record<string, unknown>;
 }
 
@@ -24,6 +30,7 @@ export type ResponseFrame =
 
 /** A server-pushed event (only after `subscribe`). */
 export interface EventFrame {
+  /** The gateway event. */
   event: GatewayEvent;
 }
 

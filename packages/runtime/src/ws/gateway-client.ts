@@ -33,6 +33,7 @@ export interface GatewayClientOptions {
   reconnect?: ReconnectOptions | false;
   /** Calls other than `agent.wait` fail with `TIMEOUT` after this long. Default 30 s. */
   requestTimeoutMs?: number;
+  /** Receives connection and protocol logs. Default: silent. */
   logger?: Logger;
 }
 
@@ -41,9 +42,13 @@ export type GatewayClientState = 'connecting' | 'open' | 'reconnecting' | 'close
 
 /** A typed gateway client: the same `Gateway` (`@colloquy/core`) surface as in-process, over WebSocket. */
 export interface GatewayClient extends Gateway {
+  /**
+   * Subscribes to gateway events (the first listener subscribes the connection); returns the unsubscribe function.
+   */
   subscribe(listener: (event: GatewayEvent) => void): () => void;
   /** Resolves once connected (and authenticated). @throws `UNAUTHORIZED` when the token is refused */
   ready(): Promise<void>;
+  /** The connection state. */
   readonly state: GatewayClientState;
   /** Closes the connection for good; pending calls fail with `ABORTED`. */
   close(): Promise<void>;

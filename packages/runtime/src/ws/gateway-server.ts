@@ -32,6 +32,7 @@ export interface GatewayServerOptions {
   heartbeatMs?: number;
   /** Events are dropped for a connection whose send buffer holds more than this. Default 8 MiB. */
   maxBufferedBytes?: number;
+  /** Receives connection logs. Default: silent. */
   logger?: Logger;
 }
 
@@ -39,7 +40,9 @@ export interface GatewayServerOptions {
 export interface GatewayServer {
   /** `ws://host:port`. */
   readonly url: string;
+  /** The interface bound. */
   readonly host: string;
+  /** The port bound (the one picked when `port` was 0). */
   readonly port: number;
   /** Open connections (authenticated or not). */
   connectionCount(): number;

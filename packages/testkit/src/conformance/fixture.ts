@@ -4,6 +4,7 @@ import type { ChannelPlugin, ChatType, DeliveryContext } from '@colloquy/core';
 export interface ConformancePeer {
   /** The platform user id, exactly as the plugin will report it in `sender.id`. */
   id: string;
+  /** The user's display name, when the platform reports one. */
   name?: string;
 }
 
@@ -13,12 +14,14 @@ export interface ConformancePeer {
  * chat frame) and lets the plugin pick it up the way it would in production.
  */
 export interface ConformanceInbound {
+  /** The type of chat the message is posted in. */
   chatType: ChatType;
   /**
    * The platform chat id. Set for `group` and `channel` chats (one of the fixture's `chats`); absent for
    * `direct` chats, where the fixture uses the DM chat with `sender`.
    */
   chatId?: string;
+  /** Who posts the message. */
   sender: ConformancePeer;
   /** The user's words. The fixture may add a mention around them (see `mentionBot`). */
   text: string;

@@ -16,6 +16,7 @@ export interface RecordingChannelContextOptions {
   channel: string;
   /** Slash commands offered to the plugin. Default `[{ name: 'new', ... }, { name: 'status', ... }]`. */
   commands?: readonly ChannelCommand[];
+  /** The logger handed to the plugin. Default: silent. */
   log?: Logger;
 }
 

@@ -17,14 +17,19 @@ export type { FakeUser } from './payloads.js';
 
 /** A bot account the fake accepts. */
 export interface FakeBot {
+  /** The bot token clients authenticate with. */
   token: string;
+  /** The bot's user. */
   user: FakeUser;
+  /** The bot's application id (slash commands are registered under it). */
   applicationId: string;
 }
 
 /** A guild the fake holds, with its channels. */
 export interface FakeGuild {
+  /** The guild's snowflake id. */
   id: string;
+  /** The guild's name. */
   name: string;
   /** Text channels (type 0) and forum channels (type 15). */
   channels: { id: string; name: string; forum?: true }[];
@@ -32,6 +37,7 @@ export interface FakeGuild {
 
 /** Options of {@link FakeDiscord.start}: the bots it accepts and the guilds it creates. */
 export interface FakeDiscordOptions {
+  /** The bot accounts to accept: their token and username. */
   bots: { token: string; username: string }[];
   /** `forums`: forum channels (type 15), where posts are threads started with a message. */
   guilds?: { name: string; channels: string[]; forums?: string[] }[];
@@ -45,19 +51,29 @@ export interface FakeDiscordOptions {
 
 /** One HTTP request the fake received. */
 export interface RecordedRequest {
+  /** The HTTP method. */
   method: string;
+  /** The request path after `/api/v10`, decoded, without the query string. */
   path: string;
+  /** The query string. */
   query: URLSearchParams;
+  /** The parsed JSON body; the raw text for a non-JSON body; `undefined` when there was none. */
   body: unknown;
+  /** Epoch milliseconds the request arrived. */
   at: number;
+  /** The HTTP status answered (0 until answered). */
   status: number;
 }
 
-interface ChannelRecord {
+/** A channel, thread or DM channel the fake holds ({@link FakeDiscord.channels}). */
+export interface ChannelRecord {
+  /** The channel as the REST API returns it. */
   payload: APIChannel;
+  /** The guild that holds the channel; absent for DM channels. */
   guildId?: string;
   /** For DM channels: the bot on the other side. */
   dmBotId?: string;
+  /** Every message posted in the channel, oldest first. */
   messages: APIMessage[];
 }
 
@@ -69,14 +85,23 @@ interface GatewaySession {
   socket?: WebSocket;
 }
 
-interface InteractionRecord {
+/** A slash-command interaction the fake dispatched, and how the bot answered it ({@link FakeDiscord.interactions}). */
+export interface InteractionRecord {
+  /** The interaction's snowflake id. */
   id: string;
+  /** The interaction token the bot answers with. */
   token: string;
+  /** The bot the interaction was sent to. */
   bot: FakeBot;
+  /** The channel the command was run in. */
   channelId: string;
+  /** Epoch milliseconds the interaction was dispatched. */
   dispatchedAt: number;
+  /** The bot's interaction callback: its type, when it arrived (epoch ms) and its message flags. */
   callback?: { type: number; at: number; flags: number };
+  /** The original response, once the bot posted or edited it. */
   original?: APIMessage;
+  /** Follow-up messages the bot posted, in order. */
   followUps: APIMessage[];
   /** The deferred reply was deleted instead of answered. */
   deleted?: boolean;
@@ -115,10 +140,15 @@ interface Route {
  * ```
  */
 export class FakeDiscord {
+  /** The bot accounts the fake accepts. */
   readonly bots: FakeBot[];
+  /** The guilds the fake created. */
   readonly guilds: FakeGuild[] = [];
+  /** Every user the fake knows, by id. */
   readonly users = new Map<string, FakeUser>();
+  /** Every channel and thread the fake holds, by id. */
   readonly channels = new Map<string, ChannelRecord>();
+  /** Every REST request received, in order. */
   readonly requests: RecordedRequest[] = [];
   /** IDENTIFY payloads received, in order. */
   readonly identifies: { token: string; intents: number }[] = [];
@@ -126,10 +156,13 @@ export class FakeDiscord {
   readonly resumes: { sessionId: string; seq: number }[] = [];
   /** Query strings of gateway connections (v, encoding, compress). */
   readonly gatewayQueries: URLSearchParams[] = [];
+  /** Guild slash commands registered by bots, by `<applicationId>:<guildId>`. */
   readonly registeredCommands = new Map<string, unknown[]>();
   /** Every message a bot posted through REST, in order. */
   readonly sentByBots: APIMessage[] = [];
+  /** Slash-command interactions the fake dispatched, by interaction token. */
   readonly interactions = new Map<string, InteractionRecord>();
+  /** How many heartbeats the fake acknowledged. */
   heartbeatAcks = 0;
 
   private readonly sessions = new Map<string, GatewaySession>();
@@ -390,6 +423,7 @@ export class FakeDiscord {
     }
   }
 
+  /** Closes every gateway connection and the HTTP server. */
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));

@@ -2,10 +2,12 @@
 // discord.js (its REST `api` option, and the gateway URL `GET /gateway/bot` returns).
 
 export {
+  type ChannelRecord,
   type FakeBot,
   FakeDiscord,
   type FakeDiscordOptions,
   type FakeGuild,
   type FakeUser,
+  type InteractionRecord,
   type RecordedRequest,
 } from './fake-discord.js';

@@ -15,9 +15,13 @@ export function snowflake(at: number = Date.now()): string {
 
 /** A person or a bot as the fake knows it. */
 export interface FakeUser {
+  /** The user's snowflake id. */
   id: string;
+  /** The unique user name. */
   username: string;
+  /** The display name, when set. */
   globalName?: string;
+  /** True for bot users. */
   bot?: boolean;
 }
 

@@ -13,7 +13,7 @@ import type {
 import { ColloquyError } from '@colloquy/core';
 import { waitForCount } from './wait-for-count.js';
 
-/** Options of {@link createMemoryChannel}. */
+/** Options of `createMemoryChannel`. */
 export interface MemoryChannelOptions {
   /** The plugin id (the `channel` of its sessions). Default `memory`. */
   id?: string;
@@ -33,6 +33,7 @@ export interface MemoryChannelOptions {
 export interface SentMessage {
   /** The generated platform message id (`<id>-out-<n>`). */
   messageId: string;
+  /** Where it was sent. */
   to: DeliveryContext;
   /** The chunk's text. */
   text: string;
@@ -42,32 +43,43 @@ export interface SentMessage {
   message: OutboundMessage;
   /** 0-based index of the `send` call. */
   sendIndex: number;
+  /** Epoch milliseconds it was sent. */
   at: number;
 }
 
 /** A thread created with `createThread`. */
 export interface MemoryThread {
+  /** The thread id the channel generated. */
   threadId: string;
+  /** The chat that holds the thread. */
   parent: DeliveryContext;
+  /** The title given to `createThread`. */
   title: string;
+  /** The session the thread was created for. */
   sessionKey: string;
 }
 
 /** What a test passes to `inject`: the text and whatever it wants to set; the rest gets defaults. */
 export interface InjectInput {
+  /** The message text. */
   text: string;
   /** Default `{ type: 'direct', id: <sender.id> }`. */
   chat?: { type: ChatType; id: string; title?: string };
   /** Default `{ id: 'user-1', name: 'User One' }`. */
   sender?: InboundMessage['sender'];
+  /** A thread or topic inside the chat. */
   threadId?: string;
   /** Default: true in direct chats, else whether the text contains `@<botUsername>`. */
   mentionsBot?: boolean;
   /** Default a generated `<id>-in-<n>`. */
   messageId?: string;
+  /** The platform id of the message this one replies to. */
   replyToMessageId?: string;
+  /** Media attached to the message. */
   media?: InboundMessage['media'];
+  /** Epoch milliseconds. Default now. */
   timestamp?: number;
+  /** The bot account that receives it. Default the channel's account. */
   accountId?: string;
 }
 

@@ -13,6 +13,7 @@ import { waitForCount } from './wait-for-count.js';
 export interface ScriptedToolCall {
   /** Default `call_<turn>_<index>` (deterministic). */
   id?: string;
+  /** The tool name. */
   name: string;
   /** The arguments the model "sends". Default `{}`. */
   arguments?: unknown;

@@ -78,9 +78,13 @@ export interface HarnessTurn {
 
 /** A booted runtime with a scripted model, a memory channel and helpers. See {@link createTestHarness}. */
 export interface TestHarness {
+  /** The running runtime. */
   readonly runtime: Runtime;
+  /** The runtime's in-process gateway. */
   readonly gateway: RuntimeGateway;
+  /** The runtime's store. */
   readonly store: Store;
+  /** The resolved configuration the runtime runs with. */
   readonly config: ColloquyConfig;
   /** The scripted model (`scripted/test`): push replies, read `requests`. */
   readonly model: ScriptedModel;
@@ -108,6 +112,7 @@ export interface TestHarness {
   transcript(sessionKey: string, limit?: number): Promise<StoredMessage[]>;
   /** Shuts the runtime down (plugins stopped, store closed). Idempotent. */
   close(): Promise<void>;
+  /** Same as `close`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 

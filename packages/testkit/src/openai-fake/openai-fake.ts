@@ -26,6 +26,7 @@ import type { AddressInfo, Socket } from 'node:net';
 export interface FakeToolCall {
   /** Default `call_<n>`. */
   id?: string;
+  /** The tool name. */
   name: string;
   /** An object (JSON-encoded by the fake) or a raw string sent as is (to test malformed arguments). */
   arguments: unknown;
@@ -33,7 +34,9 @@ export interface FakeToolCall {
 
 /** Token counts the fake reports. Defaults are derived from the request and reply sizes. */
 export interface FakeUsage {
+  /** Prompt (input) tokens. */
   promptTokens: number;
+  /** Completion (output) tokens. */
   completionTokens: number;
 }
 
@@ -41,9 +44,11 @@ export interface FakeUsage {
 export interface FakeReply {
   /** Assistant text. An array is streamed as one chunk per element. */
   text?: string | string[];
+  /** Tool calls the model makes. */
   toolCalls?: FakeToolCall[];
   /** Default `tool_calls` when there are tool calls, else `stop`. OpenAI spelling; mapped for Anthropic. */
   finishReason?: 'stop' | 'tool_calls' | 'length' | 'content_filter';
+  /** Token counts reported. Default: derived from the request and reply sizes. */
   usage?: FakeUsage;
   /** The model name echoed back. Default: the requested model. */
   model?: string;
@@ -71,16 +76,22 @@ export interface FakeReply {
 export interface RecordedRequest {
   /** 0-based index over all requests to scripted routes. */
   index: number;
+  /** The HTTP method. */
   method: string;
+  /** The request path, without the query string. */
   path: string;
+  /** The request headers. */
   headers: IncomingHttpHeaders;
   /** The parsed JSON body (`undefined` when the body was not JSON). */
   // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary request fields; this is a test fake.
   body: any;
+  /** The body as received. */
   rawBody: string;
   /** Which API the request used. */
   api: 'openai' | 'anthropic';
+  /** True when the client asked for a streamed answer. */
   stream: boolean;
+  /** Epoch milliseconds the request arrived. */
   receivedAt: number;
   /** When the answer was complete or the connection closed (`undefined` while in flight). */
   answeredAt?: number;
@@ -108,6 +119,7 @@ export interface OpenAIFake {
   readonly baseURL: string;
   /** `http://127.0.0.1:<port>`. */
   readonly origin: string;
+  /** The port the fake listens on. */
   readonly port: number;
   /** Every request to a scripted route, in arrival order. */
   readonly requests: RecordedRequest[];

@@ -20,9 +20,13 @@ const run = promisify(execFile);
 export interface TestPostgres {
   /** Superuser URL of the `postgres` database (user `colloquy`, password in `password`). */
   readonly url: string;
+  /** Always `127.0.0.1`. */
   readonly host: string;
+  /** The TCP port the server listens on (a free one picked at start). */
   readonly port: number;
+  /** The superuser name, `colloquy`. */
   readonly user: string;
+  /** The superuser's password (made per server). */
   readonly password: string;
   /** Creates an empty database and returns its URL. */
   createDatabase(name?: string): Promise<string>;

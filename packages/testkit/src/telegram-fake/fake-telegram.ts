@@ -5,29 +5,41 @@ import type { Message, Update } from 'grammy/types';
 
 /** A bot account the fake serves (`getMe`). */
 export interface FakeBotInfo {
+  /** The bot's user id. */
   id: number;
+  /** The bot's username, without `@`. */
   username: string;
+  /** The bot's display name. */
   firstName?: string;
 }
 
 /** A message the bot sent. */
 export interface SentMessage {
+  /** The chat the message was sent to. */
   chatId: string;
+  /** The message id the fake assigned. */
   messageId: number;
   /** The text as sent (HTML when `parseMode` is HTML). */
   text: string;
   /** The text as a user sees it (entities parsed). */
   visibleText: string;
+  /** The `parse_mode` sent, e.g. `HTML`. */
   parseMode?: string;
+  /** The forum topic it was sent to (`message_thread_id`). */
   threadId?: number;
+  /** The message it replies to. */
   replyToMessageId?: number;
 }
 
 /** One API call the fake received. */
 export interface ApiCall {
+  /** The bot token in the URL. */
   token: string;
+  /** The Bot API method, e.g. `sendMessage`. */
   method: string;
+  /** The call's parameters: the query string and the JSON body, merged. */
   params: Record<string, unknown>;
+  /** Epoch milliseconds the call arrived. */
   at: number;
 }
 
@@ -85,8 +97,11 @@ const LONG_POLL_CAP_SECONDS = 50;
  * ```
  */
 export class FakeTelegram {
+  /** Every API call received, in order. */
   readonly calls: ApiCall[] = [];
+  /** Every message bots sent, in order. */
   readonly sent: SentMessage[] = [];
+  /** Every `sendChatAction` (typing indicator) received, in order. */
   readonly chatActions: { chatId: string; action: string; threadId?: number }[] = [];
   readonly #bots = new Map<string, BotState>();
   readonly #chats = new Map<string, ChatState>();

@@ -5,9 +5,11 @@ import { toChannelError } from './telegram-errors.js';
 
 /** A downloaded Telegram file. */
 export interface TelegramFile {
+  /** The file's bytes. */
   data: Buffer;
   /** The path Telegram stores it under, e.g. `photos/file_3.jpg` (no token). */
   filePath: string;
+  /** The file's size in bytes. */
   size: number;
 }
 

@@ -8,14 +8,19 @@ export type ChatRole = 'user' | 'assistant';
 
 /** The public face of a person in a chat: an alias (never the id behind the cookie) and a name. */
 export interface ChatPerson {
+  /** A public alias of the person, stable for one visitor; never the id behind the cookie. */
   id: string;
+  /** The display name. */
   name: string;
 }
 
 /** One chat message as the page shows it. `text` is markdown for the assistant, plain for people. */
 export interface ChatMessage {
+  /** The message's id: its platform message id, else `seq_<seq>` for transcript messages. */
   id: string;
+  /** `user` for people, `assistant` for the bot. */
   role: ChatRole;
+  /** The message text. */
   text: string;
   /** The author, for `user` messages. */
   sender?: ChatPerson;
@@ -29,6 +34,7 @@ export interface ChatMessage {
 
 /** The chat a socket is attached to. */
 export interface ChatRef {
+  /** `direct`: one visitor with the bot; `group`: a named room. */
   type: 'direct' | 'group';
   /** The visitor id (direct) or the room name (group). */
   id: string;
@@ -36,18 +42,31 @@ export interface ChatRef {
 
 /** One row of the owner's session panel. */
 export interface SessionRow {
+  /** The session's internal key. */
   key: string;
+  /** The session kind (`main`, `dm`, `group`, `subagent`, ...). */
   kind: string;
+  /** The agent that owns the session. */
   agentId: string;
+  /** The session's label, else its display name. */
   label?: string;
+  /** The channel the session talks on, when it has one. */
   channel?: string;
+  /** The state of the session's latest run (`idle` before any). */
   status: 'idle' | 'running' | 'done' | 'error' | 'timeout' | 'killed';
+  /** The internal key of the session that spawned it. */
   spawnedBy?: string;
+  /** 0 for top-level sessions, parent depth + 1 for spawned ones. */
   spawnDepth: number;
+  /** Epoch milliseconds the latest run started. */
   startedAt?: number;
+  /** Epoch milliseconds the latest run ended. */
   endedAt?: number;
+  /** Epoch milliseconds of the last activity. */
   updatedAt: number;
+  /** Tokens used over the session's runs. */
   totalTokens?: number;
+  /** The session's model override (`provider/model`). */
   model?: string;
 }
 
