@@ -196,12 +196,14 @@ export type { BackoffOptions } from './retry/index.js';
 export { backoffDelay, sleep } from './retry/index.js';
 // --- stores ---
 export { MemoryStore } from './store/memory-store.js';
+// --- for Store implementers ---
+export type { SqlValue } from './store/record-rows.js';
+export { outboxRow, pairingRow, runRow, serializeRecord, sessionRow } from './store/record-rows.js';
 export {
   SEARCH_INDEX_MAX_CHARS,
   searchableText,
   searchTerms,
 } from './store/search-text.js';
-// --- for Store implementers ---
 export type { SynchronousStoreEngine, SynchronousStoreOperations } from './store/serialized-store.js';
 export { SerializedStore } from './store/serialized-store.js';
 export {

@@ -6,10 +6,13 @@ import {
   type MessageSearchResult,
   type OutboxEntry,
   type OutboxListQuery,
+  outboxRow,
   type PairingListQuery,
   type PairingRecord,
+  pairingRow,
   type RunListQuery,
   type RunRecord,
+  runRow,
   SESSION_CHANGE_WINDOW,
   type SessionChangeKind,
   type SessionChanges,
@@ -19,6 +22,8 @@ import {
   type SessionWatch,
   type StoredMessage,
   type StoreTransaction,
+  serializeRecord,
+  sessionRow,
   summarizeChanges,
   type TailOptions,
   type ThreadBinding,
@@ -166,7 +171,7 @@ export class PgOperations implements StoreTransaction {
         if (!(await this.getSession(sessionKey))) throw sessionNotFound(sessionKey);
         return [];
       }
-      const json = messages.map((m) => serialize(m, 'transcript message'));
+      const json = messages.map((m) => serializeRecord(m, 'transcript message'));
       // One statement: takes the session's next seq numbers under its row lock and inserts.
       const result = await this.db.query<{ seq: string }>(
         `WITH s AS (
@@ -256,7 +261,7 @@ export class PgOperations implements StoreTransaction {
       const result = await this.db.query(
         `INSERT INTO runs (run_id, session_key, spawned_by, status, created_at, record)
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id) DO NOTHING`,
-        [run.runId, run.sessionKey, run.spawnedBy ?? null, run.status, run.createdAt, serialize(run, 'run')],
+        runRow(run, serializeRecord(run, 'run')),
       );
       if (!result.rowCount) {
         throw new ColloquyError('CONFLICT', `Run "${run.runId}" already exists; run ids must be unique.`, {
@@ -282,14 +287,7 @@ export class PgOperations implements StoreTransaction {
         const next: RunRecord = { ...current, ...withoutUndefined(patch), runId };
         await q.query(
           'UPDATE runs SET session_key = $2, spawned_by = $3, status = $4, created_at = $5, record = $6 WHERE run_id = $1',
-          [
-            runId,
-            next.sessionKey,
-            next.spawnedBy ?? null,
-            next.status,
-            next.createdAt,
-            serialize(next, 'run'),
-          ],
+          runRow(next, serializeRecord(next, 'run')),
         );
         return clone(next);
       }),
@@ -317,15 +315,7 @@ export class PgOperations implements StoreTransaction {
       const result = await this.db.query(
         `INSERT INTO outbox (child_session_key, run_id, requester_session_key, status, next_attempt_at, created_at, entry)
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (child_session_key, run_id) DO NOTHING`,
-        [
-          entry.childSessionKey,
-          entry.runId,
-          entry.requesterSessionKey,
-          entry.status,
-          entry.nextAttemptAt,
-          entry.createdAt,
-          serialize(entry, 'outbox entry'),
-        ],
+        outboxRow(entry, serializeRecord(entry, 'outbox entry')),
       );
       return (result.rowCount ?? 0) > 0;
     });
@@ -369,15 +359,7 @@ export class PgOperations implements StoreTransaction {
         await q.query(
           `UPDATE outbox SET requester_session_key = $3, status = $4, next_attempt_at = $5, created_at = $6, entry = $7
            WHERE child_session_key = $1 AND run_id = $2`,
-          [
-            childSessionKey,
-            runId,
-            next.requesterSessionKey,
-            next.status,
-            next.nextAttemptAt,
-            next.createdAt,
-            serialize(next, 'outbox entry'),
-          ],
+          outboxRow(next, serializeRecord(next, 'outbox entry')),
         );
         return clone(next);
       }),
@@ -411,7 +393,7 @@ export class PgOperations implements StoreTransaction {
           entry.id,
           entry.createdAt,
           entry.consumedAt ?? null,
-          serialize(entry, 'inbox entry'),
+          serializeRecord(entry, 'inbox entry'),
         ],
       );
       return (result.rowCount ?? 0) > 0;
@@ -452,7 +434,7 @@ export class PgOperations implements StoreTransaction {
           binding.accountId,
           binding.threadId,
           binding.sessionKey,
-          serialize(binding, 'thread binding'),
+          serializeRecord(binding, 'thread binding'),
         ],
       );
     });
@@ -498,15 +480,7 @@ export class PgOperations implements StoreTransaction {
           `INSERT INTO pairings (channel, account_id, peer_id, status, code, created_at, record) VALUES ($1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT (channel, account_id, peer_id) DO UPDATE SET status = excluded.status, code = excluded.code,
              created_at = excluded.created_at, record = excluded.record`,
-          [
-            record.channel,
-            record.accountId,
-            record.peerId,
-            record.status,
-            record.status === 'pending' ? (record.code ?? null) : null,
-            record.createdAt,
-            serialize(record, 'pairing'),
-          ],
+          pairingRow(record, serializeRecord(record, 'pairing')),
         );
       } catch (error) {
         if (pgCode(error) !== '23505') throw error;
@@ -671,17 +645,7 @@ export class PgOperations implements StoreTransaction {
            record = CASE WHEN sessions.state_version > 0
              THEN (excluded.record::jsonb || jsonb_build_object('stateVersion', sessions.state_version))::json
              ELSE excluded.record END`,
-        [
-          record.key,
-          record.sessionId,
-          record.agentId,
-          record.kind,
-          record.updatedAt,
-          record.spawnedBy ?? null,
-          record.label ?? null,
-          record.archivedAt ?? null,
-          serialize(rest, 'session'),
-        ],
+        sessionRow(record, serializeRecord(rest, 'session')),
       );
     } catch (error) {
       if (pgCode(error) !== '23505') throw error;
@@ -731,20 +695,6 @@ function clone<T>(value: T): T {
 
 function sessionNotFound(key: string): ColloquyError {
   return new ColloquyError('SESSION_NOT_FOUND', `No session "${key}".`, { key });
-}
-
-function serialize(value: unknown, what: string): string {
-  try {
-    return JSON.stringify(value);
-  } catch (error) {
-    throw new ColloquyError(
-      'INVALID_ARGUMENT',
-      `The ${what} cannot be stored because it is not JSON-serialisable (${(error as Error).message}); ` +
-        'keep records to plain objects, arrays, strings, numbers and booleans.',
-      {},
-      { cause: error },
-    );
-  }
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

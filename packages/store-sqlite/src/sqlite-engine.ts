@@ -22,6 +22,7 @@ import type {
   TranscriptMessage,
   WatchListQuery,
 } from '@colloquy/core';
+import { serializeRecord } from '@colloquy/core';
 import type Database from 'better-sqlite3';
 import {
   consumeInbox,
@@ -41,7 +42,6 @@ import {
 } from './engine/maintenance.js';
 import { runSearch, searchReadonly } from './engine/message-search.js';
 import { deletePairing, getPairing, listPairings, putPairing } from './engine/pairings.js';
-import { serialize } from './engine/record-json.js';
 import { createRun, getRun, listRuns, updateRun } from './engine/runs.js';
 import {
   countSessions,
@@ -240,7 +240,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    * `seq`, checks the session exists and inserts, atomically, without BEGIN/COMMIT round trips.
    */
   private appendOne(sessionKey: string, message: TranscriptMessage): StoredMessage {
-    const json = serialize(message, 'transcript message');
+    const json = serializeRecord(message, 'transcript message');
     return this.tx.writeAlone(() => {
       const seq = this.s.appendOne.get({ key: sessionKey, json });
       if (seq === undefined) throw sessionNotFound(sessionKey);

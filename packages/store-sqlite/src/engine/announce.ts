@@ -1,7 +1,14 @@
-import { ColloquyError, type InboxEntry, type OutboxEntry, type OutboxListQuery } from '@colloquy/core';
+import {
+  ColloquyError,
+  type InboxEntry,
+  type OutboxEntry,
+  type OutboxListQuery,
+  outboxRow,
+  serializeRecord,
+} from '@colloquy/core';
 import { sqlLimit } from '../session-list-plan.js';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
-import { parseOptional, serialize, withoutUndefined } from './record-json.js';
+import { parseOptional, withoutUndefined } from './record-json.js';
 import type { Statements } from './statements.js';
 
 // The announce outbox (results on their way to the requester) and the session inbox.
@@ -10,7 +17,7 @@ import type { Statements } from './statements.js';
 
 /** Stores a new outbox entry; false when one for that child run exists. */
 export function putOutbox(s: Statements, entry: OutboxEntry): boolean {
-  return s.insertOutbox.run(...outboxParams(entry, serialize(entry, 'outbox entry'))).changes > 0;
+  return s.insertOutbox.run(...outboxRow(entry, serializeRecord(entry, 'outbox entry'))).changes > 0;
 }
 
 /** The outbox entry of a child session's run, if any. */
@@ -42,8 +49,8 @@ export function updateOutbox(
     childSessionKey,
     runId,
   };
-  const json = serialize(next, 'outbox entry');
-  const [, , ...columns] = outboxParams(next, json);
+  const json = serializeRecord(next, 'outbox entry');
+  const [, , ...columns] = outboxRow(next, json);
   s.updateOutbox.run(...columns, childSessionKey, runId);
   return JSON.parse(json) as OutboxEntry;
 }
@@ -71,18 +78,6 @@ export function listOutbox(dynamic: DynamicStatements, query: OutboxListQuery): 
     .map((json) => JSON.parse(json as string) as OutboxEntry);
 }
 
-function outboxParams(entry: OutboxEntry, json: string): unknown[] {
-  return [
-    entry.childSessionKey,
-    entry.runId,
-    entry.requesterSessionKey,
-    entry.status,
-    entry.nextAttemptAt,
-    entry.createdAt,
-    json,
-  ];
-}
-
 // --- inbox ---
 
 /** Stores a new inbox entry; false when one with that id exists. */
@@ -93,7 +88,7 @@ export function putInbox(s: Statements, entry: InboxEntry): boolean {
       entry.id,
       entry.createdAt,
       entry.consumedAt ?? null,
-      serialize(entry, 'inbox entry'),
+      serializeRecord(entry, 'inbox entry'),
     ).changes > 0
   );
 }

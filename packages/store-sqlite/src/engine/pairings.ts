@@ -1,7 +1,13 @@
-import { ColloquyError, type PairingListQuery, type PairingRecord } from '@colloquy/core';
+import {
+  ColloquyError,
+  type PairingListQuery,
+  type PairingRecord,
+  pairingRow,
+  serializeRecord,
+} from '@colloquy/core';
 import { sqliteCode } from '../sqlite-errors.js';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
-import { parseOptional, serialize } from './record-json.js';
+import { parseOptional } from './record-json.js';
 import type { Statements } from './statements.js';
 
 // The pairings of chat peers (pending codes and their approvals).
@@ -13,15 +19,7 @@ import type { Statements } from './statements.js';
  */
 export function putPairing(s: Statements, record: PairingRecord): void {
   try {
-    s.upsertPairing.run(
-      record.channel,
-      record.accountId,
-      record.peerId,
-      record.status,
-      record.status === 'pending' ? (record.code ?? null) : null,
-      record.createdAt,
-      serialize(record, 'pairing'),
-    );
+    s.upsertPairing.run(...pairingRow(record, serializeRecord(record, 'pairing')));
   } catch (error) {
     if (sqliteCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') {
       throw new ColloquyError(

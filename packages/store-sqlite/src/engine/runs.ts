@@ -1,7 +1,7 @@
-import { ColloquyError, type RunListQuery, type RunRecord } from '@colloquy/core';
+import { ColloquyError, type RunListQuery, type RunRecord, runRow, serializeRecord } from '@colloquy/core';
 import { sqlLimit } from '../session-list-plan.js';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
-import { parseOptional, serialize, withoutUndefined } from './record-json.js';
+import { parseOptional, withoutUndefined } from './record-json.js';
 import type { Statements } from './statements.js';
 
 // The run records.
@@ -12,7 +12,7 @@ import type { Statements } from './statements.js';
  * @throws `CONFLICT` when a run with that id exists
  */
 export function createRun(s: Statements, run: RunRecord): void {
-  const inserted = s.insertRun.run(...runParams(run, serialize(run, 'run'))).changes > 0;
+  const inserted = s.insertRun.run(...runRow(run, serializeRecord(run, 'run'))).changes > 0;
   if (!inserted) {
     throw new ColloquyError('CONFLICT', `Run "${run.runId}" already exists; run ids must be unique.`, {
       runId: run.runId,
@@ -35,13 +35,13 @@ export function updateRun(s: Statements, runId: string, patch: Partial<Omit<RunR
   if (previous === undefined) throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
   const before = JSON.parse(previous) as RunRecord;
   const next: RunRecord = { ...before, ...withoutUndefined(patch), runId };
-  const json = serialize(next, 'run');
+  const json = serializeRecord(next, 'run');
   if (
     next.sessionKey !== before.sessionKey ||
     (next.spawnedBy ?? null) !== (before.spawnedBy ?? null) ||
     next.createdAt !== before.createdAt
   ) {
-    const [, ...columns] = runParams(next, json);
+    const [, ...columns] = runRow(next, json);
     s.updateRun.run(...columns, runId);
   } else if (next.status !== before.status) s.updateRunStatus.run(next.status, json, runId);
   else s.updateRunRecord.run(json, runId);
@@ -73,8 +73,4 @@ export function listRuns(dynamic: DynamicStatements, query: RunListQuery): RunRe
     .pluck()
     .all(...params, limit)
     .map((json) => JSON.parse(json as string) as RunRecord);
-}
-
-function runParams(run: RunRecord, json: string): unknown[] {
-  return [run.runId, run.sessionKey, run.spawnedBy ?? null, run.status, run.createdAt, json];
 }

@@ -4,11 +4,13 @@ import {
   type SessionListQuery,
   type SessionPatch,
   type SessionRecord,
+  serializeRecord,
+  sessionRow,
 } from '@colloquy/core';
 import { planSessionList } from '../session-list-plan.js';
 import { sessionNotFound, sqliteCode } from '../sqlite-errors.js';
 import type { DynamicStatements } from './dynamic-statements.js';
-import { parseOptional, serialize } from './record-json.js';
+import { parseOptional } from './record-json.js';
 import type { Statements } from './statements.js';
 
 // The session records. Writes run inside the engine's transaction; reads inside its guard.
@@ -36,7 +38,7 @@ export function getSession(s: Statements, key: string): SessionRecord | undefine
 /** Writes a whole session record; counts a `patch` change when a watched field changed. */
 export function putSession(s: Statements, record: SessionRecord): void {
   const previous = parseOptional<SessionRecord>(s.sessionByKey.get(record.key));
-  writeSession(s, record, serialize(record, 'session'));
+  writeSession(s, record, serializeRecord(record, 'session'));
   if (isPatchChange(previous, record)) notePatch(s, record.key);
 }
 
@@ -54,7 +56,7 @@ export function patchSession(s: Statements, key: string, patch: SessionPatch): S
     if (value === null) delete next[field];
     else next[field] = value;
   }
-  const json = serialize(next, 'session');
+  const json = serializeRecord(next, 'session');
   if (typeof next.updatedAt !== 'number' || Object.keys(patch).some((f) => SESSION_COLUMN_FIELDS.has(f))) {
     writeSession(s, next as unknown as SessionRecord, json);
   } else s.updateSessionRecord.run(next.updatedAt as number, json, key);
@@ -106,17 +108,7 @@ export function countSessions(dynamic: DynamicStatements, query: SessionListQuer
 
 function writeSession(s: Statements, record: SessionRecord, json: string): void {
   try {
-    s.upsertSession.run(
-      record.key,
-      record.sessionId,
-      record.agentId,
-      record.kind,
-      record.updatedAt,
-      record.spawnedBy ?? null,
-      record.label ?? null,
-      record.archivedAt ?? null,
-      json,
-    );
+    s.upsertSession.run(...sessionRow(record, json));
   } catch (error) {
     if (sqliteCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') {
       throw new ColloquyError(

@@ -1,6 +1,7 @@
 import type { ThreadBinding } from '@colloquy/core';
+import { serializeRecord } from '@colloquy/core';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
-import { parseOptional, serialize } from './record-json.js';
+import { parseOptional } from './record-json.js';
 import type { Statements } from './statements.js';
 
 // The bindings of chat threads to sessions.
@@ -12,7 +13,7 @@ export function putThreadBinding(s: Statements, binding: ThreadBinding): void {
     binding.accountId,
     binding.threadId,
     binding.sessionKey,
-    serialize(binding, 'thread binding'),
+    serializeRecord(binding, 'thread binding'),
   );
 }
 

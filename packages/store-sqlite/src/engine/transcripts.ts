@@ -3,6 +3,7 @@ import {
   ColloquyError,
   type SessionRecord,
   type StoredMessage,
+  serializeRecord,
   type TailOptions,
   type TranscriptMessage,
 } from '@colloquy/core';
@@ -13,7 +14,7 @@ import {
   isTranscriptLocator,
   parseTranscriptLocator,
 } from '../transcript-locator.js';
-import { parseOptional, serialize } from './record-json.js';
+import { parseOptional } from './record-json.js';
 import type { Statements } from './statements.js';
 
 // The transcripts: appends, tails, counts, locators and export batches. (The single-message
@@ -35,7 +36,7 @@ export function appendMessages(
   let seq = s.lastSeq.get(sessionKey) ?? 0;
   const rows = messages.map((message) => {
     seq += 1;
-    return { seq, json: serialize({ ...message, seq }, 'transcript message') };
+    return { seq, json: serializeRecord({ ...message, seq }, 'transcript message') };
   });
   for (const row of rows) s.insertMessage.run(sessionKey, row.seq, row.json);
   return rows.map((row) => JSON.parse(row.json) as StoredMessage);
