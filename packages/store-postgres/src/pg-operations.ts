@@ -411,6 +411,15 @@ export class PgOperations implements StoreTransaction {
     );
   }
 
+  listInboxSessionKeys(): Promise<string[]> {
+    return this.read(async () => {
+      const result = await this.db.query<{ session_key: string }>(
+        'SELECT DISTINCT session_key FROM inbox WHERE consumed_at IS NULL ORDER BY session_key',
+      );
+      return result.rows.map((row) => row.session_key);
+    });
+  }
+
   consumeInbox(sessionKey: string, ids: readonly string[], at: number): Promise<void> {
     return this.run(async () => {
       if (ids.length === 0) return;

@@ -28,6 +28,7 @@ import {
   consumeInbox,
   getOutbox,
   listInbox,
+  listInboxSessionKeys,
   listOutbox,
   putInbox,
   putOutbox,
@@ -336,6 +337,10 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
 
   listInbox(sessionKey: string): InboxEntry[] {
     return this.tx.guard(() => listInbox(this.s, sessionKey));
+  }
+
+  listInboxSessionKeys(): string[] {
+    return this.tx.guard(() => listInboxSessionKeys(this.s));
   }
 
   consumeInbox(sessionKey: string, ids: readonly string[], at: number): void {

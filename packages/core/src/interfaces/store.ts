@@ -261,6 +261,11 @@ export interface StoreOperations {
   putInbox(entry: InboxEntry): Promise<boolean>;
   /** Unconsumed entries of a session, oldest first. */
   listInbox(sessionKey: string): Promise<InboxEntry[]>;
+  /**
+   * The keys of the sessions with unconsumed inbox entries, in key order. A runtime reads this at
+   * start to wake the sessions whose wake a crash cut (the entry was stored, its turn was not).
+   */
+  listInboxSessionKeys(): Promise<string[]>;
   /** Marks entries consumed, atomically; unknown or already consumed ids are ignored. */
   consumeInbox(sessionKey: string, ids: readonly string[], at: number): Promise<void>;
 

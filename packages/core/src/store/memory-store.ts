@@ -377,6 +377,13 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
       .map((e) => copy(e));
   }
 
+  listInboxSessionKeys(): string[] {
+    return [...this.inboxes]
+      .filter(([, inbox]) => [...inbox.values()].some((e) => e.consumedAt === undefined))
+      .map(([key]) => key)
+      .sort();
+  }
+
   consumeInbox(sessionKey: string, ids: readonly string[], at: number): void {
     const inbox = this.inboxes.get(sessionKey);
     if (!inbox) return;

@@ -75,6 +75,7 @@ const OPERATION_NAMES = [
   'deleteWatch',
   'putInbox',
   'listInbox',
+  'listInboxSessionKeys',
   'consumeInbox',
   'putThreadBinding',
   'getThreadBinding',
@@ -246,6 +247,10 @@ export abstract class SerializedStore implements Store {
   /** {@inheritDoc StoreOperations.listInbox} */
   listInbox(sessionKey: string): Promise<InboxEntry[]> {
     return this.run((ops) => ops.listInbox(sessionKey));
+  }
+  /** {@inheritDoc StoreOperations.listInboxSessionKeys} */
+  listInboxSessionKeys(): Promise<string[]> {
+    return this.run((ops) => ops.listInboxSessionKeys());
   }
   /** {@inheritDoc StoreOperations.consumeInbox} */
   consumeInbox(sessionKey: string, ids: readonly string[], at: number): Promise<void> {

@@ -126,29 +126,47 @@ export async function deliverPlanned(
 }
 
 /**
- * After a crash: sends what ended turns planned but never began to send, and records the sends a
- * crash cut as `failed` (not repeated). Reads the newest `limit` ended runs.
+ * The ended runs a previous process left with a planned reply it did not finish sending: never
+ * begun, or cut mid-send (`sending`). Read this before the runtime's own turns can end (start()
+ * reads it before the queue resumes): a turn of this process that ends while its reply is on the
+ * way would otherwise look unsent, and be sent twice.
  *
  * @param ctx - the runtime internals
- * @param runs - the runs to look at (default: the newest 500 ended ones)
+ * @returns the runs for {@link deliverUnsent}, from the newest 500 ended ones
  */
-export async function deliverUnsent(ctx: RuntimeContext, runs?: readonly RunRecord[]): Promise<void> {
-  const candidates =
-    runs ??
-    (await ctx.store.listRuns({
-      statuses: ['done', 'error', 'timeout', 'killed', 'interrupted'],
-      limit: 500,
-    }));
-  for (const run of candidates) {
-    if (run.meta?.pendingDelivery === undefined) continue;
-    const delivery = run.meta.delivery as { status?: string } | undefined;
-    if (delivery?.status === 'sending') {
+export async function listUnsentReplies(ctx: RuntimeContext): Promise<RunRecord[]> {
+  const ended = await ctx.store.listRuns({
+    statuses: ['done', 'error', 'timeout', 'killed', 'interrupted'],
+    limit: 500,
+  });
+  return ended.filter((run) => unsettledDeliveryOf(run) !== undefined);
+}
+
+/** A run's planned reply that is not settled: never begun (`unsent`), or cut mid-send (`cut`). */
+function unsettledDeliveryOf(run: RunRecord): 'unsent' | 'cut' | undefined {
+  if (run.meta?.pendingDelivery === undefined) return undefined;
+  const delivery = run.meta.delivery as { status?: string } | undefined;
+  if (delivery === undefined) return 'unsent';
+  return delivery.status === 'sending' ? 'cut' : undefined;
+}
+
+/**
+ * After a crash: sends what ended turns planned but never began to send, and records the sends a
+ * crash cut as `failed` (not repeated).
+ *
+ * @param ctx - the runtime internals
+ * @param runs - ended runs that no turn of this process is delivering (see {@link listUnsentReplies})
+ */
+export async function deliverUnsent(ctx: RuntimeContext, runs: readonly RunRecord[]): Promise<void> {
+  for (const run of runs) {
+    const state = unsettledDeliveryOf(run);
+    if (state === 'cut') {
       await ctx.store
         .updateRun(run.runId, {
           meta: {
             ...run.meta,
             delivery: {
-              ...delivery,
+              ...(run.meta?.delivery as object),
               status: 'failed',
               error:
                 'the runtime stopped while sending this reply; it is not sent again, so it cannot appear twice',
@@ -158,11 +176,10 @@ export async function deliverUnsent(ctx: RuntimeContext, runs?: readonly RunReco
         .catch((error: unknown) =>
           ctx.log.warn({ err: error, runId: run.runId }, 'could not settle a cut send'),
         );
-      continue;
+    } else if (state === 'unsent') {
+      const session = await ctx.store.getSession(run.sessionKey);
+      if (session) await deliverPlanned(ctx, session, run);
     }
-    if (delivery !== undefined) continue;
-    const session = await ctx.store.getSession(run.sessionKey);
-    if (session) await deliverPlanned(ctx, session, run);
   }
 }
 

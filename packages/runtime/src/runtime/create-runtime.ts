@@ -10,7 +10,7 @@ import {
 } from '@colloquy/core';
 import { defaultDeliverFor, defaultLaneFor, enqueueRun, enqueueRunIf } from '../agent/enqueue-run.js';
 import { createHistoryCache } from '../agent/history-cache.js';
-import { deliverUnsent } from '../agent/reply-delivery.js';
+import { deliverUnsent, listUnsentReplies } from '../agent/reply-delivery.js';
 import { executeTurn } from '../agent/run-executor.js';
 import { bridgeClusterEvents, clusterHandlers, createChannelRelays } from '../cluster/cluster-handlers.js';
 import { hasActiveRun } from '../cluster/run-job.js';
@@ -28,7 +28,7 @@ import { createSubagentRegistry } from '../subagents/registry.js';
 import type { SubagentRegistry } from '../subagents/subagent-registry.js';
 import { defaultWorkspaceRoot } from '../subagents/workspace.js';
 import { type GatewayServer, startGatewayServer } from '../ws/gateway-server.js';
-import { type RecoveryReport, recoverRuns } from './recover-runs.js';
+import { type RecoveryReport, recoverRuns, wakeUnreadInboxes } from './recover-runs.js';
 import type { RuntimeContext } from './runtime-context.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { sessionToolsHook } from './session-tools-hook.js';
@@ -258,6 +258,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     state = 'starting';
     // With a cluster, what a dead instance left is resumed by the jobs themselves (see runJob).
     const report = ctx.cluster ? { requeued: [], resumed: [], interrupted: [] } : await recoverRuns(ctx);
+    // Replies the previous process planned but did not send (the interrupted runs' notices too),
+    // read while the queue is paused: no turn of this process has ended yet.
+    const unsent = ctx.cluster ? [] : await listUnsentReplies(ctx);
     if (report.resumed.length + report.interrupted.length + report.requeued.length > 0) {
       log.info(
         {
@@ -301,7 +304,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     // Announces left pending by the previous process go out now that plugins run, and so do
     // replies its turns planned but did not send (with a cluster, each run's job does this).
     ctx.track(ctx.subagents.start());
-    if (!ctx.cluster) ctx.track(deliverUnsent(ctx));
+    // Unread inbox entries whose wake the previous process did not get to (a crash between the two).
+    ctx.track(wakeUnreadInboxes(ctx));
+    if (unsent.length > 0) ctx.track(deliverUnsent(ctx, unsent));
     // Yields with a timeout, left by the previous process: their wakes are armed again.
     ctx.track(ctx.yields.restore());
     // Watches whose target changed while no process could fire them (a crash, another instance).

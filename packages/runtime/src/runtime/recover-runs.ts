@@ -124,3 +124,21 @@ async function interruptRun(ctx: RuntimeContext, run: RunRecord, now: number): P
     error,
   });
 }
+
+/**
+ * Wakes every session with unread inbox entries, once at start: an entry stored just before a
+ * crash (an announce, a watch notice, a yield timeout) may have lost the wake that would read it.
+ * A session with a run queued or running is left alone (that run reads its inbox).
+ *
+ * @param ctx - the runtime internals
+ */
+export async function wakeUnreadInboxes(ctx: RuntimeContext): Promise<void> {
+  for (const key of await ctx.store.listInboxSessionKeys()) {
+    if (!ctx.accepting) return;
+    await ctx
+      .wake(key)
+      .catch((error: unknown) =>
+        ctx.log.warn({ err: error, sessionKey: key }, 'could not wake a session with unread inbox entries'),
+      );
+  }
+}

@@ -1,4 +1,5 @@
-import type { Store, StoreTransaction } from '@colloquy/core';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MemoryStore, type Store, type StoreTransaction } from '@colloquy/core';
 import { lastUserText } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { STORE_KINDS, waitFor } from '../support/harness.js';
@@ -357,6 +358,72 @@ describe('announce delivery under faults', () => {
     h = undefined;
     expect(channel.sent).toEqual([]);
     cleanup();
+  });
+
+  it('sends a resumed turn’s reply once while the start looks for replies the last process left unsent', async () => {
+    const inner = new MemoryStore();
+    await seedMain(inner);
+    const now = Date.now();
+    // The last process left a queued run; the restart resumes it at once.
+    await inner.createRun({
+      runId: 'r-left',
+      sessionKey: MAIN,
+      lane: 'main',
+      status: 'queued',
+      createdAt: now,
+      updatedAt: now,
+      message: 'are you there?',
+      deliver: true,
+      attempts: 0,
+    });
+    // A slow store: the look for ended runs answers late, and so does the `sending` mark, so the
+    // resumed turn has ended (reply planned, not yet marked) when a late look would read it.
+    const slow = new Proxy(inner, {
+      get(object, name) {
+        const value = Reflect.get(object, name, object);
+        if (typeof value !== 'function') return value;
+        if (name === 'listRuns') {
+          return async (...args: Parameters<Store['listRuns']>) => {
+            if (args[0]?.statuses?.includes('done')) await sleep(150);
+            return object.listRuns(...args);
+          };
+        }
+        if (name === 'updateRun') {
+          return async (...args: Parameters<Store['updateRun']>) => {
+            const delivery = args[1].meta?.delivery as { status?: string } | undefined;
+            if (delivery?.status === 'sending') await sleep(400);
+            return object.updateRun(...args);
+          };
+        }
+        return (value as (...a: unknown[]) => unknown).bind(object);
+      },
+    });
+    h = await startSubagentHarness({ store: slow, script: () => 'yes, here' });
+    await waitFor(
+      async () =>
+        ((await inner.getRun('r-left'))?.meta?.delivery as { status?: string } | undefined)?.status ===
+        'delivered',
+    );
+    const { channel } = h;
+    await h.close();
+    h = undefined;
+    expect(channel.sent.map((m) => m.message.text)).toEqual(['yes, here']);
+  });
+
+  it('wakes at start a session whose inbox entry was stored but whose wake a crash cut', async () => {
+    const store = new MemoryStore();
+    await seedMain(store);
+    await store.putInbox({
+      sessionKey: MAIN,
+      id: 'announce:left',
+      createdAt: Date.now(),
+      message: { role: 'user', content: 'Sub-agent "left" finished: the result', timestamp: Date.now() },
+    });
+    h = await startSubagentHarness({ store, script: () => 'read the result' });
+    await waitFor(() => h!.channel.sent.length === 1, 3000, 'the wake turn’s reply');
+    expect(h.channel.sent[0]?.message.text).toBe('read the result');
+    expect(await store.listInbox(MAIN)).toEqual([]);
+    expect(userTexts(h.model.requests[0]!)).toContain('Sub-agent "left" finished: the result');
   });
 
   it('holds the announce while the requester is busy, then delivers it exactly once', async () => {

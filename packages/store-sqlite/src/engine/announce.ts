@@ -98,6 +98,11 @@ export function listInbox(s: Statements, sessionKey: string): InboxEntry[] {
   return s.inboxOf.all(sessionKey).map((json) => JSON.parse(json) as InboxEntry);
 }
 
+/** The keys of the sessions with unconsumed inbox entries, in key order. */
+export function listInboxSessionKeys(s: Statements): string[] {
+  return s.inboxSessionKeys.all();
+}
+
 /** Marks inbox entries consumed at `at` (entries already consumed keep their time). */
 export function consumeInbox(s: Statements, sessionKey: string, ids: readonly string[], at: number): void {
   for (const id of ids) s.consumeInbox.run(at, at, sessionKey, id);

@@ -53,6 +53,7 @@ export interface Statements {
   outboxById: Stmt<[string, string], string>;
   insertInbox: Stmt<unknown[]>;
   inboxOf: Stmt<[string], string>;
+  inboxSessionKeys: Stmt<[], string>;
   consumeInbox: Stmt<[number, number, string, string]>;
 
   // --- session changes and watches ---
@@ -174,6 +175,9 @@ export function prepareStatements(db: Database.Database, readonly: boolean): Sta
     ),
     inboxOf: one(
       'SELECT entry FROM inbox WHERE session_key = ? AND consumed_at IS NULL ORDER BY created_at, rowid',
+    ),
+    inboxSessionKeys: one(
+      'SELECT DISTINCT session_key FROM inbox WHERE consumed_at IS NULL ORDER BY session_key',
     ),
     consumeInbox: db.prepare(
       `UPDATE inbox SET consumed_at = ?, entry = json_set(entry, '$.consumedAt', ?)

@@ -501,6 +501,18 @@ export function describeStoreCases(
       expect(await store.putInbox(inbox('a', T0 + 10))).toBe(false);
       expect(await store.listInbox('other')).toEqual([]);
     });
+
+    it('lists the keys of the sessions with unconsumed entries, in key order', async () => {
+      expect(await store.listInboxSessionKeys()).toEqual([]);
+      await store.putInbox({ ...inbox('a', T0 + 1), sessionKey: 'k2' });
+      await store.putInbox(inbox('b', T0 + 2));
+      await store.putInbox(inbox('c', T0 + 3));
+      await store.putInbox({ ...inbox('d', T0 + 4), sessionKey: 'k3' });
+      expect(await store.listInboxSessionKeys()).toEqual(['k1', 'k2', 'k3']);
+      await store.consumeInbox('k1', ['b', 'c'], T0 + 9);
+      await store.consumeInbox('k3', ['d'], T0 + 9);
+      expect(await store.listInboxSessionKeys()).toEqual(['k2']);
+    });
   });
 
   describe('thread bindings', () => {
