@@ -6,7 +6,10 @@ import {
 } from '@colloquy/core';
 import { fakeReply, type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createModelProvider } from '../src/providers/create-model-provider.js';
+import {
+  createModelProvider,
+  createModelProvider as createProvider,
+} from '../src/providers/create-model-provider.js';
 import { createModelRouter } from '../src/providers/model-router.js';
 import type { ModelProviderOptions } from '../src/providers/provider-config.js';
 
@@ -62,7 +65,15 @@ const sessionsList = {
   },
 };
 
-describe('openai-compatible provider', () => {
+// Both clients of kind "openai-compatible" meet the same contract: Colloquy's own chat completions
+// client (the default) and the AI SDK's, which a custom `fetch` selects.
+describe.each([
+  ['its own client', {}],
+  ['the AI SDK client', { fetch: (...args: Parameters<typeof fetch>) => fetch(...args) }],
+] as const)('openai-compatible provider over %s', (_client, clientOptions: ModelProviderOptions) => {
+  const createModelProvider = (...[id, config, options]: Parameters<typeof createProvider>) =>
+    createProvider(id, config, { ...clientOptions, ...options });
+
   it('streams text deltas and ends with finish and usage', async () => {
     const server = await fake([
       fakeReply.text(['Hel', 'lo ', 'there'], { usage: { promptTokens: 12, completionTokens: 3 } }),

@@ -40,7 +40,11 @@ export interface ModelProviderOptions {
   headers?: Record<string, string>;
   /** The environment used for `apiKeyEnv` and the Anthropic default `ANTHROPIC_API_KEY`. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
-  /** A `fetch` implementation (tests, proxies). Default the global `fetch`. */
+  /**
+   * A `fetch` implementation (tests, proxies). For kind `openai-compatible` it selects the AI SDK's
+   * client (`@ai-sdk/openai-compatible`) instead of Colloquy's own `node:http` client. Default: the own
+   * client for `openai-compatible`, the global `fetch` for `anthropic`.
+   */
   fetch?: typeof globalThis.fetch;
   /** Receives retry and failure logs. Default silent. */
   logger?: Logger;

@@ -62,7 +62,7 @@ export async function* streamDirect(model: LanguageModelV3, call: DirectCall): A
           type: 'tool-call',
           id: part.toolCallId,
           name: part.toolName,
-          arguments: parseInput(part.input),
+          arguments: parseToolArguments(part.input),
         };
         break;
       case 'finish':
@@ -76,7 +76,8 @@ export async function* streamDirect(model: LanguageModelV3, call: DirectCall): A
   }
 }
 
-function parseInput(input: string): unknown {
+/** Tool call arguments from JSON; arguments that do not parse are passed on as the raw string. */
+export function parseToolArguments(input: string): unknown {
   if (input.trim() === '') return {};
   try {
     return JSON.parse(input);
