@@ -1,6 +1,7 @@
 // End-to-end bench of the reference app (issue 22): `colloquy start` as a child process with a config
 // file and a SQLite store in a temp dir, against the local Telegram Bot API fake, the Discord fake,
-// real WebSockets for the web chat, and the OpenAI-compatible fake as the model. Every figure is the
+// real WebSockets for the web chat, the OpenAI-compatible fake as the model, and (idle RSS only) a silent
+// loopback WebSocket standing in for WhatsApp Web (`bench/e2e/whatsapp-fake.ts`). Every figure is the
 // median of BENCH_RUNS runs (default 5) with min-max; `--quick` (or BENCH_QUICK=1) runs once.
 // `--profile` runs each shape with `node --cpu-prof` on the app and prints its top self time
 // (BENCH_PROFILE_DIR keeps the .cpuprofile files there, BENCH_PROFILE_TOP sets the rows).
@@ -140,7 +141,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < runs; i++) samples.push(await measureIdleRss());
     idle = spread(samples);
     console.log(
-      `\nidle RSS, web chat + Telegram + Discord against fakes, model configured (WhatsApp off: no fake seam in the app config): ${fmt(idle, 1)} MB`,
+      `\nidle RSS, web chat + Telegram + Discord against fakes + WhatsApp (Baileys) at a silent loopback WebSocket that accepts and never answers the handshake, model configured: ${fmt(idle, 1)} MB`,
     );
   }
   printTargets(results, idle);

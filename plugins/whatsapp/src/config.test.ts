@@ -71,6 +71,24 @@ describe('resolveWhatsAppConfig', () => {
     );
   });
 
+  it('takes a ws:// or wss:// webSocketUrl and rejects any other', () => {
+    expect(resolveWhatsAppConfig({ webSocketUrl: 'ws://127.0.0.1:9000/ws/chat' }).webSocketUrl).toBe(
+      'ws://127.0.0.1:9000/ws/chat',
+    );
+    expect(resolveWhatsAppConfig({ webSocketUrl: 'wss://proxy.example/ws' }).webSocketUrl).toBe(
+      'wss://proxy.example/ws',
+    );
+    for (const bad of [
+      'https://web.whatsapp.com/ws/chat',
+      'ws://',
+      'ws://host/a b',
+      'web.whatsapp.com',
+      '',
+    ]) {
+      expect(issuesOf({ webSocketUrl: bad })[0]?.path).toBe('channels.whatsapp.webSocketUrl');
+    }
+  });
+
   it('rejects a chunk length too small to read', () => {
     expect(issuesOf({ chunkLength: 10 })[0]?.path).toBe('channels.whatsapp.chunkLength');
   });

@@ -42,6 +42,18 @@ export const WhatsAppConfigSchema = Type.Object(
      * Default 20 MB (20971520).
      */
     maxMediaBytes: Type.Integer({ minimum: 0, default: 20 * 1024 * 1024 }),
+    /**
+     * The WhatsApp Web WebSocket endpoint (`ws://` or `wss://`), passed to Baileys as
+     * `waWebSocketUrl`. Default: Baileys' own, `wss://web.whatsapp.com/ws/chat`. Set it for a proxy,
+     * or for a local fake in tests and benches.
+     */
+    webSocketUrl: Type.Optional(
+      Type.String({
+        pattern: '^wss?://[^\\s/?#]+([/?#]\\S*)?$',
+        description:
+          "WhatsApp Web WebSocket URL (ws:// or wss://) used instead of Baileys' default wss://web.whatsapp.com/ws/chat (a proxy or a local fake).",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

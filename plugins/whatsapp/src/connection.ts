@@ -182,6 +182,7 @@ export class WhatsAppConnection {
         getMessage: async (key) =>
           key.id ? (shared.recent.get(key.id)?.message ?? shared.sentStore?.get(key.id)) : undefined,
         cachedGroupMetadata: async (jid) => this.hooks.groupMetadata(jid),
+        ...(shared.config.webSocketUrl === undefined ? {} : { waWebSocketUrl: shared.config.webSocketUrl }),
       });
     } catch (error) {
       this.scheduleReconnect(`could not create the socket: ${(error as Error).message}`, false);

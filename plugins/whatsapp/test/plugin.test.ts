@@ -168,6 +168,21 @@ describe('connection', () => {
     await eventually(() => plugin.status().state === 'connected');
   });
 
+  it('aims every socket, reconnects included, at webSocketUrl when the config sets one', async () => {
+    const url = 'ws://127.0.0.1:7777/ws/chat';
+    const { plugin, fake } = await boot({ config: { webSocketUrl: url } });
+    expect(fake.current.config.waWebSocketUrl).toBe(url);
+    fake.current.drop(428, 'Connection Closed');
+    await fake.waitForSockets(2);
+    await eventually(() => plugin.status().state === 'connected');
+    expect(fake.sockets.map((s) => s.config.waWebSocketUrl)).toEqual([url, url]);
+  });
+
+  it("leaves Baileys' default endpoint alone when webSocketUrl is not set", async () => {
+    const { fake } = await boot();
+    expect(fake.current.config).not.toHaveProperty('waWebSocketUrl');
+  });
+
   it('stops with a clear re-link message when logged out, and sends then fail fast', async () => {
     const { plugin, fake, stateDir } = await boot();
     fake.current.drop(401, 'Connection Failure');

@@ -3,15 +3,19 @@ import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
 import { startBenchApp } from './app-child.js';
 import { modelEnv, startEchoModel } from './model-fake.js';
 import { memoryMb } from './proc-stats.js';
+import { startSilentWhatsApp } from './whatsapp-fake.js';
 
 const IDLE_MS = 3000;
 const TELEGRAM_TOKEN = '6006:bench-idle-token';
 const DISCORD_TOKEN = 'bench-idle-discord-token';
 
 /**
- * RSS of the app idle with the web chat, Telegram and Discord on (against their fakes) and a model
- * configured, `IDLE_MS` after every channel connected. WhatsApp is not on: the app config has no
- * seam to point Baileys at a fake, and it must not reach the real servers.
+ * RSS of the app idle with all four channels on and a model configured, `IDLE_MS` after every
+ * channel connected: the web chat, Telegram and Discord against their fakes, and WhatsApp (Baileys
+ * loaded, fresh credentials in the temp state dir) aimed by `webSocketUrl` at a silent loopback
+ * WebSocket server that accepts the connection and never answers the Noise handshake (see
+ * {@link startSilentWhatsApp}), so Baileys sits waiting for the server hello. The state dir,
+ * WhatsApp's credentials included, is in the app's temp dir, which `stop()` removes.
  *
  * @returns VmRSS in MB
  */
@@ -19,6 +23,7 @@ export async function measureIdleRss(): Promise<number> {
   const model = await startEchoModel(0);
   const telegram = await FakeTelegram.start();
   telegram.addBot(TELEGRAM_TOKEN, { id: 6006, username: 'colloquy_idle_bot' });
+  const whatsapp = await startSilentWhatsApp();
   const discord = await FakeDiscord.start({
     bots: [{ token: DISCORD_TOKEN, username: 'colloquy' }],
     guilds: [{ name: 'Bench Guild', channels: ['general'] }],
@@ -37,6 +42,7 @@ export async function measureIdleRss(): Promise<number> {
             },
           ],
         },
+        whatsapp: { webSocketUrl: whatsapp.url },
       },
     },
     env: modelEnv(model),
@@ -48,10 +54,15 @@ export async function measureIdleRss(): Promise<number> {
       if (Date.now() > deadline) throw new Error('the app never identified with the Discord fake');
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
+    await whatsapp.waitForHello(15_000);
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    if (app.child.exitCode !== null || app.child.signalCode !== null) {
+      throw new Error('the app exited while idle');
+    }
     return memoryMb(app.pid).rss;
   } finally {
     await app.stop();
+    await whatsapp.close();
     await discord.close();
     await telegram.close();
     await model.close();
