@@ -4,12 +4,17 @@
 //
 //   throughput  100 sessions in parallel, each sending its next message as soon as the previous
 //               reply arrived; turns per second over the whole run (target >= 2,000 turns/s).
+//   steady      messages arriving at a fixed rate (open loop) from 1,000 sessions, each session at
+//               most one message in flight: inbound->reply p50/p99 at 1,000 and 2,000 turns/s
+//               (target p99 <= 10 ms at 2,000 turns/s). The throughput shape cannot show this: with
+//               100 sessions always waiting, a turn's latency is 100 / throughput (Little's law).
 //   overhead    one turn at a time (no queueing behind other sessions): the time from
 //               `runtime.receive(inbound)` to the model request, p50 (target <= 2 ms).
 //   breakdown   where a turn's time goes, from gateway events and a timing wrapper around the store.
 //
 // Run with `pnpm bench` at the root (turbo builds dist/ first) or `node bench/turns.mjs` after
-// `pnpm build`. `--strict` exits 1 when a target is missed; `--quick` runs fewer turns.
+// `pnpm build`. `--strict` exits 1 when a target is missed; `--quick` runs fewer turns; `--steady` runs
+// only the steady-load shape.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,12 +29,18 @@ import { createBenchChannel } from './bench-channel.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const STRICT = process.argv.includes('--strict');
+/** `--steady`: only the steady-load shape. */
+const STEADY_ONLY = process.argv.includes('--steady');
 const SESSIONS = 100;
 const TURNS_PER_SESSION = QUICK ? 10 : 40;
 const SEQUENTIAL_TURNS = QUICK ? 200 : 1000;
 const WARMUP_TURNS = 300;
 const TARGET_TURNS_PER_SECOND = 2000;
 const TARGET_P50_OVERHEAD_MS = 2;
+const STEADY_SESSIONS = 1000;
+const STEADY_SECONDS = QUICK ? 2 : 5;
+const STEADY_RATES = [1000, 2000];
+const TARGET_STEADY_P99_MS = 10;
 
 const dirs = [];
 
@@ -175,6 +186,35 @@ async function throughput(storeKind, lanes) {
   };
 }
 
+/**
+ * Open loop: `rate` messages per second for `STEADY_SECONDS`, sent every 5 ms in small groups,
+ * round-robin over `STEADY_SESSIONS` sessions (a session's next message comes a second or more
+ * later, so turns never fold). Returns inbound->reply latencies and the rate achieved.
+ */
+async function steady(storeKind, rate) {
+  const bench = await boot(storeKind);
+  for (let t = 0; t < WARMUP_TURNS; t++) await turn(bench, t % STEADY_SESSIONS, `w-${t}`);
+  const total = rate * STEADY_SECONDS;
+  const full = [];
+  const pending = [];
+  const start = performance.now();
+  let sent = 0;
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate));
+    for (; sent < due; sent++) {
+      const session = sent % STEADY_SESSIONS;
+      pending.push(
+        turn(bench, session, `r-${rate}-${sent}`).then(([at, replied]) => full.push(replied - at)),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await Promise.all(pending);
+  const seconds = (performance.now() - start) / 1000;
+  await bench.runtime.shutdown({ drainMs: 1000 });
+  return { rate, achieved: total / seconds, full: stats(full) };
+}
+
 /** One turn at a time across 100 sessions: latency without queueing behind other sessions. */
 async function sequential(storeKind) {
   const bench = await boot(storeKind);
@@ -235,6 +275,10 @@ async function main() {
   console.log(
     `Throughput: ${SESSIONS} sessions in parallel, ${TURNS_PER_SESSION} turns each, zero-latency scripted model.`,
   );
+  if (STEADY_ONLY) {
+    await printSteady();
+    return;
+  }
   const results = [];
   for (const [storeKind, lanes] of [
     ['sqlite+gc', undefined],
@@ -254,6 +298,7 @@ async function main() {
         `inbound->reply p50 ${ms(r.full.p50)} p99 ${ms(r.full.p99)}`,
     );
   }
+  const steadyResults = await printSteady();
   console.log(`\nOverhead: one turn at a time, ${SEQUENTIAL_TURNS} turns over ${SESSIONS} sessions.`);
   const overhead = {};
   for (const storeKind of ['sqlite+gc', 'sqlite', 'postgres', 'memory']) {
@@ -275,12 +320,34 @@ async function main() {
       `(target >= ${TARGET_TURNS_PER_SECOND}) ${okThroughput ? 'OK' : 'MISSED'}; ` +
       `p50 overhead ${ms(overhead['sqlite+gc'].toModel.p50)} (target <= ${TARGET_P50_OVERHEAD_MS} ms) ${okOverhead ? 'OK' : 'MISSED'}`,
   );
+  const atTarget = steadyResults.find((r) => r.rate === TARGET_TURNS_PER_SECOND);
+  const okSteady = atTarget !== undefined && atTarget.full.p99 <= TARGET_STEADY_P99_MS;
+  console.log(
+    `Steady ${TARGET_TURNS_PER_SECOND} msg/s: p99 ${atTarget ? ms(atTarget.full.p99) : 'n/a'} (target <= ${TARGET_STEADY_P99_MS} ms) ${okSteady ? 'OK' : 'MISSED'}.`,
+  );
   console.log(
     `Without group commit: ${results[1].perSecond.toFixed(0)} turns/s, p50 overhead ${ms(overhead.sqlite.toModel.p50)}.`,
   );
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   await postgresServer?.stop();
-  if (STRICT && !(okThroughput && okOverhead)) process.exitCode = 1;
+  if (STRICT && !(okThroughput && okOverhead && okSteady)) process.exitCode = 1;
+}
+
+/** Runs and prints the steady-load shape at each rate; returns the results. */
+async function printSteady() {
+  console.log(
+    `\nSteady load (SQLite with group commit, default lanes): open loop from ${STEADY_SESSIONS} sessions for ${STEADY_SECONDS} s.`,
+  );
+  const steadyResults = [];
+  for (const rate of STEADY_RATES) {
+    const r = await steady('sqlite+gc', rate);
+    steadyResults.push(r);
+    console.log(
+      `  ${String(rate).padStart(5)} msg/s offered, ${r.achieved.toFixed(0)} answered/s: inbound->reply p50 ${ms(r.full.p50)} ` +
+        `p90 ${ms(r.full.p90)} p99 ${ms(r.full.p99)}`,
+    );
+  }
+  return steadyResults;
 }
 
 /** The breakdown pass: SQLite with a timed store; run ids come from the run.queued event. */

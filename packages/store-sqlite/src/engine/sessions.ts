@@ -50,7 +50,10 @@ export function putSession(s: Statements, record: SessionRecord): void {
 export function patchSession(s: Statements, key: string, patch: SessionPatch): SessionRecord {
   const previous = s.sessionByKey.get(key);
   if (previous === undefined) throw sessionNotFound(key);
-  const next = JSON.parse(previous) as Record<string, unknown>;
+  const before = JSON.parse(previous) as SessionRecord;
+  // A shallow copy: fields the patch leaves alone keep their objects, so the change check below
+  // compares them by identity.
+  const next: Record<string, unknown> = { ...before };
   for (const [field, value] of Object.entries(patch)) {
     if (field === 'key' || field === 'stateVersion' || value === undefined) continue;
     if (value === null) delete next[field];
@@ -60,17 +63,22 @@ export function patchSession(s: Statements, key: string, patch: SessionPatch): S
   if (typeof next.updatedAt !== 'number' || Object.keys(patch).some((f) => SESSION_COLUMN_FIELDS.has(f))) {
     writeSession(s, next as unknown as SessionRecord, json);
   } else s.updateSessionRecord.run(next.updatedAt as number, json, key);
-  if (!isPatchChange(JSON.parse(previous) as SessionRecord, next as unknown as SessionRecord)) {
-    return JSON.parse(json) as SessionRecord;
+  const updated = JSON.parse(json) as SessionRecord;
+  if (isPatchChange(before, next as unknown as SessionRecord)) {
+    const version = notePatch(s, key);
+    if (version !== undefined) updated.stateVersion = version;
   }
-  notePatch(s, key);
-  return JSON.parse(s.sessionByKey.get(key)!) as SessionRecord;
+  return updated;
 }
 
-/** Counts a `patch` change: bumps the version and logs its kind (the prune trigger bounds the log). */
-function notePatch(s: Statements, key: string): void {
+/**
+ * Counts a `patch` change: bumps the version and logs its kind (the prune trigger bounds the log).
+ * Returns the new version.
+ */
+function notePatch(s: Statements, key: string): number | undefined {
   const version = s.bumpVersion.get(key);
   if (version !== undefined) s.insertChange.run(key, version, 'patch');
+  return version;
 }
 
 /** Deletes a session with its transcript, inbox, bindings, changes and watches. */
