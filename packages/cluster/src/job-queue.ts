@@ -92,8 +92,9 @@ export interface Workers {
  * `maxJobsPerLane`) and one for drains, and the watcher that wakes their idle workers.
  * graphile-worker's `localQueue` stays off: with it, jobs of one named queue could run at once.
  * A job lasts as long as its turn (it holds the session's named queue), so a lane runs as many
- * turns at once as it has workers: the workers' own idle poll is a rare backstop, which makes a
- * lane of hundreds cheap while idle.
+ * turns at once as it has workers. The watcher decides which idle workers wake, for new jobs'
+ * notices (each pool's `nudge` is routed to it) and every `pollIntervalMs`; the workers' own idle
+ * poll is a rare backstop, which makes a lane of hundreds cheap while idle.
  *
  * @param options - pool, handlers, limits and timing
  * @returns the runners
@@ -126,7 +127,11 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
     for (const spec of specs) {
       const events: WorkerEvents = new EventEmitter();
       // graphile-worker 0.17 locks jobs and named queues by pool id: that is what the reaper frees.
-      events.on('pool:create', ({ workerPool }) => options.onWorker(workerPool.id));
+      events.on('pool:create', ({ workerPool }) => {
+        options.onWorker(workerPool.id);
+        // A new job's notice reaches every pool; the watcher wakes only the pool of its task.
+        workerPool.nudge = () => void watch.check();
+      });
       pools.push({ idle: trackIdleWorkers(events), tasks: Object.keys(spec.taskList) });
       runners.push(
         await run({

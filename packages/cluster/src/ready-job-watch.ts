@@ -36,19 +36,27 @@ export interface ReadyJobWatchOptions {
 
 /** A running {@link watchReadyJobs}. */
 export interface ReadyJobWatch {
-  /** Looks once now; resolves when the pools were nudged. */
+  /**
+   * Looks now (or once more right after the look in progress, however often it is called
+   * meanwhile); resolves when the pools were woken.
+   */
   check(): Promise<void>;
   stop(): void;
 }
 
 /**
- * The one poll of an instance. New jobs wake idle workers at once (graphile-worker LISTENs for
- * them), but a job can also become runnable without a notice: a retry whose time came, a job
- * queued behind another job of its session that another runner or instance just finished, jobs a
- * dead instance left that the reaper unlocked. Rather than every idle worker polling for those
- * (hundreds of queries a second for a lane of hundreds), this makes one query every `intervalMs`
- * and wakes as many idle workers of each pool as it found jobs for; it skips the query while no
- * worker is idle (busy workers look for their next job as they finish).
+ * How an instance's idle workers learn of jobs. Every new job's notice (graphile-worker's
+ * `jobs:insert`, routed here from each pool's `nudge`) and a timer every `intervalMs` start one
+ * query that counts the ready jobs of each pool's tasks, and as many idle workers of that pool wake
+ * as there are ready jobs beyond the workers already looking. The timer finds jobs that become
+ * runnable without a notice: a retry whose time came, a job queued behind another job of its
+ * session that another runner or instance just finished, jobs the reaper unlocked.
+ *
+ * Left to itself, graphile-worker has every idle worker poll (hundreds of queries a second for a
+ * lane of hundreds) and every pool answer every notice with a fetch, though each pool runs other
+ * tasks; those fetches lock all free named queues while they run, so they also make the one fetch
+ * that could succeed come back empty. The query is skipped while no worker is idle (busy workers
+ * look for their next job as they finish).
  *
  * @param options - how to query, which pools, how often
  * @returns the watch, to stop
@@ -64,12 +72,22 @@ export function watchReadyJobs(options: ReadyJobWatchOptions): ReadyJobWatch {
     const { rows } = await options.query(READY_JOBS_SQL, [tasks]);
     const ready = new Map(rows.map((row) => [row.task, row.ready]));
     for (const { idle, tasks: poolTasks } of pools) {
-      const count = poolTasks.reduce((n, task) => n + (ready.get(task) ?? 0), 0);
+      // Workers already looking take ready jobs too; waking more would only find nothing.
+      const count = poolTasks.reduce((n, task) => n + (ready.get(task) ?? 0), 0) - idle.looking;
       if (count > 0) idle.wake(count);
     }
   };
-  const tick = () => {
-    checking ??= check()
+  let again: Promise<void> | undefined;
+  const tick = (): Promise<void> => {
+    if (checking) {
+      // A job added while the query ran may not be in its answer: look once more after it.
+      again ??= checking.then(() => {
+        again = undefined;
+        return tick();
+      });
+      return again;
+    }
+    checking = check()
       .catch((error: unknown) =>
         log.warn({ err: (error as Error).message }, 'cluster: looking for ready jobs failed'),
       )
