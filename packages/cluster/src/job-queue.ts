@@ -9,6 +9,8 @@ import {
   type WorkerEvents,
 } from 'graphile-worker';
 import type pg from 'pg';
+import { trackIdleWorkers } from './idle-workers.js';
+import { type WatchedPool, watchReadyJobs } from './ready-job-watch.js';
 
 const LANES: readonly Lane[] = ['main', 'subagent', 'cron'];
 
@@ -18,6 +20,13 @@ export const runTask = (lane: Lane): string => `colloquy_run_${lane}`;
 export const DRAIN_TASK = 'colloquy_drain';
 /** How many drain jobs one instance runs at once. */
 const DRAIN_CONCURRENCY = 2;
+/**
+ * How often each idle graphile-worker worker looks for jobs by itself. The instance's one watcher
+ * ({@link watchReadyJobs}, every `pollIntervalMs`) wakes them when a job becomes ready without a
+ * notice, so this is only a backstop; kept long because a lane of 256 workers would otherwise
+ * send 256 queries per interval while idle.
+ */
+const WORKER_BACKSTOP_POLL_MS = 5 * 60_000;
 
 /** The named queue of a session: graphile-worker runs its jobs one at a time across instances. */
 export const sessionQueue = (sessionKey: string): string => `session:${sessionKey}`;
@@ -56,26 +65,36 @@ export interface WorkersOptions {
   limits: LaneLimits;
   /** At most this many jobs of one lane at once on this instance, whatever the lane's limit. */
   maxJobsPerLane: number;
-  /** How often idle workers look for jobs due later (new jobs arrive by LISTEN at once). */
+  /**
+   * How often the instance looks, in one query, for jobs that became ready without a notice (due
+   * retries, a session's next job after its turn ended elsewhere, jobs the reaper unlocked). New
+   * jobs arrive by LISTEN at once.
+   */
   pollIntervalMs: number;
   /**
-   * Called with each worker id and pool id as it is created, before it looks for a job (jobs are
-   * locked by worker id, named queues by pool id).
+   * Called with each worker pool id as it is created, before its workers look for a job
+   * (graphile-worker 0.17 locks jobs and named queues by pool id).
    */
-  onWorker(workerId: string): void;
+  onWorker(poolId: string): void;
   log: Logger;
 }
 
 /** The running graphile-worker runners of this instance. */
 export interface Workers {
+  /** Looks for jobs that became ready without a notice now (as every `pollIntervalMs`), e.g. after a reap. */
+  lookForReadyJobs(): Promise<void>;
   /** Takes no new jobs; resolves once the jobs in flight have settled. */
   stop(): Promise<void>;
 }
 
 /**
  * Starts one graphile-worker runner per lane (concurrency = the lane's limit, at most
- * `maxJobsPerLane`) and one for drains.
+ * `maxJobsPerLane`) and one for drains, and the watcher that wakes their idle workers.
  * graphile-worker's `localQueue` stays off: with it, jobs of one named queue could run at once.
+ * A job lasts as long as its turn (it holds the session's named queue), so a lane runs as many
+ * turns at once as it has workers. The watcher decides which idle workers wake, for new jobs'
+ * notices (each pool's `nudge` is routed to it) and every `pollIntervalMs`; the workers' own idle
+ * poll is a rare backstop, which makes a lane of hundreds cheap while idle.
  *
  * @param options - pool, handlers, limits and timing
  * @returns the runners
@@ -84,7 +103,6 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
   const { handlers, log } = options;
   const logger = graphileLogger(log);
   const specs: { concurrency: number; taskList: TaskList }[] = LANES.map((lane) => ({
-    // Every graphile-worker worker polls while idle: a lane of 128 would be 128 pollers.
     concurrency: Math.max(1, Math.min(options.maxJobsPerLane, Math.floor(options.limits[lane]))),
     taskList: { [runTask(lane)]: async (payload) => handlers.runJob(field(payload, 'runId')) },
   }));
@@ -93,18 +111,34 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
     taskList: { [DRAIN_TASK]: async (payload) => handlers.drainJob(field(payload, 'sessionKey')) },
   });
   const runners: Runner[] = [];
+  const pools: WatchedPool[] = [];
+  const watch = watchReadyJobs({
+    query: (text, values) => options.pool.query(text, values),
+    pools: () => pools,
+    intervalMs: options.pollIntervalMs,
+    log,
+  });
+  const stopAll = async () => {
+    watch.stop();
+    pools.length = 0;
+    await Promise.allSettled(runners.map((runner) => runner.stop()));
+  };
   try {
     for (const spec of specs) {
       const events: WorkerEvents = new EventEmitter();
-      // Jobs are locked by worker id, named queues by pool id: both are registered.
-      events.on('pool:create', ({ workerPool }) => options.onWorker(workerPool.id));
-      events.on('worker:create', ({ worker }) => options.onWorker(worker.workerId));
+      // graphile-worker 0.17 locks jobs and named queues by pool id: that is what the reaper frees.
+      events.on('pool:create', ({ workerPool }) => {
+        options.onWorker(workerPool.id);
+        // A new job's notice reaches every pool; the watcher wakes only the pool of its task.
+        workerPool.nudge = () => void watch.check();
+      });
+      pools.push({ idle: trackIdleWorkers(events), tasks: Object.keys(spec.taskList) });
       runners.push(
         await run({
           pgPool: options.pool,
           concurrency: spec.concurrency,
           taskList: spec.taskList,
-          pollInterval: options.pollIntervalMs,
+          pollInterval: WORKER_BACKSTOP_POLL_MS,
           noHandleSignals: true,
           events,
           logger,
@@ -112,14 +146,10 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
       );
     }
   } catch (error) {
-    await Promise.allSettled(runners.map((runner) => runner.stop()));
+    await stopAll();
     throw error;
   }
-  return {
-    async stop() {
-      await Promise.allSettled(runners.map((runner) => runner.stop()));
-    },
-  };
+  return { lookForReadyJobs: watch.check, stop: stopAll };
 }
 
 function field(payload: unknown, name: string): string {

@@ -27,11 +27,19 @@ export interface PostgresClusterOptions {
   /** Most pooled connections for jobs and notices (LISTEN, leases and the control connection are extra). Default 10. */
   maxConnections?: number;
   /**
-   * At most this many runs of one lane at once on this instance, even when `runtime.lanes` allows
-   * more (each graphile-worker worker polls the database while idle). Default 16.
+   * At most this many runs of one lane at once on this instance, below `runtime.lanes`. Default:
+   * no cap, the lane's limit. A turn holds its job (and so a graphile-worker worker) while it waits
+   * for the model, so this caps turns in flight: at 16, 200 one-second turns take 12.5 s. Idle
+   * workers cost the database nothing between the instance's polls (see `pollIntervalMs`), so a
+   * cap is only for sharing the model across instances.
    */
   maxJobsPerLane?: number;
-  /** How often idle workers look for jobs that became due (new jobs wake them at once). Default 1000 ms. */
+  /**
+   * How often the instance looks, in one query whatever the number of workers, for jobs that
+   * became ready without a notice: retries whose time came, a session's next job after its turn
+   * ended on another runner or instance, jobs the reaper unlocked. New jobs wake idle workers at
+   * once by LISTEN/NOTIFY. Default 1000 ms.
+   */
   pollIntervalMs?: number;
   /** How often this instance looks for instances that died, to take over their jobs. Default 1000 ms. */
   reapIntervalMs?: number;
@@ -153,9 +161,16 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
     return tx.sql.bind(tx);
   };
   const reap = () => {
-    reaping ??= registry.reap().finally(() => {
-      reaping = undefined;
-    });
+    reaping ??= registry
+      .reap()
+      .then((report) => {
+        // The jobs it unlocked sent no notice: wake idle workers for them now.
+        if (report.dead.length > 0 || report.orphanWorkers.length > 0) void workers?.lookForReadyJobs();
+        return report;
+      })
+      .finally(() => {
+        reaping = undefined;
+      });
     return reaping;
   };
 
@@ -198,11 +213,11 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
         pool,
         handlers,
         limits,
-        maxJobsPerLane: options.maxJobsPerLane ?? 16,
+        maxJobsPerLane: options.maxJobsPerLane ?? Number.POSITIVE_INFINITY,
         pollIntervalMs: settings.pollIntervalMs,
-        onWorker: (workerId) => {
-          registry.addWorker(workerId).catch((error: unknown) => {
-            log.warn({ err: (error as Error).message, workerId }, 'cluster: could not register a worker');
+        onWorker: (poolId) => {
+          registry.addWorker(poolId).catch((error: unknown) => {
+            log.warn({ err: (error as Error).message, poolId }, 'cluster: could not register a worker pool');
           });
         },
         log,

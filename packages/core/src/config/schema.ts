@@ -259,6 +259,14 @@ const ModelsSchema = Type.Object(
 
 const RuntimeSchema = Type.Object(
   {
+    /**
+     * Turns running at once per lane on this instance (each session still runs one at a time).
+     * A turn mostly waits for the model, so the defaults (256 main, 64 sub-agent, 8 cron) are high;
+     * what bounds them is each provider's `models.providers.<id>.limits` and memory (a few hundred
+     * KiB per short turn). With `@colloquy/cluster` on PostgreSQL each lane is that many
+     * graphile-worker workers per instance; idle ones cost next to nothing (one query a second per
+     * instance finds the jobs that need waking).
+     */
     lanes: Type.Object(
       { main: Int(1, 1024, 256), subagent: Int(1, 1024, 64), cron: Int(1, 1024, 8) },
       { ...Strict, default: {} },
