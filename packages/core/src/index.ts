@@ -205,7 +205,7 @@ export {
   searchTerms,
 } from './store/search-text.js';
 export type { SynchronousStoreEngine, SynchronousStoreOperations } from './store/serialized-store.js';
-export { SerializedStore } from './store/serialized-store.js';
+export { SerializedStore, type SerializedStoreOptions } from './store/serialized-store.js';
 export {
   changeWindowStart,
   isPatchChange,

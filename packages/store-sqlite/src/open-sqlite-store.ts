@@ -49,6 +49,12 @@ export interface SqliteStoreOptions {
    * automatically (call `checkpoint()`).
    */
   walAutocheckpointPages?: number;
+  /**
+   * Reject a Store method called on the store instead of the `tx` handle inside `transaction(fn)`
+   * (default true); see `SerializedStoreOptions.detectNestedCalls` in `@colloquy/core` for what it
+   * costs on Node 20 and when to turn it off.
+   */
+  detectNestedCalls?: boolean;
 }
 
 const MEMORY = ':memory:';
@@ -149,6 +155,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       schemaVersion,
       logger,
       ...(groupCommit === undefined ? {} : { groupCommit }),
+      ...(options.detectNestedCalls === undefined ? {} : { detectNestedCalls: options.detectNestedCalls }),
     });
   } catch (error) {
     db?.close();

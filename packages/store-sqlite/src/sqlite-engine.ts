@@ -95,6 +95,8 @@ export interface SqliteStoreInit {
   logger: Logger;
   /** Group commit settings, or undefined for one commit per transaction. */
   groupCommit?: GroupCommitSettings;
+  /** See `SqliteStoreOptions.detectNestedCalls`. */
+  detectNestedCalls?: boolean;
 }
 
 /**

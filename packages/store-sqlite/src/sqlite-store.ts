@@ -40,7 +40,7 @@ export class SqliteStore extends SerializedStore {
   /** @internal Use `openSqliteStore`, which opens, checks and migrates the file first. */
   constructor(init: SqliteStoreInit) {
     const engine = new SqliteEngine(init);
-    super(engine);
+    super(engine, init.detectNestedCalls === undefined ? {} : { detectNestedCalls: init.detectNestedCalls });
     this.sqlite = engine;
     this.file = init.file;
     this.schemaVersion = init.schemaVersion;

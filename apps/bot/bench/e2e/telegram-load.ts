@@ -66,8 +66,9 @@ export async function runTelegramShape(
       ...(overrides.cpuProfileDir ? { cpuProfileDir: overrides.cpuProfileDir } : {}),
     });
     await fake.waitFor(() => fake.hasPendingPoll(TOKEN), 15_000, 'the first long poll');
-    // Warm-up: the first model call loads the AI SDK; the first turns warm the JIT.
-    await sendBurst(fake, { users: 20, perUser: 1 }, 'warm', (t) => {
+    // Warm-up, one burst of the shape's size: a bot serves for days, so the figures are those of a
+    // process whose JIT has compiled the turn's path (the first 200 turns cost up to twice as much).
+    await sendBurst(fake, { users: shape.users, perUser: 1 }, 'warm', (t) => {
       tracker = t;
     }).waitAll(15_000 + shape.modelLatencyMs);
     const results: RunFigures[] = [];

@@ -29,7 +29,15 @@ export async function openBotStore(config: BotConfig, log: Logger): Promise<Stor
   // or delivering a reply), so nothing is acknowledged before it is on disk. The log is copied into
   // the file every 10,000 pages (about 40 MB) rather than SQLite's 1,000: that copy runs inside a
   // commit and syncs the file, and hot pages written many times are copied once.
-  const store = openSqliteStore({ file, logger: log, groupCommit: true, walAutocheckpointPages: 10_000 });
+  // No nested-call check: the runtime's transactions are tested with it on; off, a turn costs about 8%
+  // less CPU on Node 20 (see SerializedStoreOptions.detectNestedCalls).
+  const store = openSqliteStore({
+    file,
+    logger: log,
+    groupCommit: true,
+    walAutocheckpointPages: 10_000,
+    detectNestedCalls: false,
+  });
   await tightenFiles([file, `${file}-wal`, `${file}-shm`], tightened);
   return store;
 }

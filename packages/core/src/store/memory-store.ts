@@ -27,6 +27,7 @@ import type {
 import { scoreSearchText, searchableText, searchTerms } from './search-text.js';
 import {
   SerializedStore,
+  type SerializedStoreOptions,
   type SynchronousStoreEngine,
   type SynchronousStoreOperations,
 } from './serialized-store.js';
@@ -65,9 +66,13 @@ interface LoggedChange {
  * ```
  */
 export class MemoryStore extends SerializedStore {
-  /** An empty store. */
-  constructor() {
-    super(new MemoryTables());
+  /**
+   * An empty store.
+   *
+   * @param options - see `SerializedStoreOptions` (`detectNestedCalls`, default true)
+   */
+  constructor(options: SerializedStoreOptions = {}) {
+    super(new MemoryTables(), options);
   }
 
   /** `memory:<sessionId>`: the transcript lives only in this process. */

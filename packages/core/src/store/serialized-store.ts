@@ -96,6 +96,21 @@ interface OpenTransaction {
   active: boolean;
 }
 
+/** Options of a {@link SerializedStore}. */
+export interface SerializedStoreOptions {
+  /**
+   * Reject a Store method called on the store itself (instead of the `tx` handle) inside
+   * `transaction(fn)` with `STORE_ERROR` (default true). Such a call waits for the transaction, which
+   * waits for it: without the check it hangs forever. The check follows the transaction's async
+   * context with an `AsyncLocalStorage`, which on Node 20 makes every promise created while a
+   * transaction is open run an async hook: about 8% of the CPU of a Telegram turn in the reference
+   * app's bench. An application whose transaction code is tested with the check on may turn it off
+   * (the reference app does; `@colloquy/runtime`'s tests run with it on). On Node 24 it costs
+   * little.
+   */
+  detectNestedCalls?: boolean;
+}
+
 /**
  * The base of stores built on a {@link SynchronousStoreEngine} (`MemoryStore`, `SqliteStore`):
  * one queue serialises every call and every transaction on the engine's one connection, so a
@@ -108,11 +123,21 @@ interface OpenTransaction {
 export abstract class SerializedStore implements Store {
   private busy = false;
   private readonly waiting: Array<() => void> = [];
-  private readonly openTransaction = new AsyncLocalStorage<OpenTransaction>();
+  /** The open transaction's context, when nested calls are detected (see {@link SerializedStoreOptions}). */
+  private readonly openTransaction: AsyncLocalStorage<OpenTransaction> | undefined;
   private closed = false;
 
-  /** @param engine - the engine every call runs on */
-  protected constructor(private readonly engine: SynchronousStoreEngine) {}
+  /**
+   * @param engine - the engine every call runs on
+   * @param options - see {@link SerializedStoreOptions}
+   */
+  protected constructor(
+    private readonly engine: SynchronousStoreEngine,
+    options: SerializedStoreOptions = {},
+  ) {
+    this.openTransaction =
+      options.detectNestedCalls === false ? undefined : new AsyncLocalStorage<OpenTransaction>();
+  }
 
   /** {@inheritDoc Store.transcriptLocator} */
   abstract transcriptLocator(session: SessionRecord): string | undefined;
@@ -128,7 +153,7 @@ export abstract class SerializedStore implements Store {
       this.engine.begin();
       let result: T;
       try {
-        result = await this.openTransaction.run(open, () => fn(tx));
+        result = await (this.openTransaction ? this.openTransaction.run(open, () => fn(tx)) : fn(tx));
       } catch (error) {
         open.active = false;
         this.disableContext();
@@ -351,12 +376,12 @@ export abstract class SerializedStore implements Store {
    * open (`run` enables it again).
    */
   private disableContext(): void {
-    this.openTransaction.disable();
+    this.openTransaction?.disable();
   }
 
   private assertUsable(): void {
     if (this.closed) throw closedError();
-    if (this.openTransaction.getStore()?.active) {
+    if (this.openTransaction?.getStore()?.active) {
       throw new ColloquyError(
         'STORE_ERROR',
         'A Store method was called on the store inside its own transaction; call it on the `tx` handle that transaction(fn) passes to fn.',
