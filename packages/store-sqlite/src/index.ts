@@ -1,6 +1,7 @@
 // @colloquy/store-sqlite: the embedded default Colloquy Store on SQLite (better-sqlite3, WAL).
 
 // --- opening a store ---
+export type { BackgroundCheckpointOptions } from './background-checkpoint.js';
 export type { GroupCommitOptions, GroupCommitSettings } from './group-commit.js';
 // --- schema ---
 export { SQLITE_SCHEMA_VERSION } from './migrations.js';

@@ -2,6 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ColloquyError, type Logger, silentLogger } from '@colloquy/core';
 import Database from 'better-sqlite3';
+import {
+  BackgroundCheckpointer,
+  type BackgroundCheckpointOptions,
+  resolveBackgroundCheckpoint,
+} from './background-checkpoint.js';
 import { inspectStoreFile, type StoreFileHeader, walSize } from './file-header.js';
 import { type GroupCommitOptions, resolveGroupCommit } from './group-commit.js';
 import { COLLOQUY_APPLICATION_ID, migrate, readUserVersion, SQLITE_SCHEMA_VERSION } from './migrations.js';
@@ -50,6 +55,18 @@ export interface SqliteStoreOptions {
    */
   walAutocheckpointPages?: number;
   /**
+   * Checkpoint on a worker thread (default off). The main connection then never copies the log
+   * into the database file inside a commit (`wal_autocheckpoint = 0`); a worker thread with its own
+   * connection runs `PRAGMA wal_checkpoint(PASSIVE)` every `intervalMs` (default 1000) once at least
+   * `minFrames` (default 100) log pages wait to be copied. PASSIVE never blocks the writer; a
+   * RESTART checkpoint that never waits for a lock then copies the few pages committed meanwhile
+   * under the write lock, so the next commit starts the log over and the `-wal` file stays bounded.
+   * This takes the checkpoint's copy and fsync off the event loop (tail latency on a busy store).
+   * Worker errors are logged; if the worker dies, the store falls back to `walAutocheckpointPages`.
+   * `close()` stops the worker first. `true` takes the defaults. Not with `readonly` or `:memory:`.
+   */
+  backgroundCheckpoint?: boolean | BackgroundCheckpointOptions;
+  /**
    * Reject a Store method called on the store instead of the `tx` handle inside `transaction(fn)`
    * (default true); see `SerializedStoreOptions.detectNestedCalls` in `@colloquy/core` for what it
    * costs on Node 20 and when to turn it off.
@@ -97,6 +114,16 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       {},
     );
   }
+  const backgroundCheckpoint = resolveBackgroundCheckpoint(options.backgroundCheckpoint);
+  if (backgroundCheckpoint !== undefined && (readonly || file === MEMORY)) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      readonly
+        ? '`backgroundCheckpoint` copies the log a writer leaves, and a `readonly` store writes none: drop one of the two options.'
+        : '`backgroundCheckpoint` needs a file: an in-memory store (`:memory:`) has no write-ahead log.',
+      { file, readonly },
+    );
+  }
   const context = { file, busyTimeoutMs };
 
   if (file !== MEMORY) {
@@ -116,6 +143,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 
   let db: Database.Database | undefined;
+  let checkpointer: BackgroundCheckpointer | undefined;
   try {
     db = new Database(file, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
     // Read the schema before anything can write: a damaged file fails here, untouched.
@@ -136,6 +164,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (options.walAutocheckpointPages !== undefined) {
         db.pragma(`wal_autocheckpoint = ${options.walAutocheckpointPages}`);
       }
+      if (backgroundCheckpoint !== undefined) db.pragma('wal_autocheckpoint = 0');
     }
     db.pragma('foreign_keys = ON');
     let schemaVersion = readUserVersion(db);
@@ -146,6 +175,17 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
         logger.info({ from: result.from, to: result.to }, 'migrated the store schema');
       }
     }
+    if (backgroundCheckpoint !== undefined) {
+      const main = db;
+      checkpointer = new BackgroundCheckpointer({
+        file,
+        settings: backgroundCheckpoint,
+        logger,
+        onWorkerLost: () => {
+          if (main.open) main.pragma(`wal_autocheckpoint = ${options.walAutocheckpointPages ?? 1000}`);
+        },
+      });
+    }
     return new SqliteStore({
       db,
       file,
@@ -155,9 +195,11 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       schemaVersion,
       logger,
       ...(groupCommit === undefined ? {} : { groupCommit }),
+      ...(checkpointer === undefined ? {} : { checkpointer }),
       ...(options.detectNestedCalls === undefined ? {} : { detectNestedCalls: options.detectNestedCalls }),
     });
   } catch (error) {
+    void checkpointer?.stop();
     db?.close();
     throw toStoreError(error, context);
   }

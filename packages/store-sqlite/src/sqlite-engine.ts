@@ -24,6 +24,7 @@ import type {
 } from '@colloquy/core';
 import { serializeRecord } from '@colloquy/core';
 import type Database from 'better-sqlite3';
+import type { BackgroundCheckpointer } from './background-checkpoint.js';
 import {
   consumeInbox,
   getOutbox,
@@ -97,6 +98,8 @@ export interface SqliteStoreInit {
   groupCommit?: GroupCommitSettings;
   /** See `SqliteStoreOptions.detectNestedCalls`. */
   detectNestedCalls?: boolean;
+  /** The worker that checkpoints, when `backgroundCheckpoint` is on; stopped before the file closes. */
+  checkpointer?: BackgroundCheckpointer;
 }
 
 /**

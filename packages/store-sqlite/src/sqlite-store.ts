@@ -1,5 +1,6 @@
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { SerializedStore, type SessionRecord } from '@colloquy/core';
+import type { BackgroundCheckpointer } from './background-checkpoint.js';
 import type { GroupCommitSettings } from './group-commit.js';
 import {
   type CheckpointResult,
@@ -36,6 +37,7 @@ export class SqliteStore extends SerializedStore {
   /** Group commit settings (defaults applied), or `undefined` when every transaction commits alone. */
   readonly groupCommit: GroupCommitSettings | undefined;
   private readonly sqlite: SqliteEngine;
+  private readonly checkpointer: BackgroundCheckpointer | undefined;
 
   /** @internal Use `openSqliteStore`, which opens, checks and migrates the file first. */
   constructor(init: SqliteStoreInit) {
@@ -47,6 +49,7 @@ export class SqliteStore extends SerializedStore {
     this.readonly = init.readonly;
     this.synchronous = init.synchronous;
     this.groupCommit = engine.groupCommit;
+    this.checkpointer = init.checkpointer;
   }
 
   /**
@@ -160,6 +163,16 @@ export class SqliteStore extends SerializedStore {
    */
   checkpoint(): Promise<CheckpointResult> {
     return this.run(() => this.sqlite.checkpoint());
+  }
+
+  /**
+   * Stops the background checkpoint worker (when on), then closes the store: the connection is
+   * then the file's last, so SQLite copies the log into the file as it closes.
+   */
+  override close(): Promise<void> {
+    // Without a worker, close exactly as before (its first step runs at once).
+    if (this.checkpointer === undefined) return super.close();
+    return this.checkpointer.stop().then(() => super.close());
   }
 
   /** Closes the database connection (called once, after work in flight has settled). */
