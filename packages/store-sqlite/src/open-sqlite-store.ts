@@ -59,8 +59,9 @@ export interface SqliteStoreOptions {
    * into the database file inside a commit (`wal_autocheckpoint = 0`); a worker thread with its own
    * connection runs `PRAGMA wal_checkpoint(PASSIVE)` every `intervalMs` (default 1000) once at least
    * `minFrames` (default 100) log pages wait to be copied. PASSIVE never blocks the writer; a
-   * RESTART checkpoint that never waits for a lock then copies the few pages committed meanwhile
-   * under the write lock, so the next commit starts the log over and the `-wal` file stays bounded.
+   * RESTART checkpoint (waiting at most 20 ms for the write lock) then copies the pages committed
+   * meanwhile under that lock, so the next commit starts the log over and the `-wal` file stays
+   * bounded.
    * This takes the checkpoint's copy and fsync off the event loop (tail latency on a busy store).
    * Worker errors are logged; if the worker dies, the store falls back to `walAutocheckpointPages`.
    * `close()` stops the worker first. `true` takes the defaults. Not with `readonly` or `:memory:`.
