@@ -374,4 +374,9 @@ async function sequentialWithBreakdown() {
   return { segments, totals };
 }
 
+// Keeps the process alive for the whole bench: the bench channel has no socket and the runtime's own
+// timers are unref'd, so the event loop could empty while turns wait and Node would exit mid-shape
+// (code 13: a top-level await never settled). Seen in the steady shape; which wait it was is not known.
+const keepAlive = setInterval(() => {}, 1000);
 await main();
+clearInterval(keepAlive);
