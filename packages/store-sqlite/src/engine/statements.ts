@@ -34,7 +34,7 @@ export interface Statements {
   firstSeq: Stmt<[string], number>;
   insertMessage: Stmt<[string, number, string]>;
   appendOne: Stmt<[{ key: string; json: string }], number>;
-  tail: Stmt<[string, number, number], string>;
+  tail: Stmt<[string, number, number, number], string>;
   messagesAfter: Stmt<[string, number, number], { seq: number; message: string }>;
   setPlatformId: Stmt<[string, string, number]>;
 
@@ -130,7 +130,9 @@ export function prepareStatements(db: Database.Database, readonly: boolean): Sta
        WHERE EXISTS (SELECT 1 FROM sessions WHERE key = @key)
        RETURNING seq`,
     ),
-    tail: one('SELECT message FROM messages WHERE session_key = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
+    tail: one(
+      'SELECT message FROM messages WHERE session_key = ? AND seq < ? AND seq > ? ORDER BY seq DESC LIMIT ?',
+    ),
     messagesAfter: db.prepare(
       'SELECT seq, message FROM messages WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ?',
     ),
