@@ -5,7 +5,7 @@
 //   throughput  100 sessions in parallel, each sending its next message as soon as the previous
 //               reply arrived; turns per second over the whole run (target >= 2,000 turns/s).
 //   steady      messages arriving at a fixed rate (open loop), each session's messages 2 s apart (so
-//               never two in flight): inbound->reply p50/p99 at 1,000 and 2,000 turns/s
+//               never two in flight): inbound->reply p50/p99 at 1,000, 1,500 and 2,000 turns/s
 //               (target p99 <= 10 ms at 2,000 turns/s). The throughput shape cannot show this: with
 //               100 sessions always waiting, a turn's latency is 100 / throughput (Little's law).
 //   overhead    one turn at a time (no queueing behind other sessions): the time from
@@ -44,7 +44,7 @@ const TARGET_P50_OVERHEAD_MS = 2;
 /** A session's messages come this far apart in the steady shape (sessions = rate x gap). */
 const STEADY_GAP_SECONDS = 2;
 const STEADY_SECONDS = QUICK ? 2 : 5;
-const STEADY_RATES = [1000, 2000];
+const STEADY_RATES = [1000, 1500, 2000];
 const TARGET_STEADY_P99_MS = 10;
 
 const dirs = [];
