@@ -101,14 +101,12 @@ fi
 step "app ready and stopped cleanly on SIGTERM"
 
 # 4. The test suites of the packages that touch the Node ABI and its APIs most.
-# The runtime's SIGKILL restart test runs on SQLite only here. On Node 24 its PostgreSQL variant twice
-# saw one sub-agent result reach the chat twice, and its SQLite variant once saw two announces left
-# unread. Two restart races explain both and are fixed, each with a test that fails without the fix
-# (a resumed turn's reply sent again by the start's look for unsent replies; a wake cut by the crash).
-# Since then the PostgreSQL variant passed 25 of 25 runs on Node 24 (2 in full runtime suites); it
-# stays off here until more CI runs agree. On Node 20 (pnpm test) both variants run.
+# The runtime's SIGKILL restart test runs on both stores here too. On Node 24 its PostgreSQL variant
+# twice saw one sub-agent result reach the chat twice, and its SQLite variant once two announces left
+# unread; two restart races explained both and were fixed in stop 26, each with a test that fails
+# without the fix. The PostgreSQL variant then passed 33 of 33 runs on Node 24 before it came back here.
 for pkg in core runtime store-sqlite; do
   step "testing @colloquy/$pkg"
-  (cd "packages/$pkg" && COLLOQUY_RESTART_STORES=sqlite pnpm vitest run --reporter=dot)
+  (cd "packages/$pkg" && pnpm vitest run --reporter=dot)
 done
 step "passed"

@@ -134,6 +134,13 @@ async function main(): Promise<void> {
   }
   console.log();
   printTable(rows);
+  for (const shape of selected) {
+    const warmUp = results.get(shape.name)?.warmUp;
+    if (!warmUp) continue;
+    console.log(
+      `  before "${shape.title}": a warm-up of ${warmUp.turns} first-contact DMs at ${warmUp.cpuMsPerTurn.toFixed(2)} CPU ms/turn (the JIT compiling the turn's path)`,
+    );
+  }
   await server?.stop();
   let idle: Spread | undefined;
   if ((!only || only.includes('idle')) && !postgres) {

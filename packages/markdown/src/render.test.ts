@@ -12,6 +12,14 @@ const piece = fc.oneof(
   fc.string({ minLength: 40, maxLength: 300, unit: fc.constantFrom('a', 'b', '1', ' ', '\n', '😀', '&') }),
 );
 
+describe('the whatsapp dialect, read as WhatsApp shows it', () => {
+  it('loses no text when a split parts brackets that CommonMark would read as a link', () => {
+    // WhatsApp shows `[...](url)` as written; the whole rendering keeps the second URL visible too.
+    const text = '[[**bold link**](https://example.com/a/b?c=d) ](https://x.y/?a=1&b=2)';
+    expect(checkMessages(whatsapp, text, 64)).toEqual([]);
+  });
+});
+
 describe.each(dialects)('the $name dialect', (dialect) => {
   it('renders any markdown into one well-formed message when it fits (property)', () => {
     fc.assert(

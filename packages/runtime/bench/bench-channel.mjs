@@ -22,15 +22,20 @@ export function createBenchChannel() {
     sendTyping: async () => {},
     async send(to) {
       const at = performance.now();
-      const resolve = waiting.get(to.to);
+      // A reply answers every message of its chat still waiting: the runtime folds messages that
+      // queued behind a running turn into the next turn, which sends one reply for them all.
+      for (const resolve of waiting.get(to.to) ?? []) resolve(at);
       waiting.delete(to.to);
-      resolve?.(at);
       const messageId = `out-${++counter}`;
       return { messageId, messageIds: [messageId] };
     },
     /** Resolves with the time the next reply to `chatId` was sent. */
     nextReply(chatId) {
-      return new Promise((resolve) => waiting.set(chatId, resolve));
+      return new Promise((resolve) => {
+        const list = waiting.get(chatId);
+        if (list) list.push(resolve);
+        else waiting.set(chatId, [resolve]);
+      });
     },
   };
 }

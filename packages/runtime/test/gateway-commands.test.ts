@@ -21,9 +21,12 @@ describe('slash commands sent through the gateway', () => {
     const seen: string[] = [];
     harness = await startHarness({
       config: { agents: { defaults: { model: undefined } } },
-      commands: async (inbound) => {
-        seen.push(`${inbound.channel}:${inbound.sender.isOwner === true}`);
-        return inbound.text === '/help' ? 'Commands: /help' : undefined;
+      commands: {
+        matches: (inbound) => {
+          seen.push(`${inbound.channel}:${inbound.sender.isOwner === true}`);
+          return inbound.text === '/help';
+        },
+        answer: async () => 'Commands: /help',
       },
     });
     expect(await send(harness, '/help', { kind: 'system' })).toMatchObject({
@@ -39,7 +42,10 @@ describe('slash commands sent through the gateway', () => {
   });
 
   it('leaves an agent-to-agent message that starts with "/" to the model', async () => {
-    harness = await startHarness({ script: ['from the model'], commands: async () => 'a command answer' });
+    harness = await startHarness({
+      script: ['from the model'],
+      commands: { matches: () => true, answer: async () => 'a command answer' },
+    });
     expect(await send(harness, '/new', { kind: 'inter_session' })).toMatchObject({
       status: 'done',
       reply: 'from the model',

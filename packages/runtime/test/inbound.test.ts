@@ -1,3 +1,4 @@
+import { MemoryStore, type SessionRecord } from '@colloquy/core';
 import { makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, makeStore, startHarness, waitFor } from './support/harness.js';
@@ -205,8 +206,10 @@ describe('inbound messages', () => {
   it('answers slash commands from the commands hook without running the model', async () => {
     h = await startHarness({
       script: ['model reply'],
-      commands: async (inbound, session) =>
-        inbound.text === '/whoami' ? `You are in ${session.key}` : undefined,
+      commands: {
+        matches: (inbound) => inbound.text === '/whoami',
+        answer: async (_inbound, session) => `You are in ${session.key}`,
+      },
     });
     await h.channel.inject('/whoami');
     await h.channel.inject('a real question');
@@ -216,13 +219,46 @@ describe('inbound messages', () => {
     await waitFor(async () => (await h!.store.listRuns({ sessionKey: DM }))[0]?.status === 'done');
   });
 
+  it('stores nothing for the commands hook when it does not match a message', async () => {
+    const writes: string[] = [];
+    class WatchedStore extends MemoryStore {
+      override putSession(record: SessionRecord): Promise<void> {
+        writes.push(record.key);
+        return super.putSession(record);
+      }
+    }
+    const answered: string[] = [];
+    h = await startHarness({
+      script: ['model reply'],
+      store: new WatchedStore(),
+      commands: {
+        matches: (inbound) => inbound.text.startsWith('/'),
+        answer: async (inbound, session) => {
+          answered.push(inbound.text);
+          // The answer sees its session stored, even the first message's.
+          return (await h!.store.getSession(session.key)) ? 'stored' : 'missing';
+        },
+      },
+    });
+    await h.channel.inject('a real question');
+    await h.channel.waitForSent(1);
+    expect(writes).toEqual([]);
+    expect(answered).toEqual([]);
+    await h.channel.inject({ text: '/status', sender: { id: 'user-2' } });
+    await h.channel.waitForSent(2);
+    expect(answered).toEqual(['/status']);
+    expect(h.channel.sent.map((m) => m.text)).toEqual(['model reply', 'stored']);
+  });
+
   it('answers a command the platform delivers twice once, even after a restart', async () => {
     const { store: first, file, cleanup } = await makeStore('sqlite');
     const ran: string[] = [];
-    const commands = async (inbound: { text: string; messageId: string }) => {
-      if (!inbound.text.startsWith('/spawn')) return undefined;
-      ran.push(inbound.messageId);
-      return `spawned for ${inbound.messageId}`;
+    const commands = {
+      matches: (inbound: { text: string }) => inbound.text.startsWith('/spawn'),
+      answer: async (inbound: { messageId: string }) => {
+        ran.push(inbound.messageId);
+        return `spawned for ${inbound.messageId}`;
+      },
     };
     h = await startHarness({ store: first, commands });
     const inbound = h.channel.toInbound({
@@ -246,7 +282,7 @@ describe('inbound messages', () => {
   it('runs native slash commands for plugins through ChannelContext.runCommand', async () => {
     h = await startHarness({
       isOwner: (m) => m.sender.id === 'owner',
-      commands: async (inbound) => (inbound.text === '/ping' ? 'pong' : undefined),
+      commands: { matches: (inbound) => inbound.text === '/ping', answer: async () => 'pong' },
     });
     const run = h.channel.context!.runCommand!;
     expect(await run(h.channel.toInbound('/ping'))).toBe('pong');

@@ -198,15 +198,21 @@ export class PgOperations implements StoreTransaction {
       const count = sqlLimit(limit);
       if (count === 0) return [];
       const offset = options.offset !== undefined && options.offset > 0 ? Math.floor(options.offset) : 0;
-      const values: unknown[] = [sessionKey, options.beforeSeq ?? Number.MAX_SAFE_INTEGER, offset];
+      const values: unknown[] = [
+        sessionKey,
+        options.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+        offset,
+        options.afterSeq ?? Number.MIN_SAFE_INTEGER,
+      ];
       const bound =
         offset === 0
           ? '$2'
           : '(SELECT least($2::bigint, max(seq) + 1) - $3::bigint FROM messages WHERE session_key = $1)';
       if (count > 0) values.push(count);
       const result = await this.db.query<{ seq: string; message: TranscriptMessage }>(
-        `SELECT seq, message FROM messages WHERE session_key = $1 AND seq < ${bound} AND $3::bigint >= 0
-         ORDER BY seq DESC ${count < 0 ? '' : 'LIMIT $4'}`,
+        `SELECT seq, message FROM messages
+         WHERE session_key = $1 AND seq < ${bound} AND seq > $4::bigint AND $3::bigint >= 0
+         ORDER BY seq DESC ${count < 0 ? '' : 'LIMIT $5'}`,
         values,
       );
       return result.rows.reverse().map((row) => ({ ...row.message, seq: Number(row.seq) }));

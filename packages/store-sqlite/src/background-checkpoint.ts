@@ -127,6 +127,9 @@ export class BackgroundCheckpointer {
   stop(): Promise<void> {
     if (!this.stopping) {
       this.stopping = true;
+      // Held while it stops: an unref'd worker is no handle, so a process waiting only for its exit
+      // would end (with a top-level await unsettled) before the exit arrived.
+      this.worker.ref();
       this.worker.postMessage({ kind: 'stop' } satisfies WorkerMessage);
     }
     return this.exited;

@@ -255,6 +255,35 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 7,
+    description: 'session state versions in their column only',
+    up(db) {
+      // A change bumps the integer column alone; the record no longer mirrors it (the engine adds
+      // `stateVersion` to a record as it reads the row), so a bump does not rewrite the JSON.
+      const bump = (key: string) => `
+          UPDATE sessions SET state_version = state_version + 1 WHERE key = ${key};`;
+      const log = (key: string, kind: string) => `${bump(key)}
+          INSERT INTO session_changes (session_key, version, kind)
+            SELECT key, state_version, '${kind}' FROM sessions WHERE key = ${key};`;
+      const started = `('running', 'done', 'error', 'timeout', 'killed', 'interrupted')`;
+      db.exec(`
+        DROP TRIGGER messages_state_version;
+        DROP TRIGGER runs_state_version_insert;
+        DROP TRIGGER runs_state_version_update;
+        CREATE TRIGGER messages_state_version AFTER INSERT ON messages BEGIN${bump('new.session_key')}
+        END;
+        CREATE TRIGGER runs_state_version_insert AFTER INSERT ON runs
+          WHEN new.status IN ${started} BEGIN${log('new.session_key', 'status')}
+        END;
+        CREATE TRIGGER runs_state_version_update AFTER UPDATE OF status ON runs
+          WHEN new.status IS NOT old.status AND new.status IN ${started} BEGIN${log('new.session_key', 'status')}
+        END;
+        UPDATE sessions SET record = json_remove(record, '$.stateVersion')
+          WHERE json_type(record, '$.stateVersion') IS NOT NULL;
+      `);
+    },
+  },
 ];
 
 /** The schema version this build of `@colloquy/store-sqlite` writes. Files are migrated up to it. */

@@ -120,6 +120,35 @@ describe('openSqliteStore', () => {
     await reopened.close();
   });
 
+  it('moves the state versions of a version 6 file into their column only, and keeps counting', async () => {
+    const file = temp.file('v6-versions.db');
+    writeOldStore(file, 6);
+    const old = new Database(file);
+    // Version 6 mirrored the version in the record's JSON; two messages were counted.
+    old
+      .prepare('INSERT INTO messages (session_key, seq, message) VALUES (?, ?, ?)')
+      .run(
+        'agent:main:main',
+        2,
+        JSON.stringify({ role: 'assistant', content: 'in v6', timestamp: 2, seq: 2 }),
+      );
+    expect(old.prepare('SELECT record ->> ? FROM sessions').pluck().get('$.stateVersion')).toBe(2);
+    old.close();
+    const store = openSqliteStore({ file });
+    expect((await store.getSession('agent:main:main'))?.stateVersion).toBe(2);
+    await store.appendMessages('agent:main:main', [{ role: 'user', content: 'in v7', timestamp: 3 }]);
+    expect((await store.getSession('agent:main:main'))?.stateVersion).toBe(3);
+    expect((await store.listSessions({ limit: 5 }))[0]?.stateVersion).toBe(3);
+    const patched = await store.patchSession('agent:main:main', { label: 'renamed' });
+    expect(patched.stateVersion).toBe(4);
+    await store.close();
+    const db = new Database(file, { readonly: true });
+    expect(
+      db.prepare('SELECT state_version, record ->> ? FROM sessions').raw().get('$.stateVersion'),
+    ).toEqual([4, null]);
+    db.close();
+  });
+
   it('lets a second connection open a file another connection already migrated', async () => {
     const file = temp.file('twice.db');
     const first = openSqliteStore({ file });

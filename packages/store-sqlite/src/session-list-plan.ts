@@ -91,7 +91,7 @@ export function planSessionList(
     params.push(JSON.stringify([...new Set(query.agentIds)]));
   }
 
-  const select = mode === 'rows' ? 'SELECT key, updated_at, record' : 'SELECT count(*)';
+  const select = mode === 'rows' ? 'SELECT key, updated_at, record, state_version' : 'SELECT count(*)';
   const from = index === undefined ? 'FROM sessions' : `FROM sessions INDEXED BY ${index}`;
   const arm = (extra: string[]): string => {
     const all = [...extra, ...filters];

@@ -51,8 +51,10 @@ async function boot(
     ...(store ? { store } : {}),
     runtime: {
       commandList: [{ name: 'status', description: 'Show the status of this conversation' }],
-      commands: async (inbound) =>
-        inbound.text.startsWith('/status') ? 'Status: idle, 0 runs queued.' : undefined,
+      commands: {
+        matches: (inbound) => inbound.text.startsWith('/status'),
+        answer: async () => 'Status: idle, 0 runs queued.',
+      },
     },
   });
   return { harness, discord };

@@ -205,17 +205,22 @@ export function createSlashCommands(options: SlashCommandsOptions): SlashCommand
     }
   }
 
-  const hook: CommandsHook = async (inbound, session) => {
-    const command = parseSlashCommand(inbound.text);
-    if (command) {
-      try {
-        return await run(command, inbound, session);
-      } catch (error) {
-        const message = isColloquyError(error) || error instanceof Error ? error.message : String(error);
-        return `/${command.name} failed: ${message}`;
+  const hook: CommandsHook = {
+    // Called for every message: a parse and, for plain text, the model check; nothing is stored.
+    matches: (inbound, session) =>
+      parseSlashCommand(inbound.text) !== undefined || options.modelMissing?.(session) !== undefined,
+    answer: async (inbound, session) => {
+      const command = parseSlashCommand(inbound.text);
+      if (command) {
+        try {
+          return await run(command, inbound, session);
+        } catch (error) {
+          const message = isColloquyError(error) || error instanceof Error ? error.message : String(error);
+          return `/${command.name} failed: ${message}`;
+        }
       }
-    }
-    return options.modelMissing?.(session);
+      return options.modelMissing?.(session);
+    },
   };
 
   return {

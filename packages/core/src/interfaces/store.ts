@@ -82,6 +82,11 @@ export interface MessageSearchResult {
 export interface TailOptions {
   /** Only messages with `seq < beforeSeq`. */
   beforeSeq?: number;
+  /**
+   * Only messages with `seq > afterSeq`: what was appended since a message already read (the
+   * newest `limit` of them, so a page as long as `limit` may not be all of them).
+   */
+  afterSeq?: number;
   /** Skip the newest `offset` messages (after `beforeSeq`), default 0. */
   offset?: number;
 }

@@ -199,7 +199,10 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
       end = lowerBound(transcript, (m) => m.seq >= before);
     }
     end = Math.max(0, end - wholeOffset(options.offset));
-    return transcript.slice(Math.max(0, end - limit), end).map((m) => copy(m));
+    const after = options.afterSeq;
+    const start = after === undefined ? 0 : lowerBound(transcript, (m) => m.seq > after);
+    if (end <= start) return [];
+    return transcript.slice(Math.max(start, end - limit), end).map((m) => copy(m));
   }
 
   countMessages(sessionKey: string): number {

@@ -32,7 +32,8 @@ export function openFenceAtEnd(text: string): string | undefined {
 /**
  * The text a reader sees in one message of `dialect`, or the reason the app would refuse it.
  * Telegram HTML is parsed strictly; markdown dialects must close every code fence and are read
- * back with a CommonMark parser. Plain text in a markdown dialect is read as it is.
+ * back with a CommonMark parser, except WhatsApp, which shows a message as written (it has no links
+ * and no escapes: `[a](b)` in its text reads as those characters). Plain text is read as it is.
  */
 export function readMessage(
   dialect: Dialect,
@@ -43,6 +44,7 @@ export function readMessage(
   if (format === 'plain') return { ok: true, text: message };
   const fence = openFenceAtEnd(message);
   if (fence !== undefined) return { ok: false, error: `code fence ${fence} left open` };
+  if (dialect.name === 'whatsapp') return { ok: true, text: message };
   return { ok: true, text: visibleText(parseMarkdown(message)) };
 }
 

@@ -133,8 +133,9 @@ export async function loadHistory(
  */
 export function toModelMessages(messages: readonly TranscriptMessage[]): ModelMessage[] {
   const out: ModelMessage[] = [];
-  let openCalls = new Map<string, string>(); // toolCallId -> toolName, awaiting results
+  const openCalls = new Map<string, string>(); // toolCallId -> toolName, awaiting results
   const closeOpenCalls = () => {
+    if (openCalls.size === 0) return;
     for (const [toolCallId, toolName] of openCalls) {
       out.push({
         role: 'toolResult',
@@ -147,7 +148,7 @@ export function toModelMessages(messages: readonly TranscriptMessage[]): ModelMe
         isError: true,
       });
     }
-    openCalls = new Map();
+    openCalls.clear();
   };
   for (const message of messages) {
     if (message.role === 'toolResult') {

@@ -36,5 +36,5 @@ export async function answerGatewayCommand(
     messageId: run.runId,
     timestamp: ctx.clock.now(),
   };
-  return ctx.commands(inbound, session);
+  return ctx.commands.matches(inbound, session) ? ctx.commands.answer(inbound, session) : undefined;
 }

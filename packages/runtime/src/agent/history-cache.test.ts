@@ -44,7 +44,8 @@ describe('createHistoryCache', () => {
       await store.appendMessages(KEY, [user(`new${turn}`), user(`reply${turn}`)]);
       const before = read();
       const loaded = await cache.load(store, KEY, 'sid-1', 100_000);
-      expect(read() - before).toBe(8);
+      // The newest message held, to check the transcript still has it, and the two new ones.
+      expect(read() - before).toBe(3);
       expect(texts(loaded)).toEqual(texts(await loadHistory(store, KEY, 100_000)));
     }
   });
@@ -81,6 +82,25 @@ describe('createHistoryCache', () => {
     });
     await store.appendMessages(KEY, [user('fresh')]);
     expect(texts(await cache.load(store, KEY, 'sid-2', 10_000))).toEqual(['fresh']);
+  });
+
+  it('reads the tail again when the transcript no longer has the newest message it held', async () => {
+    const { store } = await countingStore();
+    await store.appendMessages(KEY, [user('a'), user('b'), user('c')]);
+    const cache = createHistoryCache({ probe: 4 });
+    await cache.load(store, KEY, 'sid-1', 10_000);
+    // Re-created under the same sessionId with a shorter transcript.
+    await store.deleteSession(KEY);
+    await store.putSession({
+      key: KEY,
+      sessionId: 'sid-1',
+      agentId: 'main',
+      kind: 'main',
+      createdAt: 0,
+      updatedAt: 0,
+    });
+    await store.appendMessages(KEY, [user('x'), user('y')]);
+    expect(texts(await cache.load(store, KEY, 'sid-1', 10_000))).toEqual(['x', 'y']);
   });
 
   it('keeps at most maxMessages messages', async () => {

@@ -13,7 +13,10 @@ export interface HistoryCacheOptions {
   maxBytes?: number;
   /** Never hold or return more than this many messages per session. Default 2000. */
   maxMessages?: number;
-  /** Newest messages read per turn to catch up with the store. Default 16. */
+  /**
+   * At most this many messages read per turn to catch up with the store (the newest held and those
+   * after it); more new messages than that read the tail again. Default 16.
+   */
   probe?: number;
   /** Messages per store read when filling from older history. Default 64. */
   pageSize?: number;
@@ -162,18 +165,17 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
     }
   }
 
+  /**
+   * Reads what was appended after the newest message held, starting from that message itself: the
+   * page must begin with it, else the transcript is shorter than held or more than `probe - 1`
+   * messages are new (a gap), and the caller reads the tail again.
+   */
   async function catchUp(store: StoreOperations, sessionKey: string, entry: Entry): Promise<boolean> {
-    const page = await store.readTail(sessionKey, probe);
     const last = entry.messages[entry.messages.length - 1];
     if (!last) return false;
-    const newest = page[page.length - 1];
-    if (!newest || newest.seq < last.seq) return false;
-    if (page[0]!.seq > last.seq + 1) return false;
-    append(
-      entry,
-      page.filter((message) => message.seq > last.seq),
-      'back',
-    );
+    const page = await store.readTail(sessionKey, probe, { afterSeq: last.seq - 1 });
+    if (page[0]?.seq !== last.seq) return false;
+    append(entry, page.slice(1), 'back');
     return true;
   }
 

@@ -143,7 +143,7 @@ interface CommandAnswer {
 
 /**
  * Answers `/send on|off|inherit` (from the owner: sets the override and stores the session) and the
- * `commands` hook (the session is stored first, so the hook sees it).
+ * messages the `commands` hook matches (the session is stored first, so its answer sees it).
  *
  * @returns the answer, or `undefined` when the message is not a command
  */
@@ -166,10 +166,11 @@ async function answerCommand(
         : `Sending is ${sendCommand === 'allow' ? 'on' : 'off'} for this session.`;
     return { text, session: updated, sendPolicy: sendCommand };
   }
-  if (!hooks.commands) return undefined;
+  // A message that is no command writes nothing here: its session is stored with its run.
+  if (!hooks.commands?.matches(inbound, session)) return undefined;
   if (answeredCommandIds(session).includes(inbound.messageId)) return { text: '', session, repeated: true };
   await ctx.store.putSession(session);
-  const text = await hooks.commands(inbound, session);
+  const text = await hooks.commands.answer(inbound, session);
   if (text === undefined) return undefined;
   const after = (await ctx.store.getSession(session.key)) ?? session;
   const answered = {

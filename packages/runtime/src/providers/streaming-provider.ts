@@ -1,10 +1,8 @@
 import {
   backoffDelay,
   ColloquyError,
-  type Logger,
   type ModelMessage,
   type ModelProvider,
-  type ModelProviderLimits,
   type ModelRequest,
   type ModelStreamEvent,
   silentLogger,

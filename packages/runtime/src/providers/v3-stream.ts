@@ -98,19 +98,32 @@ function fromV3Usage(usage: LanguageModelV3Usage): TokenUsage {
   };
 }
 
-/** V3 function tools by parameter schema object (tools are built per turn, schemas are constants). */
-const v3Tools = new WeakMap<object, LanguageModelV3FunctionTool['inputSchema']>();
+/** JSON copies of tool parameter schemas, by schema object (tools are built per turn, schemas are constants). */
+const jsonSchemas = new WeakMap<object, LanguageModelV3FunctionTool['inputSchema']>();
+
+/**
+ * A tool's parameter schema as plain JSON, copied once per schema object: TypeBox schemas carry
+ * symbol keys and may hold `undefined` values, which a provider request must not see.
+ *
+ * @param spec - the tool
+ * @returns the JSON schema (shared: do not mutate)
+ */
+export function toolJsonSchema(spec: ModelToolSpec): LanguageModelV3FunctionTool['inputSchema'] {
+  let schema = jsonSchemas.get(spec.parameters);
+  if (!schema) {
+    schema = JSON.parse(JSON.stringify(spec.parameters)) as LanguageModelV3FunctionTool['inputSchema'];
+    jsonSchemas.set(spec.parameters, schema);
+  }
+  return schema;
+}
 
 function toV3Tools(tools: readonly ModelToolSpec[]): LanguageModelV3FunctionTool[] {
-  return tools.map((spec) => {
-    let inputSchema = v3Tools.get(spec.parameters);
-    if (!inputSchema) {
-      // A JSON copy: TypeBox schemas carry symbol keys and may hold `undefined` values.
-      inputSchema = JSON.parse(JSON.stringify(spec.parameters)) as LanguageModelV3FunctionTool['inputSchema'];
-      v3Tools.set(spec.parameters, inputSchema);
-    }
-    return { type: 'function', name: spec.name, description: spec.description, inputSchema };
-  });
+  return tools.map((spec) => ({
+    type: 'function',
+    name: spec.name,
+    description: spec.description,
+    inputSchema: toolJsonSchema(spec),
+  }));
 }
 
 /** AI SDK messages (as `toAiSdkMessages` builds them) to the provider prompt `streamText` would build. */

@@ -65,10 +65,31 @@ export interface ToolsHookContext {
 export type ToolsHook = (ctx: ToolsHookContext) => readonly AgentTool[];
 
 /**
- * Handles slash commands before the model sees a message: return reply text to answer (the model
- * is not run), or `undefined` to let the message through.
+ * Slash commands, checked before an addressed message becomes a run, in two steps: `matches` picks
+ * the messages that are commands, and `answer` answers them (the model is not run).
+ *
+ * @example
+ * ```ts
+ * const commands: CommandsHook = {
+ *   matches: (inbound) => inbound.text.trim() === '/ping',
+ *   answer: async () => 'pong',
+ * };
+ * ```
  */
-export type CommandsHook = (inbound: InboundMessage, session: SessionRecord) => Promise<string | undefined>;
+export interface CommandsHook {
+  /**
+   * True when `answer` should take this message. It runs for every addressed message before anything
+   * is stored, so it must be cheap and have no side effects: `session` is the session as this message
+   * leaves it, not stored yet (a first message's session does not exist in the store). A message it
+   * declines costs no store write beyond the run's own.
+   */
+  matches(inbound: InboundMessage, session: SessionRecord): boolean;
+  /**
+   * Answers a matched message. The session is stored first, so the tools and store reads of the
+   * answer see it. Returns the reply text, or `undefined` to hand the message to the model after all.
+   */
+  answer(inbound: InboundMessage, session: SessionRecord): Promise<string | undefined>;
+}
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {

@@ -65,8 +65,8 @@ async function subagentRuns(store: Store): Promise<RunRecord[]> {
   return (await store.listRuns({})).filter((run) => run.lane === 'subagent');
 }
 
-// The stores crash-tested here; `COLLOQUY_RESTART_STORES=sqlite` narrows it (scripts/node24-check.sh
-// does, see there why).
+// The stores crash-tested here; `COLLOQUY_RESTART_STORES=sqlite` (or `postgres`) narrows it, e.g. to loop
+// one variant while chasing a flake.
 const STORES = (process.env.COLLOQUY_RESTART_STORES?.split(',') ?? ['sqlite', 'postgres']).filter(
   (kind): kind is 'sqlite' | 'postgres' => kind === 'sqlite' || kind === 'postgres',
 );

@@ -10,13 +10,28 @@ import {
 import { planSessionList } from '../session-list-plan.js';
 import { sessionNotFound, sqliteCode } from '../sqlite-errors.js';
 import type { DynamicStatements } from './dynamic-statements.js';
-import { parseOptional } from './record-json.js';
-import type { Statements } from './statements.js';
+import type { SessionRow, Statements } from './statements.js';
 
-// The session records. Writes run inside the engine's transaction; reads inside its guard.
+// The session records. Writes run inside the engine's transaction; reads inside its guard. A
+// session's `stateVersion` lives in the `state_version` column only: the record's JSON never holds it
+// (a version bump then rewrites no JSON), and reads put it back.
 
-interface SessionRow {
-  record: string;
+/**
+ * The session a row holds, with its `stateVersion` from the column (absent while 0, as a session
+ * that never changed has none).
+ */
+export function sessionFromRow(row: SessionRow | undefined): SessionRecord | undefined {
+  if (row === undefined) return undefined;
+  const record = JSON.parse(row[0]) as SessionRecord;
+  if (row[1] > 0) record.stateVersion = row[1];
+  return record;
+}
+
+/** The record's JSON as stored: without `stateVersion`, which the column keeps. */
+function sessionJson(record: SessionRecord): string {
+  if (record.stateVersion === undefined) return serializeRecord(record, 'session');
+  const { stateVersion: _column, ...rest } = record;
+  return serializeRecord(rest, 'session');
 }
 
 /** Session fields with a column of their own besides `updated_at` (see `writeSession`). */
@@ -32,13 +47,13 @@ const SESSION_COLUMN_FIELDS = new Set([
 
 /** The session stored under `key`, if any. */
 export function getSession(s: Statements, key: string): SessionRecord | undefined {
-  return parseOptional<SessionRecord>(s.sessionByKey.get(key));
+  return sessionFromRow(s.sessionByKey.get(key));
 }
 
 /** Writes a whole session record; counts a `patch` change when a watched field changed. */
 export function putSession(s: Statements, record: SessionRecord): void {
-  const previous = parseOptional<SessionRecord>(s.sessionByKey.get(record.key));
-  writeSession(s, record, serializeRecord(record, 'session'));
+  const previous = sessionFromRow(s.sessionByKey.get(record.key));
+  writeSession(s, record, sessionJson(record));
   if (isPatchChange(previous, record)) notePatch(s, record.key);
 }
 
@@ -48,9 +63,9 @@ export function putSession(s: Statements, record: SessionRecord): void {
  * @throws `SESSION_NOT_FOUND` when there is no such session
  */
 export function patchSession(s: Statements, key: string, patch: SessionPatch): SessionRecord {
-  const previous = s.sessionByKey.get(key);
-  if (previous === undefined) throw sessionNotFound(key);
-  const before = JSON.parse(previous) as SessionRecord;
+  const row = s.sessionByKey.get(key);
+  if (row === undefined) throw sessionNotFound(key);
+  const before = JSON.parse(row[0]) as SessionRecord;
   // A shallow copy: fields the patch leaves alone keep their objects, so the change check below
   // compares them by identity.
   const next: Record<string, unknown> = { ...before };
@@ -63,12 +78,8 @@ export function patchSession(s: Statements, key: string, patch: SessionPatch): S
   if (typeof next.updatedAt !== 'number' || Object.keys(patch).some((f) => SESSION_COLUMN_FIELDS.has(f))) {
     writeSession(s, next as unknown as SessionRecord, json);
   } else s.updateSessionRecord.run(next.updatedAt as number, json, key);
-  const updated = JSON.parse(json) as SessionRecord;
-  if (isPatchChange(before, next as unknown as SessionRecord)) {
-    const version = notePatch(s, key);
-    if (version !== undefined) updated.stateVersion = version;
-  }
-  return updated;
+  const version = isPatchChange(before, next as unknown as SessionRecord) ? notePatch(s, key) : row[1];
+  return sessionFromRow([json, version ?? row[1]])!;
 }
 
 /**
@@ -97,8 +108,8 @@ export function deleteSession(s: Statements, key: string): boolean {
 export function listSessions(dynamic: DynamicStatements, query: SessionListQuery): SessionRecord[] {
   const [part] = planSessionList(query, 'rows', query.now ?? Date.now()).parts;
   if (part === undefined) return [];
-  const rows = dynamic.get(part.sql).all(...part.params) as SessionRow[];
-  return rows.map((row) => JSON.parse(row.record) as SessionRecord);
+  const rows = dynamic.get(part.sql).all(...part.params) as { record: string; state_version: number }[];
+  return rows.map((row) => sessionFromRow([row.record, row.state_version])!);
 }
 
 /** How many sessions match `query`. */

@@ -2,6 +2,9 @@ import type { SessionChangeKind } from '@colloquy/core';
 import type Database from 'better-sqlite3';
 import { indexPendingSql, MESSAGE_INDEX } from '../message-search-sql.js';
 
+/** A session row as read: the record's JSON and its state version, kept in a column of its own. */
+export type SessionRow = [record: string, stateVersion: number];
+
 /** A prepared better-sqlite3 statement with typed parameters and result. */
 export type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>;
 
@@ -16,7 +19,7 @@ export interface Statements {
   rollbackToSavepoint: Stmt<[]>;
 
   // --- sessions ---
-  sessionByKey: Stmt<[string], string>;
+  sessionByKey: Stmt<[string], SessionRow>;
   sessionById: Stmt<[string], string>;
   sessionExists: Stmt<[string], number>;
   upsertSession: Stmt<unknown[]>;
@@ -31,7 +34,7 @@ export interface Statements {
   firstSeq: Stmt<[string], number>;
   insertMessage: Stmt<[string, number, string]>;
   appendOne: Stmt<[{ key: string; json: string }], number>;
-  tail: Stmt<[string, number, number], string>;
+  tail: Stmt<[string, number, number, number], string>;
   messagesAfter: Stmt<[string, number, number], { seq: number; message: string }>;
   setPlatformId: Stmt<[string, string, number]>;
 
@@ -95,21 +98,21 @@ export function prepareStatements(db: Database.Database, readonly: boolean): Sta
     rollbackToSavepoint: db.prepare('ROLLBACK TO colloquy_transaction'),
 
     // --- sessions ---
-    sessionByKey: one('SELECT record FROM sessions WHERE key = ?'),
+    sessionByKey: db
+      .prepare<[string], SessionRow>('SELECT record, state_version FROM sessions WHERE key = ?')
+      .raw(),
     sessionById: one('SELECT record FROM sessions WHERE session_id = ?'),
     sessionExists: one('SELECT 1 FROM sessions WHERE key = ?'),
-    // The state version is the store's: a write keeps the stored one (in the column and the record).
+    // The state version is the store's: it lives in its column only (see `sessionFromRow`), and a write
+    // leaves it alone.
     upsertSession: db.prepare(
       `INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, spawned_by, label, archived_at, record)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, json_remove(?, '$.stateVersion'))
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, agent_id = excluded.agent_id,
          kind = excluded.kind, updated_at = excluded.updated_at, spawned_by = excluded.spawned_by,
-         label = excluded.label, archived_at = excluded.archived_at,
-         record = CASE WHEN sessions.state_version > 0
-           THEN json_set(excluded.record, '$.stateVersion', sessions.state_version) ELSE excluded.record END`,
+         label = excluded.label, archived_at = excluded.archived_at, record = excluded.record`,
     ),
     // A patch that leaves the other columns alone: no insert attempt and no unchanged index rewritten.
-    // The record read in the same write transaction already mirrors the state version.
     updateSessionRecord: db.prepare('UPDATE sessions SET updated_at = ?, record = ? WHERE key = ?'),
     deleteSession: db.prepare('DELETE FROM sessions WHERE key = ?'),
     deleteMessages: db.prepare('DELETE FROM messages WHERE session_key = ?'),
@@ -127,7 +130,9 @@ export function prepareStatements(db: Database.Database, readonly: boolean): Sta
        WHERE EXISTS (SELECT 1 FROM sessions WHERE key = @key)
        RETURNING seq`,
     ),
-    tail: one('SELECT message FROM messages WHERE session_key = ? AND seq < ? ORDER BY seq DESC LIMIT ?'),
+    tail: one(
+      'SELECT message FROM messages WHERE session_key = ? AND seq < ? AND seq > ? ORDER BY seq DESC LIMIT ?',
+    ),
     messagesAfter: db.prepare(
       'SELECT seq, message FROM messages WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ?',
     ),
@@ -185,11 +190,9 @@ export function prepareStatements(db: Database.Database, readonly: boolean): Sta
     ),
 
     // --- session changes and watches ---
-    // Messages and run starts/ends bump the version in triggers (migration v6); patches here.
+    // Messages and run starts/ends bump the version in triggers (migrations v6, v7); patches here.
     bumpVersion: one(
-      `UPDATE sessions SET state_version = state_version + 1,
-         record = json_set(record, '$.stateVersion', state_version + 1)
-       WHERE key = ? RETURNING state_version`,
+      'UPDATE sessions SET state_version = state_version + 1 WHERE key = ? RETURNING state_version',
     ),
     insertChange: db.prepare('INSERT INTO session_changes (session_key, version, kind) VALUES (?, ?, ?)'),
     stateVersionOf: one('SELECT state_version FROM sessions WHERE key = ?'),

@@ -63,7 +63,7 @@ export function readTail(
     if (last === undefined) return [];
     bound = Math.min(bound, last + 1) - offset;
   }
-  const rows = s.tail.all(sessionKey, bound, count);
+  const rows = s.tail.all(sessionKey, bound, options.afterSeq ?? Number.MIN_SAFE_INTEGER, count);
   const out = new Array<StoredMessage>(rows.length);
   for (let i = 0; i < rows.length; i++) out[rows.length - 1 - i] = JSON.parse(rows[i]!) as StoredMessage;
   return out;

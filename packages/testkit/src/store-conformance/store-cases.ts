@@ -306,6 +306,22 @@ export function describeStoreCases(
       expect((await store.readTail('k1', 2, { offset: 1.7 })).map((m) => m.seq)).toEqual([28, 29]);
     });
 
+    it('reads only the messages after afterSeq, the newest limit of them, within beforeSeq', async () => {
+      for (let i = 1; i <= 30; i++) await store.appendMessages('k1', [userMessage(`m${i}`, T0 + i)]);
+      expect((await store.readTail('k1', 10, { afterSeq: 27 })).map((m) => m.seq)).toEqual([28, 29, 30]);
+      expect((await store.readTail('k1', 2, { afterSeq: 20 })).map((m) => m.seq)).toEqual([29, 30]);
+      expect(await store.readTail('k1', 10, { afterSeq: 30 })).toEqual([]);
+      expect((await store.readTail('k1', 10, { afterSeq: 0 })).length).toBe(10);
+      expect((await store.readTail('k1', 10, { afterSeq: 5, beforeSeq: 9 })).map((m) => m.seq)).toEqual([
+        6, 7, 8,
+      ]);
+      expect(await store.readTail('k1', 10, { afterSeq: 9, beforeSeq: 9 })).toEqual([]);
+      expect((await store.readTail('k1', 10, { afterSeq: 24, offset: 3 })).map((m) => m.seq)).toEqual([
+        25, 26, 27,
+      ]);
+      expect(await store.readTail('missing', 5, { afterSeq: 0 })).toEqual([]);
+    });
+
     it('refuses to append to an unknown session', async () => {
       await expectCode(store.appendMessages('missing', [userMessage('x')]), 'SESSION_NOT_FOUND');
     });

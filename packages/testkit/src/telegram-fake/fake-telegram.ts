@@ -402,10 +402,13 @@ export class FakeTelegram {
     };
     const wake = (): void => finish(() => this.#reply(res, 200, { ok: true, result: ready() }));
     const timer = setTimeout(wake, timeout * 1000);
+    // The socket outlives the poll (keep-alive): its listener goes with the poll, or they pile up.
+    const hangUp = (): void => finish(() => {});
     const finish = (act: () => void): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      req.socket.off('close', hangUp);
       bot.waiters.delete(wake);
       if (bot.poller === poller) bot.poller = undefined;
       act();
@@ -414,8 +417,8 @@ export class FakeTelegram {
     bot.poller = poller;
     bot.waiters.add(wake);
     this.#notify();
-    req.socket.once('close', () => finish(() => {}));
-    res.once('close', () => finish(() => {}));
+    req.socket.once('close', hangUp);
+    res.once('close', hangUp);
   }
 
   #call(

@@ -1,5 +1,6 @@
 import type { LanguageModelV3FilePart, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { ModelToolSpec } from '@colloquy/core';
+import { toolJsonSchema } from '../v3-stream.js';
 
 /** A message of an OpenAI chat completions request. */
 export type OpenAiChatMessage =
@@ -64,7 +65,7 @@ export function openAiChatBody(call: OpenAiChatCall): OpenAiChatBody {
       ? {
           tools: call.tools.map((tool) => ({
             type: 'function' as const,
-            function: { name: tool.name, description: tool.description, parameters: jsonSchemaOf(tool) },
+            function: { name: tool.name, description: tool.description, parameters: toolJsonSchema(tool) },
           })),
           tool_choice: 'auto' as const,
         }
@@ -72,18 +73,6 @@ export function openAiChatBody(call: OpenAiChatCall): OpenAiChatBody {
     stream: true,
     stream_options: { include_usage: true },
   };
-}
-
-/** JSON copies of tool parameter schemas (TypeBox schemas carry symbol keys; tools are constants). */
-const schemas = new WeakMap<object, unknown>();
-
-function jsonSchemaOf(tool: ModelToolSpec): unknown {
-  let schema = schemas.get(tool.parameters);
-  if (schema === undefined) {
-    schema = JSON.parse(JSON.stringify(tool.parameters));
-    schemas.set(tool.parameters, schema);
-  }
-  return schema;
 }
 
 /**
