@@ -27,20 +27,21 @@ beforeAll(async () => {
   telegram.addBot(TOKEN, { id: 5005, username: 'cluster_bot' });
   for (let user = 1; user <= USERS; user++) telegram.addChat(user, { type: 'private' });
   model = await startOpenAIFake((request) => {
-    const messages = request.body.messages as { role: string; content: unknown }[];
+    const messages = request.body.messages as { role: string; content: unknown; tool_calls?: unknown }[];
     const last = messages.at(-1);
     const textOf = (m: { content: unknown } | undefined) =>
       String(m?.content ?? '').replace(/^\[[^\]]*\]\s*/, '');
     const resultsIn = (list: { content: unknown }[]) =>
       list.flatMap((m) => [...textOf(m).matchAll(/Sub-agent "([^"]+)"/g)].map((r) => r[1]));
+    // This turn's messages: those after the previous turn's answer (an assistant message without tool
+    // calls). A turn a kill cut and another instance resumed keeps its tool calls from before the kill,
+    // and what it read then is still this turn's to report.
+    const thisTurn = messages.slice(
+      messages.findLastIndex((m) => m.role === 'assistant' && m.tool_calls === undefined) + 1,
+    );
     if (last?.role === 'tool') {
       // A turn can fold a spawn request together with results it reads: its reply names them too.
-      const beforeCall = messages.slice(
-        0,
-        messages.findLastIndex((m) => m.role === 'assistant'),
-      );
-      const turn = beforeCall.slice(beforeCall.findLastIndex((m) => m.role === 'assistant') + 1);
-      const read = resultsIn(turn);
+      const read = resultsIn(thisTurn);
       return { text: read.length > 0 ? `noted ${read.join(', ')}; spawned` : 'spawned' };
     }
     const text = textOf(last);
@@ -60,7 +61,7 @@ beforeAll(async () => {
     }
     if (text.startsWith('task ')) return { text: `done ${text.slice(5)}`, delayMs: 50 };
     // A result's one chat message is the requester's reply: it names the labels it read.
-    const results = resultsIn(since);
+    const results = resultsIn(thisTurn);
     if (results.length > 0) return { text: `noted ${results.join(', ')}` };
     return { text: `re: ${text}`, delayMs: 20 };
   });
@@ -177,10 +178,23 @@ describe('three instances on one PostgreSQL (graphile-worker)', () => {
         const inbound = runs.filter((run) => run.meta?.input !== undefined);
         const active = runs.filter((run) => run.status === 'queued' || run.status === 'running');
         const pending = await store.listOutbox({ statuses: ['pending'] });
-        if (inbound.length >= expectedInbound && active.length === 0 && pending.length === 0) break;
+        // A run is done once its end is committed; the reply it planned is sent after that. The last
+        // turns' replies may still be on their way (or waiting for a killed instance's job to retry).
+        const sending = runs.filter((run) => {
+          const delivery = run.meta?.delivery as { status?: string } | undefined;
+          return run.meta?.pendingDelivery !== undefined && (!delivery || delivery.status === 'sending');
+        });
+        if (
+          inbound.length >= expectedInbound &&
+          active.length === 0 &&
+          pending.length === 0 &&
+          sending.length === 0
+        ) {
+          break;
+        }
         if (Date.now() > deadline) {
           throw new Error(
-            `not settled: ${inbound.length}/${expectedInbound} inbound runs, ${active.length} active, ${pending.length} announces pending`,
+            `not settled: ${inbound.length}/${expectedInbound} inbound runs, ${active.length} active, ${pending.length} announces pending, ${sending.length} replies planned and not sent`,
           );
         }
         await sleep(250);

@@ -260,7 +260,8 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'session state versions in their column only',
     up(db) {
       // A change bumps the integer column alone; the record no longer mirrors it (the engine adds
-      // `stateVersion` to a record as it reads the row), so a bump does not rewrite the JSON.
+      // `stateVersion` to a record as it reads the row), so a bump does not rewrite the JSON. The
+      // triggers are spelled out again rather than shared with version 6: a released step never changes.
       const bump = (key: string) => `
           UPDATE sessions SET state_version = state_version + 1 WHERE key = ${key};`;
       const log = (key: string, kind: string) => `${bump(key)}

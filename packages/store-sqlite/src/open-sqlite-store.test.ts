@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createTempDir } from '../test/helpers/temp-dir.js';
 import { COLLOQUY_APPLICATION_ID, MIGRATIONS, migrate, SQLITE_SCHEMA_VERSION } from './migrations.js';
 import { openSqliteStore } from './open-sqlite-store.js';
+import type { SqliteStore } from './sqlite-store.js';
 
 const temp = createTempDir();
 afterAll(() => temp.cleanup());
@@ -290,6 +291,21 @@ describe('openSqliteStore', () => {
     const never = await walBytes(0);
     expect(never).toBeGreaterThanOrEqual(40 * 4096);
     expect(await walBytes(4)).toBeLessThan(never / 2);
+  });
+
+  it("keeps a writer's rollback journals for savepoints and statements in memory, not in temporary files", async () => {
+    const file = temp.file('temp-store.db');
+    const store = openSqliteStore({ file });
+    const pragma = (s: SqliteStore) =>
+      (s as unknown as { sqlite: { db: Database.Database } }).sqlite.db.pragma('temp_store', {
+        simple: true,
+      });
+    expect(pragma(store)).toBe(2); // MEMORY
+    await store.close();
+    // A readonly store writes no journal; its search may fill a temporary table, which stays on disk.
+    const reader = openSqliteStore({ file, readonly: true });
+    expect(pragma(reader)).toBe(0); // DEFAULT
+    await reader.close();
   });
 
   it('applies synchronous FULL when asked', async () => {

@@ -6,6 +6,11 @@ import { createHistoryCache, estimateMessageBytes } from './history-cache.js';
 const KEY = 'agent:main:main';
 const user = (content: string): TranscriptMessage => ({ role: 'user', content, timestamp: 0 });
 
+/** Stores the session the tests read, under `sessionId` (a new id is a reset session). */
+function putMainSession(store: Store, sessionId: string): Promise<void> {
+  return store.putSession({ key: KEY, sessionId, agentId: 'main', kind: 'main', createdAt: 0, updatedAt: 0 });
+}
+
 /** A MemoryStore that counts the messages its readTail returned. */
 async function countingStore(): Promise<{ store: Store; read: () => number }> {
   const store = new MemoryStore();
@@ -16,14 +21,7 @@ async function countingStore(): Promise<{ store: Store; read: () => number }> {
     read += out.length;
     return out;
   };
-  await store.putSession({
-    key: KEY,
-    sessionId: 'sid-1',
-    agentId: 'main',
-    kind: 'main',
-    createdAt: 0,
-    updatedAt: 0,
-  });
+  await putMainSession(store, 'sid-1');
   return { store, read: () => read };
 }
 
@@ -72,14 +70,7 @@ describe('createHistoryCache', () => {
     await store.appendMessages(KEY, [user('c'), user('d'), user('e')]);
     expect(texts(await cache.load(store, KEY, 'sid-1', 10_000))).toEqual(['a', 'b', 'c', 'd', 'e']);
     await store.deleteSession(KEY);
-    await store.putSession({
-      key: KEY,
-      sessionId: 'sid-2',
-      agentId: 'main',
-      kind: 'main',
-      createdAt: 0,
-      updatedAt: 0,
-    });
+    await putMainSession(store, 'sid-2');
     await store.appendMessages(KEY, [user('fresh')]);
     expect(texts(await cache.load(store, KEY, 'sid-2', 10_000))).toEqual(['fresh']);
   });
@@ -91,14 +82,7 @@ describe('createHistoryCache', () => {
     await cache.load(store, KEY, 'sid-1', 10_000);
     // Re-created under the same sessionId with a shorter transcript.
     await store.deleteSession(KEY);
-    await store.putSession({
-      key: KEY,
-      sessionId: 'sid-1',
-      agentId: 'main',
-      kind: 'main',
-      createdAt: 0,
-      updatedAt: 0,
-    });
+    await putMainSession(store, 'sid-1');
     await store.appendMessages(KEY, [user('x'), user('y')]);
     expect(texts(await cache.load(store, KEY, 'sid-1', 10_000))).toEqual(['x', 'y']);
   });

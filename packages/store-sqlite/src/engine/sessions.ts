@@ -78,8 +78,8 @@ export function patchSession(s: Statements, key: string, patch: SessionPatch): S
   if (typeof next.updatedAt !== 'number' || Object.keys(patch).some((f) => SESSION_COLUMN_FIELDS.has(f))) {
     writeSession(s, next as unknown as SessionRecord, json);
   } else s.updateSessionRecord.run(next.updatedAt as number, json, key);
-  const version = isPatchChange(before, next as unknown as SessionRecord) ? notePatch(s, key) : row[1];
-  return sessionFromRow([json, version ?? row[1]])!;
+  const bumped = isPatchChange(before, next as unknown as SessionRecord) ? notePatch(s, key) : undefined;
+  return sessionFromRow([json, bumped ?? row[1]])!;
 }
 
 /**
