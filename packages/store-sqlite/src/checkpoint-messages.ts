@@ -15,9 +15,11 @@ export type WorkerMessage =
   | { kind: 'ready' }
   | {
       kind: 'checkpoint';
-      mode: 'PASSIVE' | 'RESTART';
+      /** Another checkpoint was running: nothing was copied this time. */
       busy: boolean;
+      /** Frames in the log when it ran. */
       walFrames: number;
+      /** Frames of the log copied into the database file, by this checkpoint or before it. */
       checkpointedFrames: number;
     }
   | { kind: 'error'; message: string }

@@ -1,6 +1,6 @@
 // The background checkpointer's worker thread (started by `BackgroundCheckpointer`): its own
 // connection to the store file runs `PRAGMA wal_checkpoint(PASSIVE)` every `intervalMs`, so the
-// copy of the write-ahead log into the database file and its fsync never block the main thread.
+// copy of the write-ahead log into the database file, and its fsync, happen beside the main thread.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -12,40 +12,28 @@ const port = parentPort;
 if (port === null) throw new Error('checkpoint-worker.js runs only as a worker thread');
 
 const post = (message: WorkerMessage) => port.postMessage(message);
-// A short busy timeout: PASSIVE never waits; RESTART waits this long for the main connection's
-// write lock (between its commits), and at most this long again for a reader while it holds that
-// lock, so the main connection never waits longer. It tries again at the next tick.
-const RESTART_WAIT_MS = 20;
-const db = new Database(file, { fileMustExist: true, timeout: RESTART_WAIT_MS });
+// This connection only ever checkpoints PASSIVE, which takes no lock it would wait for.
+const db = new Database(file, { fileMustExist: true, timeout: 0 });
 
 type CheckpointRow = { busy: number; log: number; checkpointed: number };
 
-/** Runs one checkpoint pragma and reports its result. */
-function checkpoint(mode: 'PASSIVE' | 'RESTART'): void {
-  const [row] = db.pragma(`wal_checkpoint(${mode})`) as CheckpointRow[];
-  post({
-    kind: 'checkpoint',
-    mode,
-    busy: row?.busy === 1,
-    walFrames: row?.log ?? 0,
-    checkpointedFrames: row?.checkpointed ?? 0,
-  });
-}
-
 /**
- * A PASSIVE checkpoint copies the log without blocking the writer, unless nothing or fewer than
- * `minFrames` frames wait. The next writer starts the log over only if it begins after the whole log was
- * copied, which under steady writes a PASSIVE checkpoint never sees (commits land while it
- * copies). So a RESTART checkpoint follows: it takes the write lock (or gives up after
- * `RESTART_WAIT_MS`), copies the few frames committed meanwhile, and releases it with
- * the log fully copied, so the next commit starts it over and the `-wal` file stays bounded.
+ * Copies the log frames committed so far into the database file, unless fewer than `minFrames` wait
+ * (or none). PASSIVE never blocks the main connection, which keeps committing meanwhile; the main
+ * thread learns how large the log was from the report, and lets it start over (see
+ * `BackgroundCheckpointer`).
  */
 function tick(): void {
   const pending = pendingWalFrames(file);
   if (pending !== undefined && (pending === 0 || pending < minFrames)) return;
   try {
-    checkpoint('PASSIVE');
-    checkpoint('RESTART');
+    const [row] = db.pragma('wal_checkpoint(PASSIVE)') as CheckpointRow[];
+    post({
+      kind: 'checkpoint',
+      busy: row?.busy === 1,
+      walFrames: row?.log ?? 0,
+      checkpointedFrames: row?.checkpointed ?? 0,
+    });
   } catch (error) {
     post({ kind: 'error', message: error instanceof Error ? error.message : String(error) });
   }

@@ -50,21 +50,22 @@ export interface SqliteStoreOptions {
    * The write-ahead log size, in pages, at which a commit also copies the log into the database file
    * (SQLite's `wal_autocheckpoint`; default 1000, SQLite's own). The copy runs inside the commit and
    * syncs the file, so on a busy store a larger value (say 10000, about 40 MB of log) makes commits
-   * cheaper on average, since pages written many times are copied once. `0` never checkpoints
-   * automatically (call `checkpoint()`).
+   * cheaper on average, since pages written many times are copied once. With `backgroundCheckpoint`, the
+   * log size at which the main connection lets the log start over. `0` never checkpoints automatically
+   * (call `checkpoint()`; with `backgroundCheckpoint`, the log then starts over only after a pause in
+   * the writes).
    */
   walAutocheckpointPages?: number;
   /**
-   * Checkpoint on a worker thread (default off). The main connection then never copies the log
-   * into the database file inside a commit (`wal_autocheckpoint = 0`); a worker thread with its own
-   * connection runs `PRAGMA wal_checkpoint(PASSIVE)` every `intervalMs` (default 1000) once at least
-   * `minFrames` (default 100) log pages wait to be copied. PASSIVE never blocks the writer; a
-   * RESTART checkpoint (waiting at most 20 ms for the write lock) then copies the pages committed
-   * meanwhile under that lock, so the next commit starts the log over and the `-wal` file stays
-   * bounded.
-   * This takes the checkpoint's copy and fsync off the event loop (tail latency on a busy store).
-   * Worker errors are logged; if the worker dies, the store falls back to `walAutocheckpointPages`.
-   * `close()` stops the worker first. `true` takes the defaults. Not with `readonly` or `:memory:`.
+   * Checkpoint on a worker thread (default off), so the copy of the log into the file and its fsync
+   * leave the event loop. A worker thread with its own connection runs `PRAGMA
+   * wal_checkpoint(PASSIVE)`, which never blocks the main connection, every `intervalMs` (default 20)
+   * once at least `minFrames` (default 200) log pages wait, and the commits stop checkpointing. Once
+   * the worker reports a log of `walAutocheckpointPages` or more, the main connection copies the few
+   * pages committed since (between two commits), so the next commit starts the log over and the `-wal`
+   * file stays near that size. Worker errors are logged; if the worker dies, the commits checkpoint
+   * again. `close()` stops the worker first. `true` takes the defaults. Not with `readonly` or
+   * `:memory:`.
    */
   backgroundCheckpoint?: boolean | BackgroundCheckpointOptions;
   /**
@@ -76,6 +77,8 @@ export interface SqliteStoreOptions {
 }
 
 const MEMORY = ':memory:';
+/** SQLite's own `wal_autocheckpoint`, the default of `walAutocheckpointPages`. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 
 /**
  * Opens (or creates) a Colloquy store on an SQLite file: checks the file is an SQLite database of a
@@ -169,7 +172,6 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (options.walAutocheckpointPages !== undefined) {
         db.pragma(`wal_autocheckpoint = ${options.walAutocheckpointPages}`);
       }
-      if (backgroundCheckpoint !== undefined) db.pragma('wal_autocheckpoint = 0');
     }
     db.pragma('foreign_keys = ON');
     let schemaVersion = readUserVersion(db);
@@ -182,12 +184,15 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     }
     if (backgroundCheckpoint !== undefined) {
       const main = db;
+      const startLogOverAt = options.walAutocheckpointPages ?? SQLITE_AUTOCHECKPOINT_PAGES;
+      main.pragma('wal_autocheckpoint = 0');
       checkpointer = new BackgroundCheckpointer({
         file,
         settings: backgroundCheckpoint,
+        startLogOverAt,
         logger,
         onWorkerLost: () => {
-          if (main.open) main.pragma(`wal_autocheckpoint = ${options.walAutocheckpointPages ?? 1000}`);
+          if (main.open) main.pragma(`wal_autocheckpoint = ${startLogOverAt}`);
         },
       });
     }

@@ -452,7 +452,19 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
   checkpoint(): CheckpointResult {
     return this.tx.guard(() => {
       this.tx.commitBatch();
-      return walCheckpoint(this.db);
+      return walCheckpoint(this.db, 'TRUNCATE');
+    });
+  }
+
+  /**
+   * Commits the open batch, then copies what the log holds beyond the background checkpointer's
+   * last copy (PASSIVE: gives up at once if the worker is copying). When all of it is copied, the
+   * next commit starts the log over from its beginning.
+   */
+  startLogOver(): CheckpointResult {
+    return this.tx.guard(() => {
+      this.tx.commitBatch();
+      return walCheckpoint(this.db, 'PASSIVE');
     });
   }
 

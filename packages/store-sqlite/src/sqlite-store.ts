@@ -50,6 +50,23 @@ export class SqliteStore extends SerializedStore {
     this.synchronous = init.synchronous;
     this.groupCommit = engine.groupCommit;
     this.checkpointer = init.checkpointer;
+    this.checkpointer?.whenLogFull(() => this.startLogOver());
+  }
+
+  /** One at a time: the worker reports every `intervalMs`, and this waits behind open transactions. */
+  private startingLogOver = false;
+
+  /** Lets the log start over once the checkpoint worker copied most of it; see `BackgroundCheckpointer`. */
+  private startLogOver(): void {
+    if (this.startingLogOver) return;
+    this.startingLogOver = true;
+    this.run(() => this.sqlite.startLogOver())
+      .catch(() => {
+        // A closed store, or a commit that failed: the batch's waiters and the log have that error.
+      })
+      .finally(() => {
+        this.startingLogOver = false;
+      });
   }
 
   /**

@@ -10,13 +10,20 @@ const MX_FRAME = 16;
 const N_BACKFILL = 96;
 const HEADER_BYTES = 100;
 
+/** Where `file`'s write-ahead log stands, from its wal-index. */
+export interface WalIndexFrames {
+  /** The last valid frame of the log (`mxFrame`): 0 right after the log started over. */
+  logFrames: number;
+  /** Frames already copied into the database file (`nBackfill`). */
+  copiedFrames: number;
+}
+
 /**
- * How many frames of `file`'s write-ahead log wait to be copied into the database file, read
- * from the wal-index without taking any lock, or `undefined` when it cannot tell (no `-shm`,
- * not initialised). A racing writer can make the answer stale, never harmful: it only decides
- * whether a checkpoint is worth trying.
+ * Reads the frame counts of `file`'s write-ahead log from the wal-index without taking any lock, or
+ * `undefined` when it cannot tell (no `-shm`, not initialised). A racing writer can make the answer
+ * stale.
  */
-export function pendingWalFrames(file: string): number | undefined {
+export function readWalIndex(file: string): WalIndexFrames | undefined {
   const buffer = Buffer.alloc(HEADER_BYTES);
   let fd: number | undefined;
   try {
@@ -28,7 +35,18 @@ export function pendingWalFrames(file: string): number | undefined {
     if (fd !== undefined) closeSync(fd);
   }
   const little = endianness() === 'LE';
-  const mxFrame = little ? buffer.readUInt32LE(MX_FRAME) : buffer.readUInt32BE(MX_FRAME);
-  const nBackfill = little ? buffer.readUInt32LE(N_BACKFILL) : buffer.readUInt32BE(N_BACKFILL);
-  return mxFrame >= nBackfill ? mxFrame - nBackfill : undefined;
+  const logFrames = little ? buffer.readUInt32LE(MX_FRAME) : buffer.readUInt32BE(MX_FRAME);
+  const copiedFrames = little ? buffer.readUInt32LE(N_BACKFILL) : buffer.readUInt32BE(N_BACKFILL);
+  return { logFrames, copiedFrames };
+}
+
+/**
+ * How many frames of `file`'s write-ahead log wait to be copied into the database file (see
+ * {@link readWalIndex}), or `undefined` when it cannot tell. A stale answer is never harmful: it
+ * only decides whether a checkpoint is worth trying.
+ */
+export function pendingWalFrames(file: string): number | undefined {
+  const index = readWalIndex(file);
+  if (index === undefined || index.logFrames < index.copiedFrames) return undefined;
+  return index.logFrames - index.copiedFrames;
 }

@@ -31,9 +31,12 @@ export function integrityCheck(db: Database.Database): IntegrityReport {
   return { ok: problems.length === 0, problems };
 }
 
-/** Runs `PRAGMA wal_checkpoint(TRUNCATE)`; see `SqliteEngine.checkpoint`. */
-export function walCheckpoint(db: Database.Database): CheckpointResult {
-  const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as {
+/**
+ * Runs `PRAGMA wal_checkpoint(TRUNCATE)` (see `SqliteEngine.checkpoint`) or `(PASSIVE)` (see
+ * `SqliteEngine.startLogOver`).
+ */
+export function walCheckpoint(db: Database.Database, mode: 'TRUNCATE' | 'PASSIVE'): CheckpointResult {
+  const [row] = db.pragma(`wal_checkpoint(${mode})`) as {
     busy: number;
     log: number;
     checkpointed: number;
