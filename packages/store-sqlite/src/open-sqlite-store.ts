@@ -58,14 +58,14 @@ export interface SqliteStoreOptions {
   walAutocheckpointPages?: number;
   /**
    * Checkpoint on a worker thread (default off), so the copy of the log into the file and its fsync
-   * leave the event loop. A worker thread with its own connection runs `PRAGMA
-   * wal_checkpoint(PASSIVE)`, which never blocks the main connection, every `intervalMs` (default 20)
-   * once at least `minFrames` (default 200) log pages wait, and the commits stop checkpointing. Once
-   * the worker reports a log of `walAutocheckpointPages` or more, the main connection copies the few
-   * pages committed since (between two commits), so the next commit starts the log over and the `-wal`
-   * file stays near that size. Worker errors are logged; if the worker dies, the commits checkpoint
-   * again. `close()` stops the worker first. `true` takes the defaults. Not with `readonly` or
-   * `:memory:`.
+   * leave the event loop. A worker thread with its own connection runs
+   * `PRAGMA wal_checkpoint(PASSIVE)`, which never blocks the main connection, every `intervalMs`
+   * (default 20) once at least `minFrames` (default 200) log pages wait, and the commits stop
+   * checkpointing. Once the worker reports a log of `walAutocheckpointPages` or more, the main
+   * connection copies the few pages committed since (between two commits), so the next commit starts
+   * the log over and the `-wal` file stays near that size. Worker errors are logged; if the worker
+   * dies, the commits checkpoint again. `close()` stops the worker first. `true` takes the defaults.
+   * Not with `readonly` or `:memory:`.
    */
   backgroundCheckpoint?: boolean | BackgroundCheckpointOptions;
   /**
