@@ -149,7 +149,7 @@ export abstract class SerializedStore implements Store {
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     return this.exclusive(async () => {
       const open: OpenTransaction = { active: true };
-      const tx = this.transactionHandle(open);
+      const tx = new TransactionHandle(this.engine.operations, open) as unknown as StoreTransaction;
       this.engine.begin();
       let result: T;
       try {
@@ -388,28 +388,43 @@ export abstract class SerializedStore implements Store {
       );
     }
   }
+}
 
-  private transactionHandle(open: OpenTransaction): StoreTransaction {
-    const operations = this.engine.operations;
-    const handle: Record<string, unknown> = {
-      transaction: <T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> => {
-        if (!open.active) return Promise.reject(transactionOverError());
-        return fn(handle as unknown as StoreTransaction);
-      },
-    };
-    for (const name of OPERATION_NAMES) {
-      const operation = operations[name] as (...args: unknown[]) => unknown;
-      handle[name] = (...args: unknown[]): Promise<unknown> => {
-        if (!open.active) return Promise.reject(transactionOverError());
-        try {
-          return Promise.resolve(operation.apply(operations, args));
-        } catch (error) {
-          return Promise.reject(error);
-        }
-      };
-    }
-    return handle as unknown as StoreTransaction;
+const OPERATIONS = Symbol('operations');
+const OPEN = Symbol('open');
+
+/**
+ * The `tx` of one transaction: each operation runs on the engine while the transaction is open and
+ * rejects with `STORE_ERROR` once it is over. The methods live on the prototype (added once, below),
+ * so a transaction allocates one small object rather than a closure per operation.
+ */
+class TransactionHandle {
+  readonly [OPERATIONS]: SynchronousStoreOperations;
+  readonly [OPEN]: OpenTransaction;
+
+  constructor(operations: SynchronousStoreOperations, open: OpenTransaction) {
+    this[OPERATIONS] = operations;
+    this[OPEN] = open;
   }
+
+  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    if (!this[OPEN].active) return Promise.reject(transactionOverError());
+    return fn(this as unknown as StoreTransaction);
+  }
+}
+
+for (const name of OPERATION_NAMES) {
+  Object.defineProperty(TransactionHandle.prototype, name, {
+    value(this: TransactionHandle, ...args: unknown[]): Promise<unknown> {
+      if (!this[OPEN].active) return Promise.reject(transactionOverError());
+      const operations = this[OPERATIONS];
+      try {
+        return Promise.resolve((operations[name] as (...a: unknown[]) => unknown).apply(operations, args));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+  });
 }
 
 function closedError(): ColloquyError {

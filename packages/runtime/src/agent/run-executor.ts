@@ -1,10 +1,4 @@
-import {
-  type AgentTool,
-  agentConfigFor,
-  type RunRecord,
-  type SessionRecord,
-  toColloquyError,
-} from '@colloquy/core';
+import { agentConfigFor, type RunRecord, type SessionRecord, toColloquyError } from '@colloquy/core';
 import { startTyping } from '../delivery/typing.js';
 import type { QueuedRun } from '../queue/queued-run.js';
 import { stopKindOf, stopMessageOf } from '../queue/stop-reason.js';
@@ -12,9 +6,10 @@ import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { redactSpawnAttachments } from '../subagents/redact-attachments.js';
 import { filterSubagentTools, subagentPromptOf } from '../subagents/tool-filter.js';
 import { runAgentLoop } from './agent-loop.js';
-import { buildSystemPrompt, estimateTokens, toModelMessages } from './build-prompt.js';
+import { buildSystemPrompt, toModelMessages } from './build-prompt.js';
 import { answerGatewayCommand } from './gateway-command.js';
 import { selectModel } from './model-selection.js';
+import { historyTokenBudget } from './prompt-budget.js';
 import { deliverPlanned, type PlannedReply, planReply } from './reply-delivery.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn } from './run-lifecycle.js';
 import type { TurnOutcome } from './turn-outcome.js';
@@ -156,8 +151,7 @@ async function runModel(
     subagentPromptOf(session),
     ...begun.runs.map((run) => run.extraSystemPrompt),
   ]);
-  const window = config.models.contextWindowTokens;
-  const budget = window - systemTokens(system) - toolTokens(tools) - Math.min(4096, Math.floor(window / 4));
+  const budget = historyTokenBudget(config.models.contextWindowTokens, system, tools);
   const messages = toModelMessages(await ctx.history.load(store, session.key, session.sessionId, budget));
 
   const result = await runAgentLoop({
@@ -209,37 +203,6 @@ async function runModel(
     `The agent stopped after ${result.steps} model steps (runtime.maxSteps) without a final answer. ` +
     'Raise runtime.maxSteps in the config, or ask it to continue.';
   return { status: 'error', error, notice: error, reply: result.reply, ...usage };
-}
-
-const systemTokenCache = new Map<string, number>();
-
-/** The system prompt's estimate, remembered: it is the same text turn after turn (a few kept). */
-function systemTokens(system: string): number {
-  let tokens = systemTokenCache.get(system);
-  if (tokens === undefined) {
-    tokens = estimateTokens(system);
-    if (systemTokenCache.size >= 256) systemTokenCache.clear();
-    systemTokenCache.set(system, tokens);
-  }
-  return tokens;
-}
-
-/** Estimated tokens of each parameter schema: tools are built for every turn, their schemas are constants. */
-const schemaTokens = new WeakMap<object, number>();
-
-/** The estimated prompt tokens of the tools: each one's name, description and parameter schema. */
-function toolTokens(tools: readonly AgentTool[]): number {
-  let total = 0;
-  for (const tool of tools) {
-    let schema = schemaTokens.get(tool.parameters);
-    if (schema === undefined) {
-      schema = estimateTokens(JSON.stringify(tool.parameters));
-      schemaTokens.set(tool.parameters, schema);
-    }
-    // [{"name":...,"description":...,"parameters":...}]: about 10 tokens of JSON around them.
-    total += 10 + estimateTokens(tool.name) + estimateTokens(tool.description) + schema;
-  }
-  return total;
 }
 
 function outcomeOfError(error: unknown, signal: AbortSignal): TurnOutcome {
