@@ -1,5 +1,9 @@
-import type { GatewayEvent } from '@colloquy/core';
-import { makeSessionRecord } from '@colloquy/testkit';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChannelPlugin, GatewayEvent } from '@colloquy/core';
+import { openSqliteStore } from '@colloquy/store-sqlite';
+import { createMemoryChannel, makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, startHarness, waitFor } from './support/harness.js';
 
@@ -109,6 +113,46 @@ describe('delivery pipeline', () => {
       messageId: 'memory-out-1',
     });
     expect(h.channel.sent[0]).toMatchObject({ text: 'the answer', to: { channel: 'memory', to: 'user-1' } });
+  });
+
+  it("has the end of the turn and the reply's sending mark committed when the plugin is called (group commit)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'colloquy-delivery-'));
+    const file = join(dir, 'colloquy.db');
+    const store = openSqliteStore({ file, groupCommit: true });
+    // A second connection sees only what is committed: what a restart after a crash would find.
+    const observer = openSqliteStore({ file, readonly: true });
+    const channel = createMemoryChannel();
+    const seenAtSend: unknown[] = [];
+    const plugin: ChannelPlugin = {
+      ...channel,
+      async send(to, message) {
+        const [run] = await observer.listRuns({ sessionKey: DM });
+        const [final] = await observer.readTail(DM, 1);
+        seenAtSend.push({ status: run?.status, delivery: run?.meta?.delivery, final: final?.content });
+        return channel.send(to, message);
+      },
+    };
+    try {
+      h = await startHarness({ store, plugins: [plugin], script: ['the answer'] });
+      await channel.inject('question');
+      await channel.waitForSent(1);
+      expect(seenAtSend).toEqual([
+        {
+          status: 'done',
+          delivery: { kind: 'reply', status: 'sending', at: expect.any(Number) },
+          final: 'the answer',
+        },
+      ]);
+      await waitFor(async () => {
+        const [run] = await observer.listRuns({ sessionKey: DM });
+        return (run?.meta?.delivery as { status?: string } | undefined)?.status === 'delivered';
+      });
+    } finally {
+      await h?.close();
+      h = undefined;
+      await observer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('records the platform message id on the stored reply', async () => {

@@ -59,9 +59,9 @@ export function planReply(
 }
 
 /**
- * Sends the message planned at the end of a run's turn, once: a `sending` mark is recorded before
- * the channel is called, so a send cut by a crash is never repeated (the chat never sees it twice),
- * and the outcome (with the platform message id) after.
+ * Sends the message planned at the end of a run's turn, once: a `sending` mark is recorded (and
+ * flushed) before the channel is called, so a send cut by a crash is never repeated (the chat never
+ * sees it twice), and the outcome (with the platform message id) after.
  *
  * @param ctx - the runtime internals
  * @param session - the session
@@ -72,19 +72,66 @@ export async function deliverPlanned(
   session: SessionRecord,
   run: RunRecord,
 ): Promise<void> {
-  const plan = run.meta?.pendingDelivery as PlannedReply | undefined;
-  if (!plan || run.meta?.delivery !== undefined) return;
-  const meta = run.meta ?? {};
+  const marked = await markReplySending(ctx, session, run);
+  if (!marked) return;
   try {
-    await ctx.store.updateRun(run.runId, {
-      meta: { ...meta, delivery: { kind: plan.kind, status: 'sending', at: ctx.clock.now() } },
-    });
     // The mark must be durable before the send (group commit acknowledges writes early).
     await ctx.store.flush?.();
   } catch (error) {
     ctx.log.warn({ err: error, runId: run.runId }, 'could not mark a reply as being sent; it is not sent');
     return;
   }
+  await sendMarkedReply(ctx, marked);
+}
+
+/** A planned reply whose `sending` mark is written: what {@link sendMarkedReply} sends. */
+export interface MarkedReply {
+  session: SessionRecord;
+  runId: string;
+  plan: PlannedReply;
+  /** The run's `meta` before the mark, which the outcome is recorded on. */
+  meta: Record<string, unknown>;
+}
+
+/**
+ * Writes the `sending` mark of the reply a run's turn planned, when it has one not yet begun. The
+ * mark is durable only once the store has flushed it (group commit): the caller flushes before
+ * {@link sendMarkedReply}, so the end of a turn and its mark can share one commit.
+ *
+ * @param ctx - the runtime internals
+ * @param session - the session
+ * @param run - the leading run, carrying `meta.pendingDelivery`
+ * @returns the reply to send, or `undefined` when there is none or the mark could not be written
+ *   (logged; the reply is then not sent)
+ */
+export async function markReplySending(
+  ctx: RuntimeContext,
+  session: SessionRecord,
+  run: RunRecord,
+): Promise<MarkedReply | undefined> {
+  const plan = run.meta?.pendingDelivery as PlannedReply | undefined;
+  if (!plan || run.meta?.delivery !== undefined) return undefined;
+  const meta = run.meta ?? {};
+  try {
+    await ctx.store.updateRun(run.runId, {
+      meta: { ...meta, delivery: { kind: plan.kind, status: 'sending', at: ctx.clock.now() } },
+    });
+  } catch (error) {
+    ctx.log.warn({ err: error, runId: run.runId }, 'could not mark a reply as being sent; it is not sent');
+    return undefined;
+  }
+  return { session, runId: run.runId, plan, meta };
+}
+
+/**
+ * Sends a reply whose `sending` mark is durable, and records the outcome (with the platform message
+ * id) on the run.
+ *
+ * @param ctx - the runtime internals
+ * @param reply - from {@link markReplySending}, flushed since
+ */
+export async function sendMarkedReply(ctx: RuntimeContext, reply: MarkedReply): Promise<void> {
+  const { session, runId, plan, meta } = reply;
   const delivered = await ctx.deliver({
     session,
     kind: plan.kind,
@@ -97,7 +144,7 @@ export async function deliverPlanned(
   try {
     const at = ctx.clock.now();
     await ctx.store.transaction(async (tx) => {
-      await tx.updateRun(run.runId, { meta: { ...meta, delivery: { kind: plan.kind, ...delivered, at } } });
+      await tx.updateRun(runId, { meta: { ...meta, delivery: { kind: plan.kind, ...delivered, at } } });
       if (delivered.status === 'delivered' && plan.finalSeq !== undefined && plan.kind === 'reply') {
         await tx.setMessagePlatformId(session.key, plan.finalSeq, delivered.messageId);
       }
@@ -113,7 +160,7 @@ export async function deliverPlanned(
             role: 'assistant',
             content: plan.text,
             timestamp: at,
-            runId: run.runId,
+            runId,
             platformMessageId: delivered.messageId,
             details: { announceFallback: true },
           },
@@ -121,7 +168,7 @@ export async function deliverPlanned(
       }
     });
   } catch (error) {
-    ctx.log.warn({ err: error, runId: run.runId }, 'could not record the delivery of a reply');
+    ctx.log.warn({ err: error, runId }, 'could not record the delivery of a reply');
   }
 }
 

@@ -10,7 +10,14 @@ import { buildSystemPrompt, toModelMessages } from './build-prompt.js';
 import { answerGatewayCommand } from './gateway-command.js';
 import { selectModel } from './model-selection.js';
 import { historyTokenBudget } from './prompt-budget.js';
-import { deliverPlanned, type PlannedReply, planReply } from './reply-delivery.js';
+import {
+  deliverPlanned,
+  type MarkedReply,
+  markReplySending,
+  type PlannedReply,
+  planReply,
+  sendMarkedReply,
+} from './reply-delivery.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn } from './run-lifecycle.js';
 import type { TurnOutcome } from './turn-outcome.js';
 import { costOf } from './usage.js';
@@ -68,10 +75,17 @@ export async function executeTurn(
 
   const plan = begun.session ? planReply(begun.session, begun.runs[0]!, outcome) : undefined;
   let ended: EndedTurn;
+  let reply: MarkedReply | undefined;
+  let endFailed = false;
   try {
     ended = await endTurn(ctx, sessionKey, begun.runs, outcome, plan);
+    // The reply's `sending` mark joins the end's commit: one flush makes both durable before the send.
+    const leader = ended.runs[0];
+    if (leader && ended.session) reply = await markReplySending(ctx, ended.session, leader);
     await ctx.store.flush?.();
   } catch (error) {
+    reply = undefined;
+    endFailed = true;
     ctx.log.error({ err: error, sessionKey }, 'could not store the end of a turn');
     const message = toColloquyError(error).message;
     const failed: TurnOutcome = {
@@ -107,8 +121,12 @@ export async function executeTurn(
     );
   }
 
-  const leader = ended.runs[0];
-  if (leader && ended.session) await deliverPlanned(ctx, ended.session, leader);
+  if (reply) {
+    await sendMarkedReply(ctx, reply);
+  } else if (endFailed && ended.session && ended.runs[0]) {
+    // The end could not be stored: failRuns planned an error notice instead.
+    await deliverPlanned(ctx, ended.session, ended.runs[0]);
+  }
   if (ctx.autoWake && ctx.accepting && ctx.queue.pendingCount(sessionKey) === 0) {
     await ctx.wake(sessionKey, true);
   }
