@@ -1,5 +1,5 @@
 // Benchmarks @colloquy/runtime: inbound message -> model request -> reply sent, with a zero-latency
-// scripted model, on the SQLite store as the reference app opens it (the targets; see makeStore), on the
+// scripted model, on the SQLite store set up for a busy runtime (the targets; see makeStore), on the
 // same store with its options' defaults (one commit per transaction), on PostgreSQL, and on MemoryStore
 // for comparison.
 //
@@ -53,12 +53,13 @@ const dirs = [];
 /**
  * A store of the given kind: `sqlite` (a fresh temp dir, WAL, synchronous NORMAL, the options' defaults:
  * one commit per transaction, checkpoints inside commits, the nested-call check on), `sqlite+gc` (the
- * same file opened as the reference app opens it: group commit, with the runtime awaiting `flush()`
- * before the model call and before reporting a run ended; checkpoints on a worker thread, the commits'
- * own every 10,000 pages; no nested-call
- * check, an `AsyncLocalStorage` that costs every promise of the process), `postgres` (a fresh database
- * on a throwaway local PostgreSQL server, over TCP on loopback), or `memory`.
- * `BENCH_BG=0` runs `sqlite+gc` without the checkpoint worker, to compare.
+ * same file set up for a busy runtime: group commit, with the runtime awaiting `flush()` before
+ * acknowledging a message, before the model call and before sending a reply; a 10,000-page log;
+ * checkpoints on a worker thread; no nested-call check, an `AsyncLocalStorage` that costs every promise
+ * of the process), `postgres` (a fresh database on a throwaway local PostgreSQL server, over TCP on
+ * loopback), or `memory`.
+ * `BENCH_BG=0` runs `sqlite+gc` without the checkpoint worker: the store as the reference app opens it,
+ * which leaves the worker out (it costs CPU and memory at the app's rates; see apps/bot open-store.ts).
  */
 let postgresServer;
 async function makeStore(kind) {
@@ -268,7 +269,7 @@ function printBreakdown(result) {
     ['delivery: send policy + plugin send', mean((s) => s.repliedAt - s.ended)],
   ];
   console.log(
-    `\nWhere a turn's time goes (SQLite as the app opens it, one turn at a time, mean of ${turns} turns):`,
+    `\nWhere a turn's time goes (SQLite with group commit and the checkpoint worker, one turn at a time, mean of ${turns} turns):`,
   );
   for (const [name, value] of rows) console.log(`  ${name.padEnd(66)} ${ms(value)}`);
   console.log(
@@ -339,7 +340,7 @@ async function main() {
   const okThroughput = headline.perSecond >= TARGET_TURNS_PER_SECOND;
   const okOverhead = overhead['sqlite+gc'].toModel.p50 <= TARGET_P50_OVERHEAD_MS;
   console.log(
-    `\nTargets (SQLite as the app opens it, default lanes): throughput ${headline.perSecond.toFixed(0)} turns/s ` +
+    `\nTargets (SQLite with group commit and the checkpoint worker, default lanes): throughput ${headline.perSecond.toFixed(0)} turns/s ` +
       `(target >= ${TARGET_TURNS_PER_SECOND}) ${okThroughput ? 'OK' : 'MISSED'}; ` +
       `p50 overhead ${ms(overhead['sqlite+gc'].toModel.p50)} (target <= ${TARGET_P50_OVERHEAD_MS} ms) ${okOverhead ? 'OK' : 'MISSED'}`,
   );
@@ -359,7 +360,7 @@ async function main() {
 /** Runs and prints the steady-load shape at each rate; returns the results. */
 async function printSteady() {
   console.log(
-    `\nSteady load (SQLite as the app opens it, default lanes): open loop, a message every millisecond, each session's messages ${STEADY_GAP_SECONDS} s apart, for ${STEADY_SECONDS} s.`,
+    `\nSteady load (SQLite with group commit and the checkpoint worker, default lanes): open loop, a message every millisecond, each session's messages ${STEADY_GAP_SECONDS} s apart, for ${STEADY_SECONDS} s.`,
   );
   const steadyResults = [];
   for (const rate of STEADY_RATES) {
