@@ -36,6 +36,10 @@ export const COLLOQUY_APPLICATION_ID = 0x436f6c71;
  *   in core: a log row per message halved append throughput), pruned to the newest 512 versions
  *   (`SESSION_CHANGE_WINDOW`) on each insert, so it stays bounded per session.
  *   `session_watches` holds the durable watches.
+ * - v7: state versions in their column only; a bump no longer rewrites the record's JSON.
+ * - v8: fewer index entries move per turn: the session indexes over every session become indexes
+ *   over archived sessions only (lists that include archived sessions merge the two walks), and
+ *   `runs_by_status` becomes `runs_active`, over queued and running runs only.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -282,6 +286,27 @@ export const MIGRATIONS: readonly Migration[] = [
         END;
         UPDATE sessions SET record = json_remove(record, '$.stateVersion')
           WHERE json_type(record, '$.stateVersion') IS NOT NULL;
+      `);
+    },
+  },
+  {
+    version: 8,
+    description: 'hot-path indexes: archived sessions and active runs apart',
+    up(db) {
+      // A live session's write moved four `updated_at` entries (live and all, by recency and by kind);
+      // now two. Lists with archived sessions merge the live walk with the archived one. A run's status
+      // changes moved its entry through `runs_by_status` twice per turn; the active runs, the only ones
+      // listed by status alone, now have a small index of their own that a finished run leaves.
+      db.exec(`
+        DROP INDEX sessions_recent;
+        DROP INDEX sessions_by_kind;
+        CREATE INDEX sessions_archived_recent ON sessions (updated_at DESC, key, archived_at)
+          WHERE archived_at IS NOT NULL;
+        CREATE INDEX sessions_archived_by_kind ON sessions (kind, updated_at DESC, key, archived_at)
+          WHERE archived_at IS NOT NULL;
+        DROP INDEX runs_by_status;
+        CREATE INDEX runs_active ON runs (status, created_at DESC, run_id DESC)
+          WHERE status IN ('queued', 'running');
       `);
     },
   },

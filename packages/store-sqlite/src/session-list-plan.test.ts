@@ -80,6 +80,21 @@ describe('planSessionList', () => {
     }
   });
 
+  it('merges the live walk with the archived walk when archived sessions are included', () => {
+    const plan = explain({ includeArchived: true, limit: 200 });
+    expect(plan).toContain('MERGE (UNION ALL)');
+    expect(plan).toContain('SCAN sessions USING INDEX sessions_live_recent');
+    expect(plan).toContain('SCAN sessions USING INDEX sessions_archived_recent');
+    const perKind = explain({ includeArchived: true, kinds: ['dm', 'group'], limit: 200 });
+    expect(
+      perKind.filter((line) => /USING INDEX sessions_(live|archived)_by_kind \(kind=\?\)/.test(line)),
+    ).toHaveLength(4);
+    expect(planSessionList({ includeArchived: true, kinds: ['dm'] }, 'count', NOW).parts).toHaveLength(2);
+    for (const line of explain({ includeArchived: true, kinds: ['dm', 'group'] }, 'count')) {
+      expect(line).toMatch(/COVERING INDEX sessions_(live|archived)_by_kind/);
+    }
+  });
+
   it('counts through the same indexes', () => {
     for (const [, query] of common) {
       for (const line of explain(query, 'count').filter((l) => /\bsessions\b/.test(l))) {

@@ -17,19 +17,20 @@ export interface SessionListPlan {
 const EMPTY: SessionListPlan = { parts: [] };
 
 /**
- * Turns a {@link SessionListQuery} into SQL that walks an index in `updated_at DESC, key` order and
+ * Turns a {@link SessionListQuery} into SQL that walks indexes in `updated_at DESC, key` order and
  * stops after `offset + limit` rows, so a list costs O(result), not O(store):
  *
  * - `keys`: primary-key lookups, sorted afterwards (at most `keys.length` rows);
  * - `sessionId`, `label`: the unique `session_id` index or the label index, sorted afterwards;
  * - `spawnedBy`: the `sessions_by_spawner` index;
- * - `kinds`: one walk of the per-kind index for each kind; a list merges the walks in SQL
- *   (`UNION ALL ... ORDER BY`, which SQLite runs as a merge of ordered streams), so it reads about
- *   `limit` rows whatever the number of kinds;
- * - otherwise the recency index (live sessions only, unless `includeArchived`).
+ * - otherwise the recency index of live sessions, or with `kinds` one walk of the per-kind index for
+ *   each kind; `includeArchived` adds the same walks over the archived sessions' indexes.
  *
- * Other filters are checked on the rows the walk meets. `INDEXED BY` pins each choice, so a plan
- * never degrades to a table scan whatever statistics SQLite has.
+ * Several walks never overlap (one kind each, one side of `archived_at` each). A list merges them in
+ * SQL (`UNION ALL ... ORDER BY`, which SQLite runs as a merge of ordered streams), so it reads about
+ * `limit` rows whatever their number; a count is one part per walk. Other filters are checked on the
+ * rows the walk meets. `INDEXED BY` pins each choice, so a plan never degrades to a table scan
+ * whatever statistics SQLite has.
  *
  * @param mode - `rows` selects `key, updated_at, record`; `count` selects `count(*)` and ignores `limit`
  * @param now - the clock for `activeMinutes`
@@ -47,7 +48,7 @@ export function planSessionList(
   const kinds = [...new Set(query.kinds ?? [])];
   const filters: string[] = [];
   const params: unknown[] = [];
-  let index: string | undefined;
+  let sides: Side[];
   let perKind = false;
 
   const pointLookup = query.sessionId !== undefined || query.label !== undefined;
@@ -62,22 +63,24 @@ export function planSessionList(
   if (query.keys !== undefined) {
     filters.push('key IN (SELECT value FROM json_each(?))');
     params.push(JSON.stringify([...new Set(query.keys)]));
+    sides = [unindexed(live)];
   } else if (pointLookup) {
     // The unique session_id index or the label index finds the few rows; no walk needed.
+    sides = [unindexed(live)];
   } else if (query.spawnedBy !== undefined) {
-    index = 'sessions_by_spawner';
-  } else if (kinds.length > 0) {
-    index = live ? 'sessions_live_by_kind' : 'sessions_by_kind';
-    perKind = true;
+    sides = [{ index: 'sessions_by_spawner', where: live ? [LIVE.where] : [] }];
   } else {
-    index = live ? 'sessions_live_recent' : 'sessions_recent';
+    perKind = kinds.length > 0;
+    sides = (live ? [LIVE] : [LIVE, ARCHIVED]).map((side) => ({
+      index: perKind ? side.byKind : side.recent,
+      where: [side.where],
+    }));
   }
 
   if (query.spawnedBy !== undefined) {
     filters.push('spawned_by = ?');
     params.push(query.spawnedBy);
   }
-  if (live) filters.push('archived_at IS NULL');
   if (kinds.length > 0 && !perKind) {
     filters.push('kind IN (SELECT value FROM json_each(?))');
     params.push(JSON.stringify(kinds));
@@ -92,24 +95,56 @@ export function planSessionList(
   }
 
   const select = mode === 'rows' ? 'SELECT key, updated_at, record, state_version' : 'SELECT count(*)';
-  const from = index === undefined ? 'FROM sessions' : `FROM sessions INDEXED BY ${index}`;
-  const arm = (extra: string[]): string => {
-    const all = [...extra, ...filters];
-    return `${select} ${from}${all.length > 0 ? ` WHERE ${all.join(' AND ')}` : ''}`;
-  };
+  const walks: PlanPart[] = sides.flatMap((side) => {
+    const from = side.index === undefined ? 'FROM sessions' : `FROM sessions INDEXED BY ${side.index}`;
+    const walk = (extra: string[], extraParams: unknown[]): PlanPart => {
+      const all = [...extra, ...side.where, ...filters];
+      const where = all.length > 0 ? ` WHERE ${all.join(' AND ')}` : '';
+      return { sql: `${select} ${from}${where}`, params: [...extraParams, ...params] };
+    };
+    return perKind ? kinds.map((kind) => walk(['kind = ?'], [kind])) : [walk([], [])];
+  });
+
+  if (mode === 'count') return { parts: walks };
   const order = ' ORDER BY updated_at DESC, key LIMIT ? OFFSET ?';
   const offset = query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0;
+  return {
+    parts: [
+      {
+        sql: walks.map((w) => w.sql).join(' UNION ALL ') + order,
+        params: [...walks.flatMap((w) => w.params), limit, offset],
+      },
+    ],
+  };
+}
 
-  if (perKind && mode === 'count') {
-    const sql = arm(['kind = ?']);
-    return { parts: kinds.map((kind) => ({ sql, params: [kind, ...params] })) };
-  }
-  if (perKind) {
-    const sql = kinds.map(() => arm(['kind = ?'])).join(' UNION ALL ') + order;
-    return { parts: [{ sql, params: [...kinds.flatMap((kind) => [kind, ...params]), limit, offset] }] };
-  }
-  if (mode === 'count') return { parts: [{ sql: arm([]), params }] };
-  return { parts: [{ sql: arm([]) + order, params: [...params, limit, offset] }] };
+/** One side of `archived_at`: its condition and the indexes over its sessions. */
+interface SessionIndexes {
+  where: string;
+  recent: string;
+  byKind: string;
+}
+
+const LIVE: SessionIndexes = {
+  where: 'archived_at IS NULL',
+  recent: 'sessions_live_recent',
+  byKind: 'sessions_live_by_kind',
+};
+
+const ARCHIVED: SessionIndexes = {
+  where: 'archived_at IS NOT NULL',
+  recent: 'sessions_archived_recent',
+  byKind: 'sessions_archived_by_kind',
+};
+
+/** A walk's index (none: SQLite's choice for a point lookup) and its `archived_at` condition. */
+interface Side {
+  index?: string;
+  where: string[];
+}
+
+function unindexed(live: boolean): Side {
+  return { where: live ? [LIVE.where] : [] };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type TranscriptMessage,
 } from '@colloquy/core';
 import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
+import type Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTempDir } from '../test/helpers/temp-dir.js';
 import { openSqliteStore } from './open-sqlite-store.js';
@@ -185,6 +186,65 @@ describe('SqliteStore', () => {
     expect(await ids({ sessionKey: 'k1' })).toEqual([]);
     expect(await ids({ sessionKey: 'k2', spawnedBy: 'k1', statuses: ['running'] })).toEqual(['r1']);
     expect((await store.getRun('r1'))?.meta).toEqual({ note: 'record only' });
+  });
+
+  it('keeps only queued and running runs in runs_active, and lists by status the way MemoryStore does', async () => {
+    const sqlite = open();
+    const memory = new MemoryStore();
+    for (const store of [sqlite, memory] as Store[]) {
+      await store.putSession(makeSessionRecord('k1'));
+      for (const [i, id] of ['r1', 'r2', 'r3', 'r4'].entries()) {
+        await store.createRun(makeRunRecord(id, 'k1', { createdAt: T0 + i }));
+      }
+      await store.updateRun('r2', { status: 'running' });
+      await store.updateRun('r3', { status: 'running' });
+      await store.updateRun('r3', { status: 'done' });
+      await store.updateRun('r4', { status: 'killed' });
+    }
+    const db = (sqlite as unknown as { sqlite: { db: Database.Database } }).sqlite.db;
+    const active = () =>
+      db
+        .prepare("SELECT run_id FROM runs INDEXED BY runs_active WHERE status IN ('queued', 'running')")
+        .pluck()
+        .all();
+    expect(new Set(active())).toEqual(new Set(['r1', 'r2']));
+    const queries: Parameters<Store['listRuns']>[0][] = [
+      { statuses: ['queued', 'running'] },
+      { statuses: ['running'] },
+      { statuses: ['queued'], sessionKey: 'k1' },
+      { statuses: ['done', 'killed'] },
+      { statuses: ['queued', 'done'], limit: 1 },
+      {},
+    ];
+    for (const query of queries) {
+      const ids = async (store: Store) => (await store.listRuns(query)).map((r) => r.runId);
+      expect(await ids(sqlite), JSON.stringify(query)).toEqual(await ids(memory));
+    }
+    await sqlite.updateRun('r2', { status: 'done' });
+    await sqlite.updateRun('r1', { status: 'interrupted' });
+    expect(active()).toEqual([]);
+    expect(await sqlite.listRuns({ statuses: ['queued', 'running'] })).toEqual([]);
+  });
+
+  it('keeps the session indexes in step when putSession leaves the columns alone or changes them', async () => {
+    const store = open();
+    await store.putSession(makeSessionRecord('k1', { updatedAt: 10 }));
+    await store.putSession(makeSessionRecord('k2', { updatedAt: 20 }));
+    const keys = async (query: SessionListQuery = {}) => (await store.listSessions(query)).map((s) => s.key);
+    const k1 = (await store.getSession('k1'))!;
+    await store.putSession({ ...k1, updatedAt: 30, displayName: 'renamed' });
+    expect(await keys()).toEqual(['k1', 'k2']);
+    expect(await keys({ activeMinutes: 1, now: 25 + 60_000 })).toEqual(['k1']);
+    expect((await store.getSession('k1'))?.displayName).toBe('renamed');
+    await store.putSession({ ...k1, updatedAt: 40, label: 'home' });
+    expect(await keys({ label: 'home' })).toEqual(['k1']);
+    await store.putSession({ ...k1, updatedAt: 50, archivedAt: 50 });
+    expect(await keys()).toEqual(['k2']);
+    expect(await keys({ includeArchived: true })).toEqual(['k1', 'k2']);
+    expect(await store.countSessions({ includeArchived: true })).toBe(2);
+    await store.putSession({ ...k1, updatedAt: 5 });
+    expect(await keys()).toEqual(['k2', 'k1']);
+    expect(await keys({ label: 'home' })).toEqual([]);
   });
 
   it('keeps the session columns in step whether a patch changes only the record or a column too', async () => {

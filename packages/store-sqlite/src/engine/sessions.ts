@@ -35,7 +35,7 @@ function sessionJson(record: SessionRecord): string {
 }
 
 /** Session fields with a column of their own besides `updated_at` (see `writeSession`). */
-const SESSION_COLUMN_FIELDS = new Set([
+const SESSION_COLUMN_FIELDS = new Set<keyof SessionRecord>([
   'key',
   'sessionId',
   'agentId',
@@ -53,8 +53,20 @@ export function getSession(s: Statements, key: string): SessionRecord | undefine
 /** Writes a whole session record; counts a `patch` change when a watched field changed. */
 export function putSession(s: Statements, record: SessionRecord): void {
   const previous = sessionFromRow(s.sessionByKey.get(record.key));
-  writeSession(s, record, sessionJson(record));
+  const json = sessionJson(record);
+  // Rewriting every column would move the session's entry in every index, unchanged or not.
+  if (previous !== undefined && sameColumns(previous, record)) {
+    s.updateSessionRecord.run(record.updatedAt, json, record.key);
+  } else writeSession(s, record, json);
   if (isPatchChange(previous, record)) notePatch(s, record.key);
+}
+
+/** Whether the fields with a column of their own, besides `updated_at`, are the same in both. */
+function sameColumns(a: SessionRecord, b: SessionRecord): boolean {
+  for (const field of SESSION_COLUMN_FIELDS) {
+    if ((a[field] ?? null) !== (b[field] ?? null)) return false;
+  }
+  return true;
 }
 
 /**
@@ -75,7 +87,10 @@ export function patchSession(s: Statements, key: string, patch: SessionPatch): S
     else next[field] = value;
   }
   const json = serializeRecord(next, 'session');
-  if (typeof next.updatedAt !== 'number' || Object.keys(patch).some((f) => SESSION_COLUMN_FIELDS.has(f))) {
+  if (
+    typeof next.updatedAt !== 'number' ||
+    Object.keys(patch).some((f) => SESSION_COLUMN_FIELDS.has(f as keyof SessionRecord))
+  ) {
     writeSession(s, next as unknown as SessionRecord, json);
   } else s.updateSessionRecord.run(next.updatedAt as number, json, key);
   const bumped = isPatchChange(before, next as unknown as SessionRecord) ? notePatch(s, key) : undefined;
