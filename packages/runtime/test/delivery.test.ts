@@ -1,7 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChannelPlugin, GatewayEvent } from '@colloquy/core';
+import {
+  type ChannelPlugin,
+  type GatewayEvent,
+  MemoryStore,
+  type Store,
+  type StoreTransaction,
+} from '@colloquy/core';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import { createMemoryChannel, makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -153,6 +159,44 @@ describe('delivery pipeline', () => {
       await observer.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("writes the reply's sending mark in the same run update that ends the turn", async () => {
+    const store = new MemoryStore();
+    const runWrites: Record<string, unknown>[] = [];
+    const recordRunWrites = <T extends object>(target: T): T =>
+      new Proxy(target, {
+        get(object, name, receiver) {
+          const value = Reflect.get(object, name, receiver);
+          if (name === 'updateRun') {
+            return (runId: string, patch: Record<string, unknown>) => {
+              runWrites.push(patch);
+              return (value as Function).call(object, runId, patch);
+            };
+          }
+          if (name === 'transaction') {
+            return <R>(work: (tx: StoreTransaction) => Promise<R>) =>
+              (value as Store['transaction']).call(object, (tx) => work(recordRunWrites(tx)));
+          }
+          return typeof value === 'function' ? value.bind(object) : value;
+        },
+      });
+    h = await startHarness({ store: recordRunWrites(store), script: ['the answer'] });
+    await h.channel.inject('question');
+    await h.channel.waitForSent(1);
+    await waitFor(async () => {
+      const [run] = await store.listRuns({ sessionKey: DM });
+      return (run?.meta?.delivery as { status?: string } | undefined)?.status === 'delivered';
+    });
+    const statuses = runWrites.map((patch) => [
+      patch.status,
+      ((patch.meta as { delivery?: { status?: string } } | undefined)?.delivery ?? {}).status,
+    ]);
+    expect(statuses).toEqual([
+      ['running', undefined],
+      ['done', 'sending'],
+      [undefined, 'delivered'],
+    ]);
   });
 
   it('records the platform message id on the stored reply', async () => {

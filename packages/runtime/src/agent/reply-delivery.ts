@@ -84,7 +84,7 @@ export async function deliverPlanned(
   await sendMarkedReply(ctx, marked);
 }
 
-/** A planned reply whose `sending` mark is written: what {@link sendMarkedReply} sends. */
+/** A planned reply whose `sending` mark is written (by `endTurn`, or `deliverPlanned` after a restart): what {@link sendMarkedReply} sends. */
 export interface MarkedReply {
   session: SessionRecord;
   runId: string;
@@ -94,9 +94,10 @@ export interface MarkedReply {
 }
 
 /**
- * Writes the `sending` mark of the reply a run's turn planned, when it has one not yet begun. The
- * mark is durable only once the store has flushed it (group commit): the caller flushes before
- * {@link sendMarkedReply}, so the end of a turn and its mark can share one commit.
+ * Writes the `sending` mark of the reply a run's turn planned, when it has one not yet begun (a
+ * reply found unsent after a restart; a turn's own reply is marked by `endTurn`). The mark is
+ * durable only once the store has flushed it (group commit): the caller flushes before
+ * {@link sendMarkedReply}.
  *
  * @param ctx - the runtime internals
  * @param session - the session
@@ -104,7 +105,7 @@ export interface MarkedReply {
  * @returns the reply to send, or `undefined` when there is none or the mark could not be written
  *   (logged; the reply is then not sent)
  */
-export async function markReplySending(
+async function markReplySending(
   ctx: RuntimeContext,
   session: SessionRecord,
   run: RunRecord,

@@ -13,7 +13,6 @@ import { historyTokenBudget } from './prompt-budget.js';
 import {
   deliverPlanned,
   type MarkedReply,
-  markReplySending,
   type PlannedReply,
   planReply,
   sendMarkedReply,
@@ -79,9 +78,8 @@ export async function executeTurn(
   let endFailed = false;
   try {
     ended = await endTurn(ctx, sessionKey, begun.runs, outcome, plan);
-    // The reply's `sending` mark joins the end's commit: one flush makes both durable before the send.
-    const leader = ended.runs[0];
-    if (leader && ended.session) reply = await markReplySending(ctx, ended.session, leader);
+    // The end carries the reply's `sending` mark: one flush makes both durable before the send.
+    reply = ended.reply;
     await ctx.store.flush?.();
   } catch (error) {
     reply = undefined;

@@ -16,7 +16,7 @@ import {
   yieldStateOf,
   yieldWakeNotice,
 } from '../runtime/yield-wake.js';
-import { announceFallbacksOf, type PlannedReply } from './reply-delivery.js';
+import { announceFallbacksOf, type MarkedReply, type PlannedReply } from './reply-delivery.js';
 import type { TurnOutcome } from './turn-outcome.js';
 import { addUsage } from './usage.js';
 
@@ -147,6 +147,11 @@ export interface EndedTurn {
   runs: RunRecord[];
   /** The transcript seq of the final assistant message, when one was stored. */
   finalSeq?: number;
+  /**
+   * The chat message the turn owes, marked `sending` in the end's own write: durable once the store
+   * has flushed, then sent with `sendMarkedReply`.
+   */
+  reply?: MarkedReply;
 }
 
 const SESSION_STATUS: Record<TurnOutcome['status'], SessionStatus> = {
@@ -187,6 +192,7 @@ export async function endTurn(
     }
     const leader = runs[0]?.runId;
     const updatedRuns: RunRecord[] = [];
+    let marked: Omit<MarkedReply, 'session'> | undefined;
     for (const run of runs) {
       if (outcome.requeue) {
         updatedRuns.push(
@@ -202,11 +208,22 @@ export async function endTurn(
         run.runId === leader && plan
           ? { ...plan, ...(finalSeq !== undefined ? { finalSeq } : {}) }
           : undefined;
+      const planned = pending ? { ...run.meta, pendingDelivery: pending } : undefined;
+      // The reply is marked `sending` in the same write, so the end and the mark commit together; a
+      // session gone meanwhile gets no reply, and a run already settled keeps its delivery.
+      const sending = pending && session && run.meta?.delivery === undefined;
+      if (sending) marked = { runId: run.runId, plan: pending, meta: planned! };
       const finished = await tx.updateRun(run.runId, {
         status: outcome.status,
         endedAt: now,
         updatedAt: now,
-        ...(pending ? { meta: { ...run.meta, pendingDelivery: pending } } : {}),
+        ...(planned
+          ? {
+              meta: sending
+                ? { ...planned, delivery: { kind: pending!.kind, status: 'sending', at: now } }
+                : planned,
+            }
+          : {}),
         ...(outcome.reply !== undefined ? { reply: outcome.reply } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
         ...(run.runId === leader && outcome.usage ? { usage: outcome.usage } : {}),
@@ -237,6 +254,7 @@ export async function endTurn(
       session: updatedSession,
       runs: updatedRuns,
       ...(finalSeq !== undefined ? { finalSeq } : {}),
+      ...(marked && updatedSession ? { reply: { session: updatedSession, ...marked } } : {}),
     };
     return { turn, afterCommit };
   });
