@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isColloquyError } from '@colloquy/core';
-import { makeSessionRecord } from '@colloquy/testkit';
+import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTempDir } from '../test/helpers/temp-dir.js';
@@ -148,6 +148,40 @@ describe('openSqliteStore', () => {
       db.prepare('SELECT state_version, record ->> ? FROM sessions').raw().get('$.stateVersion'),
     ).toEqual([4, null]);
     db.close();
+  });
+
+  it('indexes the archived sessions and the active runs of a version 7 file', async () => {
+    const file = temp.file('v7-indexes.db');
+    writeOldStore(file, 7);
+    const old = new Database(file);
+    const archived = makeSessionRecord('agent:main:old', { sessionId: 'sid-2', updatedAt: 9, archivedAt: 9 });
+    old
+      .prepare(
+        'INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, archived_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(archived.key, 'sid-2', 'main', archived.kind, 9, 9, JSON.stringify(archived));
+    const insertRun = old.prepare(
+      'INSERT INTO runs (run_id, session_key, status, created_at, record) VALUES (?, ?, ?, ?, ?)',
+    );
+    for (const [i, status] of (['queued', 'running', 'done'] as const).entries()) {
+      const run = makeRunRecord(`r${i}`, 'agent:main:main', { status, createdAt: i });
+      insertRun.run(run.runId, run.sessionKey, status, i, JSON.stringify(run));
+    }
+    old.close();
+    const store = openSqliteStore({ file });
+    expect((await store.listSessions({})).map((s) => s.key)).toEqual(['agent:main:main']);
+    expect((await store.listSessions({ includeArchived: true })).map((s) => s.key)).toEqual([
+      'agent:main:old',
+      'agent:main:main',
+    ]);
+    expect(await store.countSessions({ includeArchived: true, kinds: [archived.kind, 'main'] })).toBe(2);
+    expect((await store.listRuns({ statuses: ['queued', 'running'] })).map((r) => r.runId)).toEqual([
+      'r1',
+      'r0',
+    ]);
+    expect((await store.listRuns({ statuses: ['done'] })).map((r) => r.runId)).toEqual(['r2']);
+    expect((await store.integrityCheck()).ok).toBe(true);
+    await store.close();
   });
 
   it('lets a second connection open a file another connection already migrated', async () => {
