@@ -171,7 +171,7 @@ describe('delivery pipeline', () => {
           if (name === 'updateRun') {
             return (runId: string, patch: Record<string, unknown>) => {
               runWrites.push(patch);
-              return (value as Function).call(object, runId, patch);
+              return (value as Store['updateRun']).call(object, runId, patch);
             };
           }
           if (name === 'transaction') {
@@ -190,7 +190,7 @@ describe('delivery pipeline', () => {
     });
     const statuses = runWrites.map((patch) => [
       patch.status,
-      ((patch.meta as { delivery?: { status?: string } } | undefined)?.delivery ?? {}).status,
+      (patch.meta as { delivery?: { status?: string } } | undefined)?.delivery?.status,
     ]);
     expect(statuses).toEqual([
       ['running', undefined],

@@ -125,7 +125,8 @@ export class PgOperations implements StoreTransaction {
         const record = next as unknown as SessionRecord;
         await this.writeSession(q, record);
         // The row is locked, so the trigger's bump (migration v3) is exactly this one.
-        if (isPatchChange(current, record)) record.stateVersion = (current.stateVersion ?? 0) + 1;
+        if (isPatchChange(current, record, Object.keys(patch)))
+          record.stateVersion = (current.stateVersion ?? 0) + 1;
         return clone(record);
       }),
     );

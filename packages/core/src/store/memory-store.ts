@@ -146,7 +146,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     const record = next as unknown as SessionRecord;
     this.assertSessionIdFree(record.sessionId, key);
     this.setSession(key, record, previous);
-    if (isPatchChange(previous, record)) this.noteChange(key, 'patch', 1);
+    if (isPatchChange(previous, record, Object.keys(patch))) this.noteChange(key, 'patch', 1);
     return copy(this.sessions.get(key)!);
   }
 

@@ -42,11 +42,18 @@ const BOOKKEEPING = new Set<string>(SESSION_BOOKKEEPING_FIELDS);
  *
  * @param previous - the stored record, or undefined for a new session (never a change)
  * @param next - the record written
+ * @param fields - the fields that may differ, when the caller knows them (a patch's keys: the fields
+ *   it does not name are unchanged, so a patch of bookkeeping alone is never compared); default every
+ *   field of both records
  */
-export function isPatchChange(previous: SessionRecord | undefined, next: SessionRecord): boolean {
+export function isPatchChange(
+  previous: SessionRecord | undefined,
+  next: SessionRecord,
+  fields?: readonly string[],
+): boolean {
   if (previous === undefined) return false;
-  const fields = new Set([...Object.keys(previous), ...Object.keys(next)]);
-  for (const field of fields) {
+  const compared = fields ?? new Set([...Object.keys(previous), ...Object.keys(next)]);
+  for (const field of compared) {
     if (BOOKKEEPING.has(field)) continue;
     const a = (previous as unknown as Record<string, unknown>)[field];
     const b = (next as unknown as Record<string, unknown>)[field];

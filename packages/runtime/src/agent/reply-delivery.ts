@@ -84,7 +84,10 @@ export async function deliverPlanned(
   await sendMarkedReply(ctx, marked);
 }
 
-/** A planned reply whose `sending` mark is written (by `endTurn`, or `deliverPlanned` after a restart): what {@link sendMarkedReply} sends. */
+/**
+ * A planned reply whose `sending` mark is written (by `endTurn`, or by `deliverPlanned` after a
+ * restart): what {@link sendMarkedReply} sends.
+ */
 export interface MarkedReply {
   session: SessionRecord;
   runId: string;

@@ -208,22 +208,21 @@ export async function endTurn(
         run.runId === leader && plan
           ? { ...plan, ...(finalSeq !== undefined ? { finalSeq } : {}) }
           : undefined;
-      const planned = pending ? { ...run.meta, pendingDelivery: pending } : undefined;
-      // The reply is marked `sending` in the same write, so the end and the mark commit together; a
-      // session gone meanwhile gets no reply, and a run already settled keeps its delivery.
-      const sending = pending && session && run.meta?.delivery === undefined;
-      if (sending) marked = { runId: run.runId, plan: pending, meta: planned! };
+      let meta: Record<string, unknown> | undefined;
+      if (pending) {
+        meta = { ...run.meta, pendingDelivery: pending };
+        // The reply is marked `sending` in the same write, so the end and the mark commit together; a
+        // session gone meanwhile gets no reply, and a run already settled keeps its delivery.
+        if (session && run.meta?.delivery === undefined) {
+          marked = { runId: run.runId, plan: pending, meta };
+          meta = { ...meta, delivery: { kind: pending.kind, status: 'sending', at: now } };
+        }
+      }
       const finished = await tx.updateRun(run.runId, {
         status: outcome.status,
         endedAt: now,
         updatedAt: now,
-        ...(planned
-          ? {
-              meta: sending
-                ? { ...planned, delivery: { kind: pending!.kind, status: 'sending', at: now } }
-                : planned,
-            }
-          : {}),
+        ...(meta ? { meta } : {}),
         ...(outcome.reply !== undefined ? { reply: outcome.reply } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
         ...(run.runId === leader && outcome.usage ? { usage: outcome.usage } : {}),

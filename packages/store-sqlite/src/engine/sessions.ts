@@ -1,7 +1,6 @@
 import {
   ColloquyError,
   isPatchChange,
-  SESSION_BOOKKEEPING_FIELDS,
   type SessionListQuery,
   type SessionPatch,
   type SessionRecord,
@@ -34,8 +33,6 @@ function sessionJson(record: SessionRecord): string {
   const { stateVersion: _column, ...rest } = record;
   return serializeRecord(rest, 'session');
 }
-
-const BOOKKEEPING_FIELDS: ReadonlySet<string> = new Set(SESSION_BOOKKEEPING_FIELDS);
 
 /** Session fields with a column of their own besides `updated_at` (see `writeSession`). */
 const SESSION_COLUMN_FIELDS = new Set<keyof SessionRecord>([
@@ -96,11 +93,8 @@ export function patchSession(s: Statements, key: string, patch: SessionPatch): S
   ) {
     writeSession(s, next as unknown as SessionRecord, json);
   } else s.updateSessionRecord.run(next.updatedAt as number, json, key);
-  // Fields the patch does not name are unchanged, so a patch of bookkeeping alone (a turn's status,
-  // times and usage) is never a change and needs no comparison of the whole records.
-  const watched = Object.keys(patch).some((field) => !BOOKKEEPING_FIELDS.has(field));
-  const bumped =
-    watched && isPatchChange(before, next as unknown as SessionRecord) ? notePatch(s, key) : undefined;
+  const changed = isPatchChange(before, next as unknown as SessionRecord, Object.keys(patch));
+  const bumped = changed ? notePatch(s, key) : undefined;
   return sessionFromRow([json, bumped ?? row[1]])!;
 }
 
