@@ -209,6 +209,36 @@ const MIGRATIONS: readonly Migration[] = [
         EXECUTE FUNCTION colloquy_session_patched();
     `,
   },
+  {
+    version: 4,
+    description: 'session state versions in their column only, counted without converting records',
+    // Version 3 mirrored the version into each session record, so every change rewrote the record
+    // through jsonb, and compared two records as jsonb on every session write to find a patch. Now
+    // the column alone holds the version (reads put it back into the record), a patch is found by
+    // the store's code (`isPatchChange` of @colloquy/core, which it computes anyway), and an append
+    // bumps the version in the statement that takes its seq numbers. Only a run's status change
+    // still counts through a trigger.
+    sql: `
+      CREATE OR REPLACE FUNCTION colloquy_note_change(target text, change_kind text, n bigint) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE v bigint;
+        BEGIN
+          IF n <= 0 THEN RETURN; END IF;
+          UPDATE sessions SET state_version = state_version + n WHERE key = target
+            RETURNING state_version INTO v;
+          IF v IS NULL OR change_kind = 'message' THEN RETURN; END IF;
+          INSERT INTO session_changes (session_key, version, kind)
+            SELECT target, g, change_kind FROM generate_series(v - n + 1, v) AS g;
+          DELETE FROM session_changes WHERE session_key = target AND version <= v - 512;
+        END $$;
+      DROP TRIGGER sessions_state_version ON sessions;
+      DROP FUNCTION colloquy_session_patched();
+      DROP TRIGGER messages_state_version ON messages;
+      DROP FUNCTION colloquy_messages_appended();
+      UPDATE sessions SET record = (record::jsonb - 'stateVersion')::json
+        WHERE json_typeof(record -> 'stateVersion') IS NOT NULL;
+    `,
+  },
 ];
 
 /** The schema version this build of `@colloquy/store-postgres` writes. */
@@ -227,9 +257,15 @@ export interface MigrationResult {
  *
  * @param client - a connection whose `search_path` is the store's schema
  * @param schema - the schema name
+ * @param target - the version to stop at (default {@link POSTGRES_SCHEMA_VERSION}); tests pass an
+ *   older one to build the schemas earlier releases wrote
  * @throws ColloquyError `STORE_VERSION` when the schema is newer than this build
  */
-export async function migrate(client: ClientBase, schema: string): Promise<MigrationResult> {
+export async function migrate(
+  client: ClientBase,
+  schema: string,
+  target: number = POSTGRES_SCHEMA_VERSION,
+): Promise<MigrationResult> {
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`colloquy-migrate:${schema}`]);
@@ -245,15 +281,15 @@ export async function migrate(client: ClientBase, schema: string): Promise<Migra
       );
     }
     for (const step of MIGRATIONS) {
-      if (step.version > from) await client.query(step.sql);
+      if (step.version > from && step.version <= target) await client.query(step.sql);
     }
     if (found.rows.length === 0) {
-      await client.query('INSERT INTO schema_version (version) VALUES ($1)', [POSTGRES_SCHEMA_VERSION]);
-    } else if (from < POSTGRES_SCHEMA_VERSION) {
-      await client.query('UPDATE schema_version SET version = $1', [POSTGRES_SCHEMA_VERSION]);
+      await client.query('INSERT INTO schema_version (version) VALUES ($1)', [target]);
+    } else if (from < target) {
+      await client.query('UPDATE schema_version SET version = $1', [target]);
     }
     await client.query('COMMIT');
-    return { from, to: Math.max(from, POSTGRES_SCHEMA_VERSION) };
+    return { from, to: Math.max(from, target) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
     throw error;

@@ -65,6 +65,24 @@ export interface PgConnection {
 
 type Row = { record: unknown };
 
+/** A session row as read: the record (without `stateVersion`) and the version column (a bigint as text). */
+type SessionRow = { record: SessionRecord; state_version: string };
+
+/**
+ * The session a row holds, with its `stateVersion` from the column (absent while 0, as a session that
+ * never changed has none).
+ */
+function sessionFromRow(row: SessionRow | undefined): SessionRecord | undefined {
+  if (row === undefined) return undefined;
+  const version = Number(row.state_version);
+  return version > 0 ? { ...row.record, stateVersion: version } : row.record;
+}
+
+/** Counts a `patch` change of the session: bumps its version and logs the change (schema v4). */
+async function notePatch(q: Queryable, key: string): Promise<void> {
+  await q.query(`SELECT colloquy_note_change($1, 'patch', 1)`, [key]);
+}
+
 /** How many times a read meets a dead pooled connection before its error is reported. */
 const READ_ATTEMPTS = 4;
 
@@ -99,21 +117,34 @@ export class PgOperations implements StoreTransaction {
 
   getSession(key: string): Promise<SessionRecord | undefined> {
     return this.read(async () =>
-      first<SessionRecord>(await this.db.query<Row>('SELECT record FROM sessions WHERE key = $1', [key])),
+      sessionFromRow(
+        (await this.db.query<SessionRow>('SELECT record, state_version FROM sessions WHERE key = $1', [key]))
+          .rows[0],
+      ),
     );
   }
 
   putSession(record: SessionRecord): Promise<void> {
-    return this.run(async () => {
-      await this.writeSession(this.db, record);
-    });
+    return this.run(() =>
+      this.db.atomic(async (q) => {
+        const { previous, updated } = await this.writeSession(q, record);
+        // A session written over by another instance since this statement's snapshot has no
+        // previous record to compare: its watchers are told of a change rather than left waiting.
+        if (previous === null ? updated : isPatchChange(previous, record)) await notePatch(q, record.key);
+      }),
+    );
   }
 
   patchSession(key: string, patch: SessionPatch): Promise<SessionRecord> {
     return this.run(() =>
       this.db.atomic(async (q) => {
-        const current = first<SessionRecord>(
-          await q.query<Row>('SELECT record FROM sessions WHERE key = $1 FOR UPDATE', [key]),
+        const current = sessionFromRow(
+          (
+            await q.query<SessionRow>(
+              'SELECT record, state_version FROM sessions WHERE key = $1 FOR UPDATE',
+              [key],
+            )
+          ).rows[0],
         );
         if (!current) throw sessionNotFound(key);
         const next: Record<string, unknown> = { ...current };
@@ -124,9 +155,11 @@ export class PgOperations implements StoreTransaction {
         }
         const record = next as unknown as SessionRecord;
         await this.writeSession(q, record);
-        // The row is locked, so the trigger's bump (migration v3) is exactly this one.
-        if (isPatchChange(current, record, Object.keys(patch)))
+        if (isPatchChange(current, record, Object.keys(patch))) {
+          await notePatch(q, key);
+          // The row is locked, so the bump is exactly this one.
           record.stateVersion = (current.stateVersion ?? 0) + 1;
+        }
         return clone(record);
       }),
     );
@@ -151,7 +184,9 @@ export class PgOperations implements StoreTransaction {
     return this.read(async () => {
       const sql = sessionListSql(query, 'rows', query.now ?? Date.now());
       if (!sql) return [];
-      return records<SessionRecord>(await this.db.query<Row>(sql.text, sql.values));
+      return (await this.db.query<SessionRow>(sql.text, sql.values)).rows.map(
+        (row) => sessionFromRow(row) as SessionRecord,
+      );
     });
   }
 
@@ -173,10 +208,12 @@ export class PgOperations implements StoreTransaction {
         return [];
       }
       const json = messages.map((m) => serializeRecord(m, 'transcript message'));
-      // One statement: takes the session's next seq numbers under its row lock and inserts.
+      // One statement: takes the session's next seq numbers under its row lock, counts the appended
+      // messages as changes of its state version, and inserts.
       const result = await this.db.query<{ seq: string }>(
         `WITH s AS (
-           UPDATE sessions SET next_seq = next_seq + $3 WHERE key = $1 RETURNING next_seq - $3 AS first
+           UPDATE sessions SET next_seq = next_seq + $3, state_version = state_version + $3
+             WHERE key = $1 RETURNING next_seq - $3 AS first
          )
          INSERT INTO messages (session_key, seq, message)
          SELECT $1, s.first + m.i - 1, m.message FROM s, unnest($2::json[]) WITH ORDINALITY AS m(message, i)
@@ -648,21 +685,35 @@ export class PgOperations implements StoreTransaction {
     }
   }
 
-  /** Writes a record; the state version stays the store's (the column's, mirrored into the record). */
-  private async writeSession(q: Queryable, record: SessionRecord): Promise<void> {
-    const { stateVersion: _ignored, ...rest } = record;
+  /**
+   * Writes a record (without `stateVersion`: the column keeps the store's) and returns what the row
+   * held before, as this statement saw it: `previous` is null for a new row, and also for a row
+   * another transaction inserted since this statement's snapshot, which `updated` then tells apart.
+   */
+  private async writeSession(
+    q: Queryable,
+    record: SessionRecord,
+  ): Promise<{ previous: SessionRecord | null; updated: boolean }> {
+    const { stateVersion: _column, ...rest } = record;
     try {
-      await q.query(
-        `INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, spawned_by, label, archived_at, record)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, agent_id = excluded.agent_id,
-           kind = excluded.kind, updated_at = excluded.updated_at, spawned_by = excluded.spawned_by,
-           label = excluded.label, archived_at = excluded.archived_at,
-           record = CASE WHEN sessions.state_version > 0
-             THEN (excluded.record::jsonb || jsonb_build_object('stateVersion', sessions.state_version))::json
-             ELSE excluded.record END`,
+      // `previous` is read (and its row locked) before the upsert, which waits for it through its
+      // WHERE: read after, it would no longer see the row this statement replaced.
+      const result = await q.query<{ previous: SessionRecord | null; updated: boolean | null }>(
+        `WITH previous AS MATERIALIZED (SELECT record FROM sessions WHERE key = $1 FOR UPDATE),
+         written AS (
+           INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, spawned_by, label, archived_at, record)
+           SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::text, $8::bigint, $9::json
+             WHERE (SELECT count(*) FROM previous) >= 0
+           ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, agent_id = excluded.agent_id,
+             kind = excluded.kind, updated_at = excluded.updated_at, spawned_by = excluded.spawned_by,
+             label = excluded.label, archived_at = excluded.archived_at, record = excluded.record
+           RETURNING xmax::text <> '0' AS updated
+         )
+         SELECT (SELECT record FROM previous) AS previous, (SELECT updated FROM written) AS updated`,
         sessionRow(record, serializeRecord(rest, 'session')),
       );
+      const row = result.rows[0];
+      return { previous: row?.previous ?? null, updated: row?.updated === true };
     } catch (error) {
       if (pgCode(error) !== '23505') throw error;
       throw new ColloquyError(

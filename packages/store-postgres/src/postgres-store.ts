@@ -12,6 +12,7 @@ import { type DatabaseAddress, databaseAddress, redactDatabaseUrl } from './data
 import { migrate, POSTGRES_SCHEMA_VERSION, quoteIdent } from './migrations.js';
 import { isConnectionError, toStoreError } from './pg-errors.js';
 import { type PgConnection, PgOperations } from './pg-operations.js';
+import { preparedQueryable, StatementNames } from './prepared-statements.js';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -25,6 +26,11 @@ export interface PostgresStoreOptions {
   connectionTimeoutMs?: number;
   /** For migration messages and connection errors. Default silent. */
   logger?: Logger;
+  /**
+   * Run the store's statements as named prepared statements, parsed once per connection. Default
+   * true; set false behind a pooler that cannot keep them (PgBouncer in transaction mode before 1.21).
+   */
+  preparedStatements?: boolean;
 }
 
 interface OpenTransaction {
@@ -53,9 +59,17 @@ export class PostgresStore extends PgOperations implements Store {
   private readonly log: Logger;
   private readonly openTransaction: AsyncLocalStorage<OpenTransaction>;
   private state: { closed: boolean };
+  /** Names of the statements its connections prepare. */
+  private readonly names: StatementNames;
 
   /** @internal Use {@link openPostgresStore}, which connects and migrates first. */
-  constructor(pool: pg.Pool, address: DatabaseAddress, schema: string, log: Logger) {
+  constructor(
+    pool: pg.Pool,
+    address: DatabaseAddress,
+    schema: string,
+    log: Logger,
+    preparedStatements = true,
+  ) {
     const openTransaction = new AsyncLocalStorage<OpenTransaction>();
     const state = { closed: false };
     const fail = (error: unknown) => toStoreError(error, address);
@@ -68,9 +82,10 @@ export class PostgresStore extends PgOperations implements Store {
         );
       }
     };
+    const names = new StatementNames(preparedStatements ? undefined : 0);
     const connection: PgConnection = {
-      query: (text, values) => pool.query(text, values),
-      atomic: (work) => inTransaction(pool, log, (client) => work(client)),
+      query: preparedQueryable(pool, names).query,
+      atomic: (work) => inTransaction(pool, log, (client) => work(preparedQueryable(client, names))),
       assertUsable,
       fail,
       retryReads: true,
@@ -82,6 +97,7 @@ export class PostgresStore extends PgOperations implements Store {
     this.log = log;
     this.openTransaction = openTransaction;
     this.state = state;
+    this.names = names;
   }
 
   /**
@@ -95,9 +111,10 @@ export class PostgresStore extends PgOperations implements Store {
     try {
       return await inTransaction(this.pool, this.log, async (client) => {
         const open: OpenTransaction = { active: true };
+        const prepared = preparedQueryable(client, this.names);
         const tx = new PgOperations({
-          query: (text, values) => client.query(text, values),
-          atomic: (work) => work(client),
+          query: prepared.query,
+          atomic: (work) => work(prepared),
           assertUsable: () => {
             if (!open.active) {
               throw new ColloquyError(
@@ -189,7 +206,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await pool.end().catch(() => {});
     throw toStoreError(error, address);
   }
-  return new PostgresStore(pool, address, schema, log);
+  return new PostgresStore(pool, address, schema, log, options.preparedStatements ?? true);
 }
 
 /** Checks a connection out for `work`; a connection that broke is destroyed, not reused. */

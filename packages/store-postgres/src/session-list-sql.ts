@@ -7,7 +7,7 @@ export interface Sql {
 }
 
 /**
- * Turns a session list query into SQL that walks an index in `updated_at DESC, key` order and
+ * Turns a session list query into SQL (rows: `record` and `state_version`) that walks an index in `updated_at DESC, key` order and
  * stops after `limit` rows, so a list costs O(result): with `kinds`, one walk of the per-kind index
  * per kind, merged (`UNION ALL` of limited arms, then the outer order and limit); otherwise the
  * recency index of live (or all) sessions, the spawner index, or the key, session id and label
@@ -57,13 +57,19 @@ export function sessionListSql(
   }
   if (kinds.length <= 1) {
     const kindFilter = kinds.length === 1 ? [`kind = ${param(kinds[0])}`] : [];
-    return { text: `SELECT record FROM sessions${where(kindFilter)}${order}${limitSql()}`, values };
+    return {
+      text: `SELECT record, state_version FROM sessions${where(kindFilter)}${order}${limitSql()}`,
+      values,
+    };
   }
   const arms = kinds.map(
     (kind) =>
-      `(SELECT updated_at, key, record FROM sessions${where([`kind = ${param(kind)}`])}${order}${armLimitSql()})`,
+      `(SELECT updated_at, key, record, state_version FROM sessions${where([`kind = ${param(kind)}`])}${order}${armLimitSql()})`,
   );
-  return { text: `SELECT record FROM (${arms.join(' UNION ALL ')}) AS picked${order}${limitSql()}`, values };
+  return {
+    text: `SELECT record, state_version FROM (${arms.join(' UNION ALL ')}) AS picked${order}${limitSql()}`,
+    values,
+  };
 }
 
 /**

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPostgresConnection } from '../src/check-connection.js';
 import { redactDatabaseUrl } from '../src/database-url.js';
+import { migrate } from '../src/migrations.js';
 import { openPostgresStore } from '../src/postgres-store.js';
 
 let server: TestPostgres;
@@ -52,32 +53,45 @@ describe('bad connection settings', () => {
   });
 });
 
-/** Undoes schema v3 (watching), turning a current schema back into a version 2 one. */
-const DROP_V3 = `
-  DROP TRIGGER sessions_state_version ON colloquy.sessions;
-  DROP TRIGGER runs_state_version ON colloquy.runs;
-  DROP TRIGGER messages_state_version ON colloquy.messages;
-  DROP FUNCTION colloquy.colloquy_session_patched();
-  DROP FUNCTION colloquy.colloquy_run_status_changed();
-  DROP FUNCTION colloquy.colloquy_messages_appended();
-  DROP FUNCTION colloquy.colloquy_note_change(text, text, bigint);
-  DROP TABLE colloquy.session_watches;
-  DROP TABLE colloquy.session_changes;
-  ALTER TABLE colloquy.sessions DROP COLUMN state_version;
-`;
+/** A fresh database whose schema is the one `version` wrote, with a client on it. */
+async function schemaAt(version: number): Promise<{ url: string; client: pg.Client }> {
+  const url = await server.createDatabase();
+  const client = new pg.Client({ connectionString: url, options: '-c search_path=colloquy' });
+  await client.connect();
+  await migrate(client, 'colloquy', version);
+  return { url, client };
+}
+
+/** Writes a session row and its transcript as any schema from version 1 on holds them. */
+async function writeRows(client: pg.Client, key: string, messages: readonly string[]): Promise<void> {
+  const record = makeSessionRecord(key);
+  await client.query(
+    `INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, record, next_seq)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [
+      key,
+      record.sessionId,
+      record.agentId,
+      record.kind,
+      record.updatedAt,
+      JSON.stringify(record),
+      1 + messages.length,
+    ],
+  );
+  for (const [i, text] of messages.entries()) {
+    await client.query('INSERT INTO messages (session_key, seq, message) VALUES ($1, $2, $3)', [
+      key,
+      i + 1,
+      JSON.stringify(say(text)),
+    ]);
+  }
+}
 
 describe('migrations', () => {
   it('gives the sessions of a version 2 schema stateVersion 0, then counts changes and keeps watches across a reopen', async () => {
-    const url = await server.createDatabase();
-    const store = await openPostgresStore({ url });
-    await store.putSession(makeSessionRecord('k1'));
-    await store.putSession(makeSessionRecord('k2'));
-    await store.appendMessages('k1', [say('before watching existed')]);
-    await store.close();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`${DROP_V3} UPDATE colloquy.schema_version SET version = 2;`);
-    await client.query(`UPDATE colloquy.sessions SET record = (record::jsonb - 'stateVersion')::json`);
+    const { url, client } = await schemaAt(2);
+    await writeRows(client, 'k1', ['before watching existed']);
+    await writeRows(client, 'k2', []);
     await client.end();
     const migrated = await openPostgresStore({ url });
     expect((await migrated.getSession('k1'))?.stateVersion ?? 0).toBe(0);
@@ -89,6 +103,46 @@ describe('migrations', () => {
     expect((await reopened.readChanges('k1', 0))?.changes).toEqual({ message: 0, status: 1, patch: 0 });
     expect((await reopened.listWatches({ due: true })).map((w) => w.id)).toEqual(['w1']);
     await reopened.close();
+  });
+
+  it('moves the versions of a version 3 schema out of the records and keeps counting from them', async () => {
+    const { url, client } = await schemaAt(3);
+    await writeRows(client, 'k1', ['one', 'two']);
+    // Version 3 counted through triggers and mirrored the version into the record.
+    await client.query(`UPDATE sessions SET record = (record::jsonb || '{"label": "renamed"}')::json`);
+    await client.query(
+      'INSERT INTO runs (run_id, session_key, status, created_at, record) VALUES ($1, $2, $3, $4, $5)',
+      ['r1', 'k1', 'running', 1, JSON.stringify(makeRunRecord('r1', 'k1', { status: 'running' }))],
+    );
+    const before = await client.query(
+      `SELECT state_version, record->>'stateVersion' AS mirrored FROM sessions`,
+    );
+    expect(before.rows).toEqual([{ state_version: '4', mirrored: '4' }]);
+    await client.end();
+
+    const store = await openPostgresStore({ url });
+    const check = new pg.Client({ connectionString: url, options: '-c search_path=colloquy' });
+    await check.connect();
+    const after = await check.query(`SELECT state_version, record::text AS record FROM sessions`);
+    expect(after.rows[0].state_version).toBe('4');
+    expect(after.rows[0].record).not.toContain('stateVersion');
+    expect(await store.getSession('k1')).toMatchObject({ label: 'renamed', stateVersion: 4 });
+    expect((await store.listSessions()).map((s) => s.stateVersion)).toEqual([4]);
+
+    await store.appendMessages('k1', [say('three')]);
+    await store.patchSession('k1', { label: 'again' });
+    await store.putSession({ ...(await store.getSession('k1'))!, label: 'third', updatedAt: 5 });
+    await store.patchSession('k1', { status: 'done', updatedAt: 6 });
+    await store.updateRun('r1', { status: 'done' });
+    expect((await store.getSession('k1'))?.stateVersion).toBe(8);
+    // Since version 4: one message, two patches (the bookkeeping patch is none) and one status.
+    expect((await store.readChanges('k1', 4))?.changes).toEqual({ message: 1, status: 1, patch: 2 });
+    const triggers = await check.query(
+      `SELECT tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname`,
+    );
+    expect(triggers.rows.map((row) => row.tgname)).toEqual(['runs_state_version']);
+    await check.end();
+    await store.close();
   });
 
   it('creates the schema once, re-opens without changes, and two stores opening at once both succeed', async () => {
@@ -103,19 +157,8 @@ describe('migrations', () => {
   });
 
   it('indexes the transcripts a version 1 schema holds when it migrates to transcript search', async () => {
-    const url = await server.createDatabase();
-    const store = await openPostgresStore({ url });
-    await store.putSession(makeSessionRecord('k1'));
-    await store.appendMessages('k1', [say('written before search existed')]);
-    await store.close();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`
-      ${DROP_V3}
-      ALTER TABLE colloquy.messages DROP COLUMN search;
-      DROP FUNCTION colloquy.colloquy_indexed_text(json);
-      UPDATE colloquy.schema_version SET version = 1;
-    `);
+    const { url, client } = await schemaAt(1);
+    await writeRows(client, 'k1', ['written before search existed']);
     await client.end();
     const migrated = await openPostgresStore({ url });
     const found = await migrated.searchMessages({ text: 'before SEARCH' });
