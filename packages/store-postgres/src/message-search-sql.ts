@@ -41,7 +41,7 @@ export function messageSearchSql(query: MessageSearchQuery): MessageSearchSql | 
   return {
     count,
     hits: {
-      text: `SELECT m.session_key, m.seq, m.message ${from}${where}
+      text: `SELECT m.session_key, m.seq, m.message, m.platform_message_id ${from}${where}
         ORDER BY ts_rank(m.search, q) DESC, m.session_key, m.seq DESC${page}`,
       values,
     },

@@ -211,13 +211,18 @@ const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
-    description: 'session state versions in their column only, counted without converting records',
+    description:
+      'hot-path writes: state versions in their column, search text from the store, platform ids apart',
     // Version 3 mirrored the version into each session record, so every change rewrote the record
     // through jsonb, and compared two records as jsonb on every session write to find a patch. Now
     // the column alone holds the version (reads put it back into the record), a patch is found by
     // the store's code (`isPatchChange` of @colloquy/core, which it computes anyway), and an append
     // bumps the version in the statement that takes its seq numbers. Only a run's status change
     // still counts through a trigger.
+    // The search column stops being generated: the appending statement writes it from the text the
+    // store's code picks (`searchableText`), as the SQL function did for each row, which cost more
+    // than the insert itself. A message's platform id (set after the reply was sent) gets a column of
+    // its own, so setting it neither rewrites the message nor recomputes its search entry.
     sql: `
       CREATE OR REPLACE FUNCTION colloquy_note_change(target text, change_kind text, n bigint) RETURNS void
         LANGUAGE plpgsql AS $$
@@ -237,6 +242,9 @@ const MIGRATIONS: readonly Migration[] = [
       DROP FUNCTION colloquy_messages_appended();
       UPDATE sessions SET record = (record::jsonb - 'stateVersion')::json
         WHERE json_typeof(record -> 'stateVersion') IS NOT NULL;
+      ALTER TABLE messages ALTER COLUMN search DROP EXPRESSION;
+      DROP FUNCTION colloquy_indexed_text(json);
+      ALTER TABLE messages ADD COLUMN platform_message_id text;
     `,
   },
 ];

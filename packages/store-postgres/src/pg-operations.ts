@@ -22,6 +22,7 @@ import {
   type SessionWatch,
   type StoredMessage,
   type StoreTransaction,
+  searchableText,
   serializeRecord,
   sessionRow,
   summarizeChanges,
@@ -76,6 +77,24 @@ function sessionFromRow(row: SessionRow | undefined): SessionRecord | undefined 
   if (row === undefined) return undefined;
   const version = Number(row.state_version);
   return version > 0 ? { ...row.record, stateVersion: version } : row.record;
+}
+
+/** A transcript row as read: the message, its seq (a bigint as text) and its platform id column. */
+type MessageRow = { seq: string; message: TranscriptMessage; platform_message_id: string | null };
+
+/** The message a row holds; its platform id column, once set, overrides the one in the JSON. */
+function storedMessage(row: MessageRow): StoredMessage {
+  const message: StoredMessage = { ...row.message, seq: Number(row.seq) };
+  if (row.platform_message_id !== null) message.platformMessageId = row.platform_message_id;
+  return message;
+}
+
+/**
+ * The text of the message's search entry: what `searchableText` picks (empty when nothing is
+ * indexed), without NUL characters, which PostgreSQL text cannot hold.
+ */
+function indexedText(message: TranscriptMessage): string {
+  return (searchableText(message) ?? '').replaceAll('\0', ' ');
 }
 
 /** Counts a `patch` change of the session: bumps its version and logs the change (schema v4). */
@@ -209,16 +228,17 @@ export class PgOperations implements StoreTransaction {
       }
       const json = messages.map((m) => serializeRecord(m, 'transcript message'));
       // One statement: takes the session's next seq numbers under its row lock, counts the appended
-      // messages as changes of its state version, and inserts.
+      // messages as changes of its state version, and inserts them with their search entries.
       const result = await this.db.query<{ seq: string }>(
         `WITH s AS (
            UPDATE sessions SET next_seq = next_seq + $3, state_version = state_version + $3
              WHERE key = $1 RETURNING next_seq - $3 AS first
          )
-         INSERT INTO messages (session_key, seq, message)
-         SELECT $1, s.first + m.i - 1, m.message FROM s, unnest($2::json[]) WITH ORDINALITY AS m(message, i)
+         INSERT INTO messages (session_key, seq, message, search)
+         SELECT $1, s.first + m.i - 1, m.message, to_tsvector('simple'::regconfig, m.text)
+           FROM s, unnest($2::json[], $4::text[]) WITH ORDINALITY AS m(message, text, i)
          RETURNING seq`,
-        [sessionKey, json, messages.length],
+        [sessionKey, json, messages.length, messages.map(indexedText)],
       );
       if (result.rows.length === 0) throw sessionNotFound(sessionKey);
       const seqs = result.rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
@@ -247,13 +267,13 @@ export class PgOperations implements StoreTransaction {
           ? '$2'
           : '(SELECT least($2::bigint, max(seq) + 1) - $3::bigint FROM messages WHERE session_key = $1)';
       if (count > 0) values.push(count);
-      const result = await this.db.query<{ seq: string; message: TranscriptMessage }>(
-        `SELECT seq, message FROM messages
+      const result = await this.db.query<MessageRow>(
+        `SELECT seq, message, platform_message_id FROM messages
          WHERE session_key = $1 AND seq < ${bound} AND seq > $4::bigint AND $3::bigint >= 0
          ORDER BY seq DESC ${count < 0 ? '' : 'LIMIT $5'}`,
         values,
       );
-      return result.rows.reverse().map((row) => ({ ...row.message, seq: Number(row.seq) }));
+      return result.rows.reverse().map(storedMessage);
     });
   }
 
@@ -276,14 +296,11 @@ export class PgOperations implements StoreTransaction {
       const counted = await this.db.query<{ count: string }>(sql.count.text, sql.count.values);
       const total = Number(counted.rows[0]?.count ?? 0);
       if (!sql.hits || total === 0) return { hits: [], total };
-      const result = await this.db.query<{ session_key: string; seq: string; message: TranscriptMessage }>(
+      const result = await this.db.query<MessageRow & { session_key: string }>(
         sql.hits.text,
         sql.hits.values,
       );
-      const hits = result.rows.map((row) => ({
-        sessionKey: row.session_key,
-        message: { ...row.message, seq: Number(row.seq) },
-      }));
+      const hits = result.rows.map((row) => ({ sessionKey: row.session_key, message: storedMessage(row) }));
       return { hits, total };
     });
   }
@@ -291,8 +308,7 @@ export class PgOperations implements StoreTransaction {
   setMessagePlatformId(sessionKey: string, seq: number, platformMessageId: string): Promise<void> {
     return this.run(async () => {
       await this.db.query(
-        `UPDATE messages SET message = (message::jsonb || jsonb_build_object('platformMessageId', $3::text))::json
-         WHERE session_key = $1 AND seq = $2`,
+        'UPDATE messages SET platform_message_id = $3 WHERE session_key = $1 AND seq = $2',
         [sessionKey, seq, platformMessageId],
       );
     });

@@ -129,6 +129,15 @@ describe('migrations', () => {
     expect(await store.getSession('k1')).toMatchObject({ label: 'renamed', stateVersion: 4 });
     expect((await store.listSessions()).map((s) => s.stateVersion)).toEqual([4]);
 
+    // Messages written before keep their search entries; a platform id set now lives in its column.
+    expect((await store.searchMessages({ text: 'two' })).hits.map((h) => h.message.seq)).toEqual([2]);
+    await store.setMessagePlatformId('k1', 2, 'platform-2');
+    expect((await store.readTail('k1', 1))[0]).toMatchObject({
+      content: 'two',
+      platformMessageId: 'platform-2',
+    });
+    const row = await check.query(`SELECT message::text AS message FROM messages WHERE seq = 2`);
+    expect(row.rows[0].message).not.toContain('platform-2');
     await store.appendMessages('k1', [say('three')]);
     await store.patchSession('k1', { label: 'again' });
     await store.putSession({ ...(await store.getSession('k1'))!, label: 'third', updatedAt: 5 });

@@ -28,9 +28,9 @@ export function searchTerms(text: string): string[] {
 /**
  * The text of a transcript message that search indexes: a string `content`, or the `text` blocks
  * of block content joined by spaces, cut to {@link SEARCH_INDEX_MAX_CHARS}. Tool results, thinking,
- * tool-call arguments, images and attachments are not indexed. SQL stores compute the same text in
- * SQL: PostgreSQL in the statement that appends the message (a generated column), SQLite when a
- * search first needs it (the catch-up indexing before each search).
+ * tool-call arguments, images and attachments are not indexed. PostgreSQL indexes this text in the
+ * statement that appends the message; SQLite computes the same text in SQL when a search first needs
+ * it (the catch-up indexing before each search).
  *
  * @returns the text, or `undefined` when nothing of the message is indexed
  */

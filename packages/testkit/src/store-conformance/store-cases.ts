@@ -405,6 +405,17 @@ export function describeStoreCases(
       });
     });
 
+    it('keeps and finds a message whose text holds a NUL character, with its platform id', async () => {
+      await store.putSession(makeSessionRecord('k1'));
+      const [stored] = await store.appendMessages('k1', [userMessage('before\u0000after words')]);
+      await store.setMessagePlatformId('k1', stored!.seq, 'platform-7');
+      const [read] = await store.readTail('k1', 1);
+      expect(read).toMatchObject({ content: 'before\u0000after words', platformMessageId: 'platform-7' });
+      // The word ahead of the NUL: SQLite's tokenizer input stops at it (a known limit of that store).
+      const { hits } = await store.searchMessages({ text: 'before' });
+      expect(hits.map((h) => h.message)).toEqual([read]);
+    });
+
     it('forgets a deleted session, also when a session of that key is created again', async () => {
       await seed();
       await store.deleteSession('agent:ops:main');
