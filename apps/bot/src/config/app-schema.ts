@@ -49,6 +49,11 @@ export const StorageSectionSchema = Type.Object(
           'A PostgreSQL connection URL (postgres://user:password@host:5432/db). Unset: SQLite in the state directory.',
       }),
     ),
+    preparedStatements: Type.Boolean({
+      default: true,
+      description:
+        'PostgreSQL only: prepare the store statements by name on each connection (parsed once). false behind a pooler that cannot keep them (PgBouncer in transaction mode before 1.21).',
+    }),
   },
   { ...Strict, default: {} },
 );

@@ -36,10 +36,21 @@ describe('loadBotConfig', () => {
     const loaded = await loadBotConfig({ env: { COLLOQUY_DATABASE_URL: url }, baseDir: dir });
     expect(loaded.ok).toBe(true);
     if (!loaded.ok) return;
-    expect(loaded.config.storage).toEqual({ url });
+    expect(loaded.config.storage).toEqual({ url, preparedStatements: true });
     expect(loaded.config.core.redaction.secrets).toContain('s3cret-pw');
     const sqlite = await loadBotConfig({ env: {}, baseDir: dir });
-    expect(sqlite.ok && sqlite.config.storage).toEqual({});
+    expect(sqlite.ok && sqlite.config.storage).toEqual({ preparedStatements: true });
+  });
+
+  it('turns PostgreSQL prepared statements off with storage.preparedStatements, and wants a boolean', async () => {
+    const off = write('off.json5', '{ storage: { url: "postgres://db/x", preparedStatements: false } }');
+    const loaded = await loadBotConfig({ configFile: off, env: {}, baseDir: dir });
+    expect(loaded.ok && loaded.config.storage.preparedStatements).toBe(false);
+    const wrong = write('wrong.json5', '{ storage: { preparedStatements: "no" } }');
+    const refused = await loadBotConfig({ configFile: wrong, env: {}, baseDir: dir });
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.issues.map((i) => i.path)).toEqual(['storage.preparedStatements']);
   });
 
   it('refuses a storage.url that is not a PostgreSQL URL, and unknown storage keys', async () => {

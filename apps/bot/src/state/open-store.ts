@@ -18,7 +18,7 @@ export async function openBotStore(config: BotConfig, log: Logger): Promise<Stor
   const url = config.storage.url;
   if (url !== undefined) {
     const { openPostgresStore } = await import('@colloquy/store-postgres');
-    return openPostgresStore({ url, logger: log });
+    return openPostgresStore({ url, logger: log, preparedStatements: config.storage.preparedStatements });
   }
   const tightened = (what: string) => log.warn({ path: what }, 'tightened the permissions of a state file');
   await ensureStateDir(config.stateDir, tightened);
