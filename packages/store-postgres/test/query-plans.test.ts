@@ -99,12 +99,13 @@ describe('query plans', () => {
   });
 
   it('reads a transcript tail backwards along the primary key', async () => {
-    const text = await plan(
-      'SELECT seq, message FROM messages WHERE session_key = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3',
-      ['big', Number.MAX_SAFE_INTEGER, 20],
-    );
-    expect(text).toMatch(/Index Scan Backward using messages_pkey/);
-    expect(text).not.toMatch(/Seq Scan|Sort/);
+    const tail =
+      'SELECT seq, message FROM messages WHERE session_key = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3';
+    const values = ['big', Number.MAX_SAFE_INTEGER, 20];
+    for (const text of [await plan(tail, values), await genericPlan(tail, values)]) {
+      expect(text).toMatch(/Index Scan Backward using messages_pkey/);
+      expect(text).not.toMatch(/Seq Scan|Sort/);
+    }
   });
 
   it('reads a page deep in a transcript from a bound, not by skipping rows', async () => {
