@@ -212,13 +212,18 @@ const MIGRATIONS: readonly Migration[] = [
   {
     version: 4,
     description:
-      'hot-path writes: state versions in their column, search text from the store, platform ids apart',
+      'hot-path writes: state versions in their column, search text from the store, platform ids apart, fewer index entries',
     // Version 3 mirrored the version into each session record, so every change rewrote the record
     // through jsonb, and compared two records as jsonb on every session write to find a patch. Now
     // the column alone holds the version (reads put it back into the record), a patch is found by
     // the store's code (`isPatchChange` of @colloquy/core, which it computes anyway), and an append
     // bumps the version in the statement that takes its seq numbers. Only a run's status change
     // still counts through a trigger.
+    // A live session's write moved its entry in four updated_at indexes (live and all sessions, by
+    // recency and by kind): the two over all sessions become indexes over archived sessions only, and
+    // lists with archived sessions merge the live walk with the archived one. A run's status changes
+    // moved its entry through the index of every run ever made; the active runs (the only ones listed
+    // by status alone) get a small index of their own that a finished run leaves.
     // The search column stops being generated: the appending statement writes it from the text the
     // store's code picks (`searchableText`), as the SQL function did for each row, which cost more
     // than the insert itself. A message's platform id (set after the reply was sent) gets a column of
@@ -245,6 +250,13 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE messages ALTER COLUMN search DROP EXPRESSION;
       DROP FUNCTION colloquy_indexed_text(json);
       ALTER TABLE messages ADD COLUMN platform_message_id text;
+      DROP INDEX sessions_recent;
+      DROP INDEX sessions_by_kind;
+      CREATE INDEX sessions_archived_recent ON sessions (updated_at DESC, key) WHERE archived_at IS NOT NULL;
+      CREATE INDEX sessions_archived_by_kind ON sessions (kind, updated_at DESC, key)
+        WHERE archived_at IS NOT NULL;
+      DROP INDEX runs_by_status;
+      CREATE INDEX runs_active ON runs (status, created_at DESC, run_id DESC) WHERE status IN ('queued', 'running');
     `,
   },
 ];

@@ -12,6 +12,7 @@ import {
   pairingRow,
   type RunListQuery,
   type RunRecord,
+  type RunStatus,
   runRow,
   SESSION_CHANGE_WINDOW,
   type SessionChangeKind,
@@ -65,6 +66,10 @@ export interface PgConnection {
 }
 
 type Row = { record: unknown };
+
+/** The statuses `runs_active` (schema 4) holds, and its condition as written there. */
+const ACTIVE_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>(['queued', 'running']);
+const ACTIVE_RUNS = "status IN ('queued', 'running')";
 
 /** A session row as read: the record (without `stateVersion`) and the version column (a bigint as text). */
 type SessionRow = { record: SessionRecord; state_version: string };
@@ -363,6 +368,9 @@ export class PgOperations implements StoreTransaction {
       if (query.sessionKey !== undefined) where.add('session_key = ?', query.sessionKey);
       if (query.spawnedBy !== undefined) where.add('spawned_by = ?', query.spawnedBy);
       if (query.statuses !== undefined) where.add('status = ANY(?)', [...query.statuses]);
+      // Queued and running runs are few whatever the history's length, and `runs_active` (schema 4)
+      // holds only them: its condition, written out, lets the planner use it.
+      if (query.statuses?.every((status) => ACTIVE_STATUSES.has(status))) where.require(ACTIVE_RUNS);
       const text = `SELECT record FROM runs${where.sql()} ORDER BY created_at DESC, run_id DESC${where.limit(limit)}`;
       return records<RunRecord>(await this.db.query<Row>(text, where.values));
     });
@@ -750,6 +758,11 @@ class Conditions {
   add(condition: string, value: unknown): void {
     this.values.push(value);
     this.parts.push(condition.replace('?', `$${this.values.length}`));
+  }
+
+  /** A condition without a parameter, as written. */
+  require(condition: string): void {
+    this.parts.push(condition);
   }
 
   sql(): string {

@@ -1,5 +1,10 @@
 import type { SessionListQuery } from '@colloquy/core';
 
+/** The condition of live sessions, as the partial indexes of schema 4 write it. */
+const LIVE = 'archived_at IS NULL';
+/** The condition of archived sessions, as the partial indexes of schema 4 write it. */
+const ARCHIVED = 'archived_at IS NOT NULL';
+
 /** One statement and its parameters. */
 export interface Sql {
   text: string;
@@ -7,10 +12,11 @@ export interface Sql {
 }
 
 /**
- * Turns a session list query into SQL (rows: `record` and `state_version`) that walks an index in `updated_at DESC, key` order and
- * stops after `limit` rows, so a list costs O(result): with `kinds`, one walk of the per-kind index
- * per kind, merged (`UNION ALL` of limited arms, then the outer order and limit); otherwise the
- * recency index of live (or all) sessions, the spawner index, or the key, session id and label
+ * Turns a session list query into SQL (rows: `record` and `state_version`) that walks indexes in
+ * `updated_at DESC, key` order and stops after `limit` rows, so a list costs O(result). Live and
+ * archived sessions have indexes of their own (schema 4), and so does each kind: a list walks one
+ * index per kind and side (live, and archived with `includeArchived`), merged (`UNION ALL` of limited
+ * arms, then the outer order and limit), or the spawner index, or the key, session id and label
  * lookups. The other filters are checked on the rows a walk meets.
  *
  * @param mode - `rows` selects records; `count` counts (ignoring `limit`)
@@ -31,7 +37,6 @@ export function sessionListSql(
     return `$${values.length}`;
   };
   const filters: string[] = [];
-  if (!query.includeArchived) filters.push('archived_at IS NULL');
   if (query.sessionId !== undefined) filters.push(`session_id = ${param(query.sessionId)}`);
   if (query.label !== undefined) filters.push(`label = ${param(query.label)}`);
   if (query.keys !== undefined) filters.push(`key = ANY(${param([...new Set(query.keys)])})`);
@@ -46,25 +51,28 @@ export function sessionListSql(
   };
   const order = ' ORDER BY updated_at DESC, key';
   const offset = query.offset !== undefined && query.offset > 0 ? Math.floor(query.offset) : 0;
-  // Each kind's walk must reach past the skipped rows; the outer order then skips them.
+  // Each walk must reach past the skipped rows; the outer order then skips them.
   const armLimitSql = () => (limit < 0 ? '' : ` LIMIT ${param(limit + offset)}`);
   const limitSql = () =>
     `${limit < 0 ? '' : ` LIMIT ${param(limit)}`}${offset > 0 ? ` OFFSET ${param(offset)}` : ''}`;
 
+  const sides = query.includeArchived ? [LIVE, ARCHIVED] : [LIVE];
   if (mode === 'count') {
     const kindFilter = kinds.length > 0 ? [`kind = ANY(${param(kinds)})`] : [];
-    return { text: `SELECT count(*) AS count FROM sessions${where(kindFilter)}`, values };
+    const liveOnly = query.includeArchived ? [] : [LIVE];
+    return { text: `SELECT count(*) AS count FROM sessions${where([...liveOnly, ...kindFilter])}`, values };
   }
-  if (kinds.length <= 1) {
-    const kindFilter = kinds.length === 1 ? [`kind = ${param(kinds[0])}`] : [];
+  const kindFilters = kinds.length === 0 ? [[]] : kinds.map((kind) => [`kind = ${param(kind)}`]);
+  const walks = kindFilters.flatMap((kindFilter) => sides.map((side) => [side, ...kindFilter]));
+  if (walks.length === 1) {
     return {
-      text: `SELECT record, state_version FROM sessions${where(kindFilter)}${order}${limitSql()}`,
+      text: `SELECT record, state_version FROM sessions${where(walks[0]!)}${order}${limitSql()}`,
       values,
     };
   }
-  const arms = kinds.map(
-    (kind) =>
-      `(SELECT updated_at, key, record, state_version FROM sessions${where([`kind = ${param(kind)}`])}${order}${armLimitSql()})`,
+  const arms = walks.map(
+    (conditions) =>
+      `(SELECT updated_at, key, record, state_version FROM sessions${where(conditions)}${order}${armLimitSql()})`,
   );
   return {
     text: `SELECT record, state_version FROM (${arms.join(' UNION ALL ')}) AS picked${order}${limitSql()}`,

@@ -48,6 +48,13 @@ beforeAll(async () => {
   });
   client = new pg.Client({ connectionString: url, options: '-c search_path=colloquy' });
   await client.connect();
+  // A tenth of the sessions archived; a long run history with a few runs still active.
+  await client.query(`UPDATE sessions SET archived_at = updated_at WHERE key LIKE 'agent:main:s%0'`);
+  await client.query(`
+    INSERT INTO runs (run_id, session_key, status, created_at, record)
+    SELECT 'r' || i, 'agent:main:s' || (i % 5000), CASE WHEN i % 4000 = 0 THEN 'running' ELSE 'done' END,
+      ${NOW} - i, '{}'::json
+    FROM generate_series(1, 20000) AS i`);
   await client.query('ANALYZE');
 });
 afterAll(async () => {
@@ -96,6 +103,18 @@ describe('query plans', () => {
       expect(text).not.toMatch(/Seq Scan on sessions/);
       expect(text).toMatch(/Index Scan|Index Only Scan/);
     }
+  });
+
+  it('lists the active runs from their own index, not along the whole history', async () => {
+    const active = `SELECT record FROM runs WHERE status = ANY($1) AND status IN ('queued', 'running')
+      ORDER BY created_at DESC, run_id DESC LIMIT $2`;
+    const values = [['queued', 'running'], 100];
+    for (const text of [await plan(active, values), await genericPlan(active, values)]) {
+      expect(text).toMatch(/runs_active/);
+      expect(text).not.toMatch(/Seq Scan on runs/);
+    }
+    const runs = await store.listRuns({ statuses: ['queued', 'running'] });
+    expect(runs).toHaveLength(5);
   });
 
   it('reads a transcript tail backwards along the primary key', async () => {
