@@ -241,6 +241,25 @@ const MIGRATIONS: readonly Migration[] = [
             SELECT target, g, change_kind FROM generate_series(v - n + 1, v) AS g;
           DELETE FROM session_changes WHERE session_key = target AND version <= v - 512;
         END $$;
+      -- A run's status change counts in its trigger's own body (no nested function call), and prunes
+      -- the log at every 64th version: at most 512 + 63 rows per session, and readChanges ignores the
+      -- rows below the window anyway.
+      CREATE OR REPLACE FUNCTION colloquy_run_status_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE v bigint;
+        BEGIN
+          IF NEW.status IN ('running', 'done', 'error', 'timeout', 'killed', 'interrupted')
+             AND (TG_OP = 'INSERT' OR NEW.status IS DISTINCT FROM OLD.status) THEN
+            UPDATE sessions SET state_version = state_version + 1 WHERE key = NEW.session_key
+              RETURNING state_version INTO v;
+            IF v IS NOT NULL THEN
+              INSERT INTO session_changes (session_key, version, kind) VALUES (NEW.session_key, v, 'status');
+              IF v % 64 = 0 THEN
+                DELETE FROM session_changes WHERE session_key = NEW.session_key AND version <= v - 512;
+              END IF;
+            END IF;
+          END IF;
+          RETURN NULL;
+        END $$;
       DROP TRIGGER sessions_state_version ON sessions;
       DROP FUNCTION colloquy_session_patched();
       DROP TRIGGER messages_state_version ON messages;
