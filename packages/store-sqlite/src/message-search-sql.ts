@@ -13,9 +13,11 @@ import { sqlLimit } from './session-list-plan.js';
  * say) is skipped rather than parsed as JSON of its own, which would fail.
  *
  * @param column - the JSON expression, e.g. `new.message`
+ * @param cut - cut the text with `substr` (as the released migrations do; it also ends a text at its
+ *   first NUL character); false leaves the cut to the caller (see {@link indexPendingSql})
  */
-export function indexedTextSql(column: string): string {
-  const cut = (text: string) => `substr(${text}, 1, ${SEARCH_INDEX_MAX_CHARS})`;
+export function indexedTextSql(column: string, cut = true): string {
+  const cutText = (text: string) => (cut ? `substr(${text}, 1, ${SEARCH_INDEX_MAX_CHARS})` : text);
   const textOf = (block: string) =>
     `json_extract(${column}, ${block} || '.type') = 'text' AND json_type(${column}, ${block} || '.text') = 'text'`;
   const firstBlock = `(CASE WHEN ${textOf(`'$.content[0]'`)} THEN json_extract(${column}, '$.content[0].text') END)`;
@@ -23,8 +25,8 @@ export function indexedTextSql(column: string): string {
       FROM json_each(${column}, '$.content') AS b WHERE b.type = 'object' AND ${textOf('b.fullkey')})`;
   return `(CASE WHEN json_extract(${column}, '$.role') = 'toolResult' THEN NULL
     ELSE (CASE json_type(${column}, '$.content')
-      WHEN 'text' THEN ${cut(`json_extract(${column}, '$.content')`)}
-      WHEN 'array' THEN ${cut(`(CASE json_array_length(${column}, '$.content') WHEN 1 THEN ${firstBlock} ELSE ${allBlocks} END)`)}
+      WHEN 'text' THEN ${cutText(`json_extract(${column}, '$.content')`)}
+      WHEN 'array' THEN ${cutText(`(CASE json_array_length(${column}, '$.content') WHEN 1 THEN ${firstBlock} ELSE ${allBlocks} END)`)}
     END)
   END)`;
 }
@@ -32,13 +34,18 @@ export function indexedTextSql(column: string): string {
 /**
  * The statement that indexes, into `index`, the messages the file's index does not hold yet (those
  * after the `search_state` watermark). The text expression is evaluated once a row: a plain
- * subquery would be flattened into the outer `WHERE`, evaluating it twice.
+ * subquery would be flattened into the outer `WHERE`, evaluating it twice. A text of at most
+ * `SEARCH_INDEX_MAX_CHARS` bytes is indexed whole, so the words after a NUL character in it are found
+ * too (`substr`, which longer texts need, ends a text at its first NUL).
  */
 export function indexPendingSql(index: string): string {
   return `WITH pending AS MATERIALIZED (
-      SELECT id, ${indexedTextSql('message')} AS body FROM messages
+      SELECT id, ${indexedTextSql('message', false)} AS body FROM messages
       WHERE id > (SELECT indexed_up_to FROM search_state))
-    INSERT INTO ${index} (rowid, body) SELECT id, body FROM pending WHERE body IS NOT NULL`;
+    INSERT INTO ${index} (rowid, body)
+      SELECT id, CASE WHEN length(CAST(body AS BLOB)) <= ${SEARCH_INDEX_MAX_CHARS} THEN body
+        ELSE substr(body, 1, ${SEARCH_INDEX_MAX_CHARS}) END
+      FROM pending WHERE body IS NOT NULL`;
 }
 
 /**
