@@ -107,6 +107,32 @@ async function notePatch(q: Queryable, key: string): Promise<void> {
   await q.query(`SELECT colloquy_note_change($1, 'patch', 1)`, [key]);
 }
 
+/** What a session write sets when the row exists: every column of `sessionRow`. */
+const SESSION_ON_CONFLICT = `ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id,
+  agent_id = excluded.agent_id, kind = excluded.kind, updated_at = excluded.updated_at,
+  spawned_by = excluded.spawned_by, label = excluded.label, archived_at = excluded.archived_at,
+  record = excluded.record`;
+const SESSION_COLUMNS = 'key, session_id, agent_id, kind, updated_at, spawned_by, label, archived_at, record';
+
+/** Inserts or overwrites a session row. */
+const UPSERT_SESSION = `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+  ${SESSION_ON_CONFLICT}`;
+
+/**
+ * The same, returning the record the row held before. `previous` is read (and its row locked) before
+ * the upsert, which waits for it through its WHERE: read after, it would no longer see the row this
+ * statement replaced.
+ */
+const REPLACE_SESSION = `WITH previous AS MATERIALIZED (SELECT record FROM sessions WHERE key = $1 FOR UPDATE),
+  written AS (
+    INSERT INTO sessions (${SESSION_COLUMNS})
+    SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::text, $8::bigint, $9::json
+      WHERE (SELECT count(*) FROM previous) >= 0
+    ${SESSION_ON_CONFLICT}
+    RETURNING xmax::text <> '0' AS updated
+  )
+  SELECT (SELECT record FROM previous) AS previous, (SELECT updated FROM written) AS updated`;
+
 /** How many times a read meets a dead pooled connection before its error is reported. */
 const READ_ATTEMPTS = 4;
 
@@ -151,7 +177,7 @@ export class PgOperations implements StoreTransaction {
   putSession(record: SessionRecord): Promise<void> {
     return this.run(() =>
       this.db.atomic(async (q) => {
-        const { previous, updated } = await this.writeSession(q, record);
+        const { previous, updated } = await this.replaceSession(q, record);
         // A session written over by another instance since this statement's snapshot has no
         // previous record to compare: its watchers are told of a change rather than left waiting.
         if (previous === null ? updated : isPatchChange(previous, record)) await notePatch(q, record.key);
@@ -709,35 +735,38 @@ export class PgOperations implements StoreTransaction {
     }
   }
 
+  /** Writes a record (without `stateVersion`: the column keeps the store's). */
+  private async writeSession(q: Queryable, record: SessionRecord): Promise<void> {
+    await this.upsertSession(q, record, UPSERT_SESSION);
+  }
+
   /**
-   * Writes a record (without `stateVersion`: the column keeps the store's) and returns what the row
-   * held before, as this statement saw it: `previous` is null for a new row, and also for a row
-   * another transaction inserted since this statement's snapshot, which `updated` then tells apart.
+   * Writes a record like {@link writeSession} and returns what the row held before, as this statement
+   * saw it: `previous` is null for a new row, and also for a row another transaction inserted since
+   * this statement's snapshot, which `updated` then tells apart.
    */
-  private async writeSession(
+  private async replaceSession(
     q: Queryable,
     record: SessionRecord,
   ): Promise<{ previous: SessionRecord | null; updated: boolean }> {
+    const result = await this.upsertSession<{ previous: SessionRecord | null; updated: boolean | null }>(
+      q,
+      record,
+      REPLACE_SESSION,
+    );
+    const row = result.rows[0];
+    return { previous: row?.previous ?? null, updated: row?.updated === true };
+  }
+
+  /** Runs an upsert of `record` (its row values as `$1`-`$9`), mapping a taken session id to `CONFLICT`. */
+  private async upsertSession<R extends QueryResultRow>(
+    q: Queryable,
+    record: SessionRecord,
+    text: string,
+  ): Promise<{ rows: R[] }> {
     const { stateVersion: _column, ...rest } = record;
     try {
-      // `previous` is read (and its row locked) before the upsert, which waits for it through its
-      // WHERE: read after, it would no longer see the row this statement replaced.
-      const result = await q.query<{ previous: SessionRecord | null; updated: boolean | null }>(
-        `WITH previous AS MATERIALIZED (SELECT record FROM sessions WHERE key = $1 FOR UPDATE),
-         written AS (
-           INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, spawned_by, label, archived_at, record)
-           SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::text, $8::bigint, $9::json
-             WHERE (SELECT count(*) FROM previous) >= 0
-           ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, agent_id = excluded.agent_id,
-             kind = excluded.kind, updated_at = excluded.updated_at, spawned_by = excluded.spawned_by,
-             label = excluded.label, archived_at = excluded.archived_at, record = excluded.record
-           RETURNING xmax::text <> '0' AS updated
-         )
-         SELECT (SELECT record FROM previous) AS previous, (SELECT updated FROM written) AS updated`,
-        sessionRow(record, serializeRecord(rest, 'session')),
-      );
-      const row = result.rows[0];
-      return { previous: row?.previous ?? null, updated: row?.updated === true };
+      return await q.query<R>(text, sessionRow(record, serializeRecord(rest, 'session')));
     } catch (error) {
       if (pgCode(error) !== '23505') throw error;
       throw new ColloquyError(
