@@ -190,7 +190,20 @@ export {
   revokePairing,
 } from './pairing/index.js';
 // --- policy ---
-export { parseSendCommand } from './policy/index.js';
+export type {
+  LineageRecord,
+  SessionAccessDecision,
+  SessionAccessInput,
+  SessionAction,
+  SessionLineage,
+} from './policy/index.js';
+export {
+  checkSessionAccess,
+  effectiveVisibility,
+  MAX_LINEAGE_DEPTH,
+  parseSendCommand,
+  readSessionLineage,
+} from './policy/index.js';
 // --- retries ---
 export type { BackoffOptions } from './retry/index.js';
 export { backoffDelay, sleep } from './retry/index.js';

@@ -32,8 +32,12 @@ afterEach(async () => {
   h = undefined;
 });
 
-async function boot(script: HarnessOptions['script'] = () => 'ok', maxFrameBytes?: number) {
-  h = await startHarness({ script });
+async function boot(
+  script: HarnessOptions['script'] = () => 'ok',
+  maxFrameBytes?: number,
+  config?: HarnessOptions['config'],
+) {
+  h = await startHarness({ script, ...(config ? { config } : {}) });
   server = await startGatewayServer({
     gateway: h.runtime.gateway,
     token: TOKEN,
@@ -155,7 +159,9 @@ describe('gateway over WebSocket', () => {
   });
 
   it('serves watching over the wire: session.status with changesSince, agent with watchBy', async () => {
-    await boot(['reply one', 'reply two']);
+    // main may see the group (visibility agent): a watch by a session that may not see its target
+    // is refused, and dropped if it comes to fire after visibility narrowed.
+    await boot(['reply one', 'reply two'], undefined, { tools: { sessions: { visibility: 'agent' } } });
     await h!.store.putSession(makeSessionRecord(GROUP, { kind: 'group', chatType: 'group' }));
     client = createGatewayClient({ url: server!.url, token: TOKEN });
     await client.ready();

@@ -141,10 +141,13 @@ export class PostgresStore extends PgOperations implements Store {
     }
   }
 
-  /** `postgres://host:port/database#<sessionId>`: where the transcript lives, without credentials. */
+  /**
+   * `postgres:<sessionId>`: the transcript's place in this store. It names no host, port or
+   * database, because locators reach models and chats (spec section 5), and connection details
+   * are the operator's, not theirs.
+   */
   transcriptLocator(session: SessionRecord): string {
-    const { host, port, database } = this.address;
-    return `postgres://${host}:${port}/${encodeURIComponent(database)}#${session.sessionId}`;
+    return `postgres:${session.sessionId}`;
   }
 
   /** Waits for calls in flight, then closes every pooled connection. Closing twice is fine. */

@@ -115,6 +115,12 @@ export interface SessionRecord {
   spawnedBy?: string;
   /** 0 for top-level sessions, parent depth + 1 for spawned ones. */
   spawnDepth?: number;
+  /**
+   * True when the transcript was seeded with the recent history of the session that spawned it
+   * (`sessions_spawn` with `context: "fork"`). The guard then lets only callers that may read that
+   * session reach this one (see `SessionAccessInput.targetInheritsFrom`).
+   */
+  forked?: boolean;
   /** For spawned sessions: where the requester was, so the announce can reach it. */
   requesterOrigin?: SessionOrigin;
   /** Token counters accumulated over the session's runs. */

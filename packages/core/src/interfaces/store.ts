@@ -353,8 +353,9 @@ export interface Store extends StoreTransaction {
   transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
 
   /**
-   * A best-effort locator for a session's transcript, without credentials, e.g.
-   * `sqlite:/path/colloquy.db#<sessionId>` or `postgres://host:5432/db#<sessionId>`.
+   * A best-effort locator for a session's transcript, e.g. `sqlite:colloquy.db#<sessionId>` or
+   * `postgres:<sessionId>`. Models and chats see it: it must name no credentials, connection
+   * details or absolute server paths.
    */
   transcriptLocator(session: SessionRecord): string | undefined;
 

@@ -6,4 +6,11 @@ export type {
   SessionAction,
   UnreachableTargetInput,
 } from './session-access.js';
-export { checkSessionAccess, effectiveVisibility, unreachableTargetReason } from './session-access.js';
+export {
+  agentToAgentAdmits,
+  checkSessionAccess,
+  effectiveVisibility,
+  unreachableTargetReason,
+} from './session-access.js';
+export type { LineageRecord, SessionLineage } from './session-lineage.js';
+export { MAX_LINEAGE_DEPTH, readSessionLineage } from './session-lineage.js';

@@ -405,3 +405,45 @@ describe('guard properties', () => {
     );
   });
 });
+
+describe('checkSessionAccess: forked sessions (spec section 11)', () => {
+  const OPS_FORK = 'agent:ops:subagent:fork-1';
+  const admitted = (v: 'agent' | 'all') =>
+    visibility(v, { tools: { agentToAgent: { enabled: true, allow: ['main', 'ops'] } } });
+
+  it('refuses a fork to a caller that may not read the session it was forked from', () => {
+    const verdict = check({
+      requesterKey: OPS_MAIN,
+      targetKey: OPS_FORK,
+      targetAncestors: [MAIN],
+      targetInheritsFrom: 1,
+      config: admitted('agent'),
+    });
+    expect(verdict.allowed).toBe(false);
+    expect(reasonOf(verdict)).toContain('or it does not exist');
+    expect(reasonOf(verdict)).not.toContain(MAIN);
+  });
+
+  it('lets the same caller reach an isolated child of the same parent, and a fork once it may read the parent', () => {
+    const isolated = { requesterKey: OPS_MAIN, targetKey: OPS_FORK, targetAncestors: [MAIN] };
+    expect(check({ ...isolated, config: admitted('agent') }).allowed).toBe(true);
+    expect(check({ ...isolated, targetInheritsFrom: 1, config: admitted('all') }).allowed).toBe(true);
+  });
+
+  it('follows a fork of a fork to every session whose history it holds', () => {
+    const nested = {
+      requesterKey: OPS_MAIN,
+      targetKey: 'agent:ops:subagent:fork-2',
+      targetAncestors: [OPS_FORK, MAIN],
+      config: admitted('agent'),
+    };
+    expect(check({ ...nested, targetInheritsFrom: 1 }).allowed).toBe(true);
+    expect(check({ ...nested, targetInheritsFrom: 2 }).allowed).toBe(false);
+  });
+
+  it('lets a requester send to its own fork (the source is read, not sent to)', () => {
+    const own = { targetKey: CHILD, targetAncestors: [MAIN], targetInheritsFrom: 1 };
+    expect(check({ ...own, action: 'send', config: visibility('tree') }).allowed).toBe(true);
+    expect(check({ ...own, requesterKey: CHILD, config: visibility('self') }).allowed).toBe(true);
+  });
+});

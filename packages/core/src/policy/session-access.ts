@@ -13,6 +13,7 @@ export type SessionAction = 'list' | 'history' | 'send' | 'status' | 'steer' | '
 
 /** The question put to `checkSessionAccess`. */
 export interface SessionAccessInput {
+  /** What the caller wants to do with the target. */
   action: SessionAction;
   /** The calling session's key (any spelling). */
   requesterKey: string;
@@ -20,8 +21,17 @@ export interface SessionAccessInput {
   targetKey: string;
   /** The target's `spawnedBy` chain, nearest parent first (empty for top-level sessions). */
   targetAncestors: readonly string[];
+  /**
+   * How many of `targetAncestors`, nearest first, the target's transcript holds history of: 1 when
+   * the target was forked from its parent (`sessions_spawn` with `context: "fork"`), 2 when that
+   * parent was itself forked from its own, and so on. Default 0. A session that holds another's
+   * history is reachable only by callers that may read that other session too (spec section 11);
+   * {@link readSessionLineage} works it out.
+   */
+  targetInheritsFrom?: number;
   /** True when the calling session runs sandboxed. */
   sandboxed: boolean;
+  /** The resolved config (visibility, sandbox clamp, agent-to-agent rules). */
   config: ColloquyConfig;
 }
 
@@ -56,7 +66,9 @@ export function effectiveVisibility(config: ColloquyConfig, sandboxed: boolean):
  * session is refused (a self-loop); otherwise visibility decides: `self` the requester only, `tree`
  * plus its descendants, `agent` plus every session of its agent, `all` plus other agents' sessions
  * when `tools.agentToAgent.enabled` and the target agent is in `tools.agentToAgent.allow` (or `"*"`).
- * Keys without an agent (`cron:`, `hook:`, `node-`) count as the default agent's.
+ * Keys without an agent (`cron:`, `hook:`, `node-`) count as the default agent's. A target that
+ * holds history forked from its ancestors (`targetInheritsFrom`) is reachable only when those
+ * ancestors are readable too.
  *
  * A target refused by visibility, by the agent-to-agent gate or by the children-only rule gets
  * {@link unreachableTargetReason}, the same sentence a missing target gets: it never names the
@@ -119,16 +131,37 @@ export function checkSessionAccess(input: SessionAccessInput): SessionAccessDeci
     );
   }
 
-  const visibility = effectiveVisibility(config, input.sandboxed);
   if (isSelf) return { allowed: true };
+  const visibility = effectiveVisibility(config, input.sandboxed);
   const targetAgent = target.agentId ?? defaultAgentId(config);
   const sameAgent = targetAgent === requesterAgent;
-  if (sameAgent && RANK[visibility] >= RANK.agent) return { allowed: true };
-  if (RANK[visibility] >= RANK.tree && isDescendant()) return { allowed: true };
-  if (!sameAgent && visibility === 'all' && agentToAgentAdmits(config, requesterAgent, targetAgent)) {
-    return { allowed: true };
+  const visible =
+    (sameAgent && RANK[visibility] >= RANK.agent) ||
+    (RANK[visibility] >= RANK.tree && isDescendant()) ||
+    (!sameAgent && visibility === 'all' && agentToAgentAdmits(config, requesterAgent, targetAgent));
+  if (!visible || !mayReadInheritedHistory(input)) return refuse(unreachableTargetReason(input));
+  return { allowed: true };
+}
+
+/**
+ * A forked session holds its parent's recent history (and, when the parent was forked too, its
+ * grandparent's): the caller must be allowed to read each of those sessions as well, or the fork
+ * would be a way around the guard (spec section 11). Each source is checked as a `history` read
+ * with its own ancestry, the rest of the target's chain.
+ */
+function mayReadInheritedHistory(input: SessionAccessInput): boolean {
+  const sources = Math.min(input.targetInheritsFrom ?? 0, input.targetAncestors.length);
+  for (let i = 0; i < sources; i++) {
+    const verdict = checkSessionAccess({
+      ...input,
+      action: 'history',
+      targetKey: input.targetAncestors[i]!,
+      targetAncestors: input.targetAncestors.slice(i + 1),
+      targetInheritsFrom: 0,
+    });
+    if (!verdict.allowed) return false;
   }
-  return refuse(unreachableTargetReason(input));
+  return true;
 }
 
 /** The parts of {@link SessionAccessInput} that say who asks, not what they ask about. */
@@ -183,8 +216,19 @@ export function unreachableTargetReason(input: UnreachableTargetInput): string {
   return `${head}: tools.sessions.visibility is "${visibility}" (${scope}). ${listHint} To reach more, ${widen}.`;
 }
 
-/** Both agents of a cross-agent access must be admitted: the requester's and the target's. */
-function agentToAgentAdmits(config: ColloquyConfig, requesterAgent: string, targetAgent: string): boolean {
+/**
+ * True when `tools.agentToAgent` admits an access from one agent's session to another's: it is
+ * enabled and its allow list names both agents (or `"*"`).
+ *
+ * @param config - the resolved config
+ * @param requesterAgent - the agent of the session that asks
+ * @param targetAgent - the agent of the session it reaches
+ */
+export function agentToAgentAdmits(
+  config: ColloquyConfig,
+  requesterAgent: string,
+  targetAgent: string,
+): boolean {
   const a2a = config.tools.agentToAgent;
   if (!a2a.enabled) return false;
   return [requesterAgent, targetAgent].every((agent) => a2a.allow.includes('*') || a2a.allow.includes(agent));

@@ -3,12 +3,21 @@ import { type SanitizedMessage, sanitizeHistory } from '../history/index.js';
 import type { SessionsListParams as GatewayListParams } from '../interfaces/gateway.js';
 import type { SessionKind, SessionRecord } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
-import { deriveChannelField } from '../keys/index.js';
+import { deriveChannelField, isReservedSessionKey } from '../keys/index.js';
 import { mapWithConcurrency } from './concurrency.js';
 import { jsonBytes, largestFitting } from './fit-json.js';
 import { configuredSecrets, displayKey, failure, gatewayFailure, type ToolScope } from './tool-context.js';
 import { validateToolArgs } from './validate-args.js';
-import { hiddenReason, knownKinds, mayAccess, mayShow, visibleScope } from './visible-scope.js';
+import {
+  countWiderScope,
+  forkLineages,
+  hiddenCount,
+  hiddenReason,
+  knownKinds,
+  mayAccess,
+  mayShow,
+  visibleScope,
+} from './visible-scope.js';
 
 /** The most rows sessions_list returns, whatever `limit` asks for. */
 export const SESSIONS_LIST_MAX_LIMIT = 200;
@@ -172,19 +181,24 @@ async function listSessions(
   };
 
   const visible = await visibleScope(scope);
-  const [page, everything] = await Promise.all([
+  const [page, wider] = await Promise.all([
     gateway.call('sessions.list', { ...filter, ...visible.filter, limit, ...(offset > 0 ? { offset } : {}) }),
-    gateway.call('sessions.list', { ...filter, limit: 1 }),
+    countWiderScope(
+      visible,
+      async (scoped) => (await gateway.call('sessions.list', { ...filter, ...scoped, limit: 1 })).total,
+    ),
   ]);
 
   // Each shown row remembers its position in the page, so paging resumes after the last one shown.
+  const lineages = await forkLineages(scope, visible, page.sessions);
   const positions: number[] = [];
+  let refused = 0;
   const allowed = page.sessions.filter((session, position) => {
-    const shown = mayShow(scope, visible, session.key, 'list');
+    const shown = mayShow(scope, visible, session.key, 'list', lineages.get(session.key));
     if (shown) positions.push(position);
+    else if (!isReservedSessionKey(session.key)) refused++;
     return shown;
   });
-  const refused = page.sessions.length - allowed.length;
 
   const children = visible.tree ?? (await childrenOf(scope, allowed));
   const rows = allowed.map((session) => toRow(scope, session, children, page.transcriptLocators));
@@ -196,7 +210,7 @@ async function listSessions(
     });
   }
 
-  const hidden = Math.max(0, everything.total - page.total) + refused;
+  const hidden = hiddenCount(wider, { total: page.total, refused });
   const filtered =
     hidden > 0 ? { filtered: { hidden, reason: hiddenReason(visible.visibility, sandboxed) } } : {};
   const build = (kept: number): SessionsListResult => {
@@ -272,7 +286,10 @@ async function childrenOf(
       limit: 50,
     });
     // A visible session may have spawned under an agent the caller may not see: never name those.
-    const shown = kids.map((k) => k.key).filter((key) => mayAccess(scope, key, [session.key], 'list'));
+    // A forked kid holds the history of `session`, which the caller sees: no further lineage to check.
+    const shown = kids
+      .map((k) => k.key)
+      .filter((key) => mayAccess(scope, key, { ancestors: [session.key], inheritsFrom: 0 }, 'list'));
     if (shown.length > 0) result.set(session.key, shown);
   });
   return result;

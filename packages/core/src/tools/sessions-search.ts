@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { createRedactor } from '../history/index.js';
 import type { MessageRole } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
+import { isReservedSessionKey } from '../keys/index.js';
+import type { SessionLineage } from '../policy/index.js';
 import { searchableText, searchTerms } from '../store/search-text.js';
 import { searchSnippet } from './search-snippet.js';
 import { clampInt, dropNonFinite } from './sessions-list.js';
@@ -14,7 +16,16 @@ import {
   type ToolScope,
 } from './tool-context.js';
 import { validateToolArgs } from './validate-args.js';
-import { hiddenReason, knownKinds, mayShow, visibleScope } from './visible-scope.js';
+import {
+  countWiderScope,
+  forkLineages,
+  hiddenCount,
+  hiddenReason,
+  knownKinds,
+  mayShow,
+  type VisibleScope,
+  visibleScope,
+} from './visible-scope.js';
 
 /** Hits sessions_search returns when `limit` is not given. */
 export const SESSIONS_SEARCH_DEFAULT_LIMIT = 10;
@@ -135,19 +146,29 @@ async function search(
   };
 
   const visible = await visibleScope(scope);
-  // A single allowed session needs no other scope; else the visible sessions (the guard still
-  // checks every hit).
+  // A single allowed session needs no other scope and hides nothing; else the visible sessions
+  // (the guard still checks every hit).
   const scoped = args.only !== undefined ? filter : { ...filter, ...visible.filter };
-  const [page, everything] = await Promise.all([
+  const [page, wider] = await Promise.all([
     gateway.call('sessions.search', { ...scoped, limit, ...(offset > 0 ? { offset } : {}) }),
-    gateway.call('sessions.search', { ...filter, limit: 0 }),
+    args.only !== undefined
+      ? undefined
+      : countWiderScope(
+          visible,
+          async (extra) => (await gateway.call('sessions.search', { ...filter, ...extra, limit: 0 })).total,
+        ),
   ]);
+  const lineages = await hitLineages(scope, visible, page.hits);
 
   const redactor = createRedactor(configuredSecrets(config));
   let redacted = false;
   const hits: SessionsSearchHit[] = [];
+  let refused = 0;
   for (const { sessionKey, message } of page.hits) {
-    if (!mayShow(scope, visible, sessionKey, 'history')) continue;
+    if (!mayShow(scope, visible, sessionKey, 'history', lineages.get(sessionKey))) {
+      if (!isReservedSessionKey(sessionKey)) refused++;
+      continue;
+    }
     const snippet = searchSnippet(searchableText(message) ?? '', args.terms, redactor);
     redacted ||= snippet.redacted;
     hits.push({
@@ -158,8 +179,7 @@ async function search(
       snippet: snippet.snippet,
     });
   }
-  const refused = page.hits.length - hits.length;
-  const hidden = Math.max(0, everything.total - page.total) + refused;
+  const hidden = wider ? hiddenCount(wider, { total: page.total, refused }) : 0;
   const nextOffset = offset + page.hits.length;
   return {
     count: hits.length,
@@ -175,4 +195,16 @@ async function search(
         }
       : {}),
   };
+}
+
+/** The lineages the guard needs for the hits' sessions (forked ones, under `agent` or `all`). */
+async function hitLineages(
+  scope: ToolScope,
+  visible: VisibleScope,
+  hits: readonly { sessionKey: string }[],
+): Promise<Map<string, SessionLineage>> {
+  if (visible.tree !== undefined || hits.length === 0) return new Map();
+  const keys = [...new Set(hits.map((hit) => hit.sessionKey))];
+  const { sessions } = await scope.options.gateway.call('sessions.list', { keys, includeArchived: true });
+  return forkLineages(scope, visible, sessions);
 }

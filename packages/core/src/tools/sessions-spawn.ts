@@ -5,6 +5,7 @@ import type { AgentRunParams, AgentSessionInit, AttachmentReceipt } from '../int
 import type { SessionRecord } from '../interfaces/records.js';
 import { type AgentTool, type ToolResult, toolResult } from '../interfaces/tool.js';
 import { subagentSessionKey } from '../keys/index.js';
+import { agentToAgentAdmits } from '../policy/index.js';
 import { spawnableAgents } from './agents-list.js';
 import { checkAttachments } from './attachments.js';
 import { clampInt, dropNonFinite } from './sessions-list.js';
@@ -235,6 +236,14 @@ async function spawn(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Ses
   // --- fork: the requester's recent history, sanitised ---
   let inherited: ReturnType<typeof forkHistory> | undefined;
   if (a.context === 'fork') {
+    // A fork copies this session's history into the child: into another agent's session only
+    // where agent-to-agent admits both (spec section 11).
+    if (targetId !== scope.options.agentId && !agentToAgentAdmits(config, scope.options.agentId, targetId)) {
+      return failure(
+        'forbidden',
+        `A fork copies your history into the sub-agent, and agent "${targetId}" is another agent: that needs tools.agentToAgent.enabled and both "${scope.options.agentId}" and "${targetId}" in tools.agentToAgent.allow. Spawn with context "isolated" and put what the sub-agent needs in the task instead.`,
+      );
+    }
     try {
       const { messages } = await gateway.call('chat.history', { key: requesterKey, limit: 100 });
       inherited = forkHistory(messages, configuredSecrets(config));

@@ -10,7 +10,13 @@ import {
   resolveSessionKeyAlias,
   toDisplayKey,
 } from '../keys/index.js';
-import { checkSessionAccess, type SessionAction, unreachableTargetReason } from '../policy/index.js';
+import {
+  checkSessionAccess,
+  readSessionLineage,
+  type SessionAction,
+  type SessionLineage,
+  unreachableTargetReason,
+} from '../policy/index.js';
 
 /** Options of {@link createSessionTools}: who is calling, under which config, through which gateway. */
 export interface SessionToolsOptions {
@@ -148,6 +154,10 @@ function conflictKeys(details: Record<string, unknown>): string[] {
   return Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : [];
 }
 
+/**
+ * One `sessions.resolve` call for a key or a sessionId: the gateway looks both up every time, so a
+ * target that does not exist costs what a hidden one costs and timing cannot tell them apart.
+ */
 async function resolveByKeyOrId(scope: ToolScope, raw: string, action: SessionAction): Promise<TargetLookup> {
   const trimmed = raw.trim();
   if (trimmed === '') {
@@ -156,29 +166,22 @@ async function resolveByKeyOrId(scope: ToolScope, raw: string, action: SessionAc
       failure: { status: 'error', error: 'The sessionKey is empty; pass a key from sessions_list.' },
     };
   }
-  const key = resolveSessionKeyAlias(normalizeSessionKey(trimmed), scope.keyContext);
-  if (isReservedSessionKey(key)) {
+  if (isReservedSessionKey(resolveSessionKeyAlias(normalizeSessionKey(trimmed), scope.keyContext))) {
     return {
       ok: false,
       failure: { status: 'error', error: `"${trimmed}" is a reserved key, not a session.` },
     };
   }
-  const gateway = scope.options.gateway;
-  const attempts = [{ key }, { sessionId: trimmed }];
-  for (const params of attempts) {
-    try {
-      const { session } = await gateway.call('sessions.resolve', {
-        ...params,
-        agentId: scope.options.agentId,
-      });
-      return { ok: true, session };
-    } catch (error) {
-      if (!isNotFound(error)) {
-        return { ok: false, failure: gatewayFailure(error, 'The gateway could not resolve the session.') };
-      }
-    }
+  try {
+    const { session } = await scope.options.gateway.call('sessions.resolve', {
+      key: trimmed,
+      agentId: scope.options.agentId,
+    });
+    return { ok: true, session };
+  } catch (error) {
+    if (isNotFound(error)) return unreachable(scope, action);
+    return { ok: false, failure: gatewayFailure(error, 'The gateway could not resolve the session.') };
   }
-  return unreachable(scope, action);
 }
 
 function isNotFound(error: unknown): boolean {
@@ -205,11 +208,13 @@ async function authorize(
   session: SessionRecord,
   action: SessionAction,
 ): Promise<TargetLookup> {
+  const lineage = await lineageOf(scope, session);
   const decision = checkSessionAccess({
     action,
     requesterKey: scope.options.requesterKey,
     targetKey: session.key,
-    targetAncestors: await ancestorsOf(scope, session),
+    targetAncestors: lineage.ancestors,
+    targetInheritsFrom: lineage.inheritsFrom,
     sandboxed: scope.options.sandboxed ?? false,
     config: scope.options.config,
   });
@@ -217,26 +222,37 @@ async function authorize(
   return { ok: true, session };
 }
 
-const MAX_ANCESTRY = 32;
-
-/** The spawn chain above `session`, nearest parent first (bounded, cycle-safe). */
-export async function ancestorsOf(scope: ToolScope, session: SessionRecord): Promise<string[]> {
-  const chain: string[] = [];
-  let parent = session.spawnedBy;
-  while (parent !== undefined && chain.length < MAX_ANCESTRY && !chain.includes(parent)) {
-    chain.push(parent);
+/** The spawn chain above `session` and how much of it the session holds forked history of. */
+export function lineageOf(scope: ToolScope, session: SessionRecord): Promise<SessionLineage> {
+  return readSessionLineage(session, async (key) => {
     try {
-      const { session: next } = await scope.options.gateway.call('sessions.resolve', { key: parent });
-      parent = next.spawnedBy;
+      return (await scope.options.gateway.call('sessions.resolve', { key })).session;
     } catch {
-      break;
+      return undefined;
     }
-  }
-  return chain;
+  });
 }
 
-/** Turns a gateway rejection into a tool failure with a readable sentence. */
+/** Error codes whose messages describe the operator's storage (hosts, ports, files), not the model's call. */
+const STORAGE_CODES: ReadonlySet<string> = new Set([
+  'STORE_ERROR',
+  'STORE_CORRUPT',
+  'STORE_VERSION',
+  'STORE_LOCKED',
+]);
+
+/**
+ * Turns a gateway rejection into a tool failure with a readable sentence. A storage failure is
+ * told to the model without its message, which names the operator's database or files; the
+ * gateway's own log keeps the details.
+ */
 export function gatewayFailure(error: unknown, fallback: string): ToolFailure {
+  if (isColloquyError(error) && STORAGE_CODES.has(error.code)) {
+    return {
+      status: 'error',
+      error: `${fallback} The session store failed to answer (${error.code}); try again later.`,
+    };
+  }
   if (isColloquyError(error)) {
     return {
       status: error.code === 'FORBIDDEN' || error.code === 'SEND_DENIED' ? 'forbidden' : 'error',

@@ -1,8 +1,15 @@
-import type { SessionKind } from '../interfaces/records.js';
+import type { ColloquyConfig } from '../config/index.js';
+import type { SessionKind, SessionRecord } from '../interfaces/records.js';
 import { SESSION_KINDS } from '../interfaces/records.js';
 import { isReservedSessionKey } from '../keys/index.js';
-import { checkSessionAccess, effectiveVisibility, type SessionAction } from '../policy/index.js';
-import type { ToolScope } from './tool-context.js';
+import {
+  checkSessionAccess,
+  effectiveVisibility,
+  type SessionAction,
+  type SessionLineage,
+} from '../policy/index.js';
+import { mapWithConcurrency } from './concurrency.js';
+import { lineageOf, type ToolScope } from './tool-context.js';
 
 const MAX_TREE_SIZE = 2_000;
 
@@ -16,45 +23,179 @@ export interface VisibleScope {
   /** The requester and its descendants, key -> parent key (`tree` and `self` only). */
   tree?: Map<string, string | undefined>;
   /** The store filter: exact keys, or agent ids, or nothing (any session). */
-  filter: { keys?: string[]; agentIds?: string[] };
+  filter: ScopeFilter;
+  /**
+   * The store filter of what `filtered.hidden` may count: the sessions the requester could see
+   * under a wider visibility of its own, i.e. its own agent's and those of the agents
+   * agent-to-agent admits together with it (spec section 11). Nothing else is ever counted.
+   */
+  countable: ScopeFilter;
+}
+
+/** A store filter by exact keys and/or agent ids; an absent field does not filter. */
+export interface ScopeFilter {
+  keys?: string[];
+  agentIds?: string[];
 }
 
 /** Works out the {@link VisibleScope} of the requester, walking its spawn tree when needed. */
 export async function visibleScope(scope: ToolScope): Promise<VisibleScope> {
-  const { config, sandboxed = false } = scope.options;
+  const { config, sandboxed = false, agentId } = scope.options;
   const visibility = effectiveVisibility(config, sandboxed);
+  const reachable = reachableAgents(config, agentId);
+  const countable = reachable === 'any' ? {} : { agentIds: reachable };
   if (visibility === 'tree' || visibility === 'self') {
     const tree = await spawnTree(scope, visibility);
-    return { visibility, tree, filter: { keys: [...tree.keys()] } };
+    return { visibility, tree, filter: { keys: [...tree.keys()] }, countable };
   }
-  if (visibility === 'agent') return { visibility, filter: { agentIds: [scope.options.agentId] } };
-  return { visibility, filter: agentScopeForAll(scope) };
+  if (visibility === 'agent') return { visibility, filter: { agentIds: [agentId] }, countable };
+  return { visibility, filter: countable, countable };
+}
+
+/**
+ * The agents whose sessions a requester of `agentId` could ever see: its own, plus the others
+ * `tools.agentToAgent` admits together with it (`'any'` when it admits every agent).
+ */
+function reachableAgents(config: ColloquyConfig, agentId: string): string[] | 'any' {
+  const { enabled, allow } = config.tools.agentToAgent;
+  const admitted = allow.map((a) => a.toLowerCase());
+  if (!enabled || !(admitted.includes('*') || admitted.includes(agentId))) return [agentId];
+  if (admitted.includes('*')) return 'any';
+  return [...new Set([agentId, ...admitted])];
+}
+
+/** What a listing or a search matched in its page's scope, for {@link hiddenCount}. */
+export interface ScopedMatches {
+  /** How many sessions or messages matched in `VisibleScope.filter`. */
+  total: number;
+  /** How many of the page's rows or hits the guard refused, reserved keys left out. */
+  refused: number;
+}
+
+/** What {@link countWiderScope} counted. */
+export interface WiderCounts {
+  /** Matches in `VisibleScope.countable`. */
+  countable: number;
+  /** Matches in reserved sessions within `VisibleScope.countable`. */
+  reservedCountable: number;
+  /** Matches in reserved sessions within `VisibleScope.filter` (the page's scope). */
+  reservedShown: number;
+}
+
+/**
+ * Counts, beside a listing or a search, what it matches in the requester's wider scope
+ * ({@link VisibleScope.countable}) and in the reserved sessions, for {@link hiddenCount}. Run it
+ * alongside the page's own query.
+ *
+ * @param visible - the requester's scope
+ * @param count - counts what the listing or search matches under an extra store filter
+ */
+export async function countWiderScope(
+  visible: VisibleScope,
+  count: (filter: ScopeFilter) => Promise<number>,
+): Promise<WiderCounts> {
+  const reserved = { keys: [...RESERVED_KEYS] };
+  const [countable, reservedCountable, reservedShown] = await Promise.all([
+    count(visible.countable),
+    count({ ...visible.countable, ...reserved }),
+    // A page scoped by keys never holds a reserved session; one scoped like `countable` holds its.
+    visible.filter.keys !== undefined || sameFilter(visible.filter, visible.countable)
+      ? undefined
+      : count({ ...visible.filter, ...reserved }),
+  ]);
+  const shown = visible.filter.keys !== undefined ? 0 : (reservedShown ?? reservedCountable);
+  return { countable, reservedCountable, reservedShown: shown };
+}
+
+/**
+ * The `filtered.hidden` of a listing or a search: what matched among the sessions the requester
+ * could see under a wider visibility of its own, less what it may see. Reserved sessions and the
+ * sessions of agents it may never see are not counted, so the number reveals nothing about them:
+ * not how many there are, how active they are, or what they hold (spec section 11).
+ *
+ * @param wider - from {@link countWiderScope}
+ * @param shown - what matched in the page's scope, and how many of the page's rows were refused
+ * @returns a count, never negative
+ */
+export function hiddenCount(wider: WiderCounts, shown: ScopedMatches): number {
+  const seen = shown.total - wider.reservedShown - shown.refused;
+  return Math.max(0, wider.countable - wider.reservedCountable - seen);
+}
+
+const RESERVED_KEYS = ['global', 'unknown'] as const;
+
+function sameFilter(a: ScopeFilter, b: ScopeFilter): boolean {
+  return a.keys === b.keys && a.agentIds?.join('\u0000') === b.agentIds?.join('\u0000');
 }
 
 /**
  * The guard's verdict on one key found by a listing or a search: reserved keys are never shown,
- * and everything else goes through `checkSessionAccess` with the ancestors known from the tree.
+ * and everything else goes through `checkSessionAccess` with the lineage known from the tree, or
+ * the one given (a listing under `agent` or `all` reads it for forked sessions).
  */
 export function mayShow(
   scope: ToolScope,
   visible: VisibleScope,
   key: string,
   action: SessionAction,
+  lineage?: SessionLineage,
 ): boolean {
   if (isReservedSessionKey(key)) return false;
-  const ancestors = visible.tree ? ancestorsInTree(visible.tree, key) : [];
-  return mayAccess(scope, key, ancestors, action);
+  const known = lineage ?? {
+    ancestors: visible.tree ? ancestorsInTree(visible.tree, key) : [],
+    inheritsFrom: 0,
+  };
+  return mayAccess(scope, key, known, action);
 }
 
-/** The guard's verdict for one key (ancestors as far as known, nearest first). */
+/** The guard's verdict for one key, given its lineage (ancestors as far as known, nearest first). */
 export function mayAccess(
   scope: ToolScope,
   targetKey: string,
-  targetAncestors: readonly string[],
+  lineage: SessionLineage,
   action: SessionAction,
 ): boolean {
   const { requesterKey, sandboxed = false, config } = scope.options;
-  return checkSessionAccess({ action, requesterKey, targetKey, targetAncestors, sandboxed, config }).allowed;
+  return checkSessionAccess({
+    action,
+    requesterKey,
+    targetKey,
+    targetAncestors: lineage.ancestors,
+    targetInheritsFrom: lineage.inheritsFrom,
+    sandboxed,
+    config,
+  }).allowed;
+}
+
+/**
+ * The lineage of each session among `sessions` that the guard needs it for (see
+ * {@link needsLineage}), read with at most 4 walks in flight.
+ *
+ * @returns lineages by session key; sessions without an entry need none
+ */
+export async function forkLineages(
+  scope: ToolScope,
+  visible: VisibleScope,
+  sessions: readonly SessionRecord[],
+): Promise<Map<string, SessionLineage>> {
+  const lineages = new Map<string, SessionLineage>();
+  const forked = sessions.filter((session) => needsLineage(visible, session));
+  await mapWithConcurrency(forked, LINEAGE_CONCURRENCY, async (session) => {
+    lineages.set(session.key, await lineageOf(scope, session));
+  });
+  return lineages;
+}
+
+const LINEAGE_CONCURRENCY = 4;
+
+/**
+ * Whether a listing must read the lineage of `session` before it asks the guard. Under `tree` and
+ * `self` it need not: a session the requester sees there is the requester or one of its
+ * descendants, so the sessions a fork copied history from are the requester or its descendants
+ * too. Under `agent` and `all`, a forked session is checked against the sessions it inherited.
+ */
+export function needsLineage(visible: VisibleScope, session: Pick<SessionRecord, 'forked'>): boolean {
+  return visible.tree === undefined && session.forked === true;
 }
 
 /** Why sessions were hidden, naming the settings that govern it. */
@@ -114,11 +255,4 @@ async function spawnTree(
     frontier = next;
   }
   return tree;
-}
-
-function agentScopeForAll(scope: ToolScope): { agentIds?: string[] } {
-  const { enabled, allow } = scope.options.config.tools.agentToAgent;
-  if (!enabled) return { agentIds: [scope.options.agentId] };
-  if (allow.includes('*')) return {};
-  return { agentIds: [...new Set([scope.options.agentId, ...allow.map((a) => a.toLowerCase())])] };
 }

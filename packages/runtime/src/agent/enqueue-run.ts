@@ -128,7 +128,7 @@ export async function enqueueRunIf(
         } else await tx.patchSession(key, { updatedAt: now });
         if (condition && !(await condition(tx))) throw NOT_NOW;
         if (input.watchBy) {
-          const watch = await registerWatch(tx, input.watchBy, key, now);
+          const watch = await registerWatch(ctx, tx, input.watchBy, key, now);
           run.meta = {
             ...run.meta,
             watch: { id: watch.id, watcherKey: watch.watcherKey, sinceVersion: watch.afterVersion },

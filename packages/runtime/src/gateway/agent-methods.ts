@@ -131,6 +131,11 @@ export async function agentRun(
 
   const seed =
     created && init?.inheritedHistory !== undefined ? forkSeed(ctx, init.inheritedHistory, spawnedBy) : [];
+  // A session that holds its parent's history is guarded as that history (spec section 11).
+  if (created && seed.length > 0) {
+    created = { ...created, forked: true };
+    session = created;
+  }
   let prepared: PreparedSpawn | undefined;
   if (created && init && needsPreparation(init)) {
     prepared = await prepareSpawn(ctx, ctx.subagents.workspaceRoot, created, init, message);

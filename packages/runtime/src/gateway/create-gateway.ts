@@ -25,7 +25,8 @@ type Handler = (params: unknown) => unknown;
 
 /**
  * Builds the in-process gateway over the runtime internals. Every method validates its params
- * (they may come from a WebSocket frame) and rejects with a `ColloquyError`.
+ * (they may come from a WebSocket frame) and rejects with a `ColloquyError`; store failures are
+ * also logged, because the session tools pass only their code on to the model.
  *
  * @param ctx - the runtime internals
  * @returns the gateway
@@ -56,7 +57,12 @@ export function createInProcessGateway(ctx: RuntimeContext): RuntimeGateway {
       try {
         return (await handlers[method](params)) as GatewayResult<M>;
       } catch (error) {
-        throw toColloquyError(error);
+        const failure = toColloquyError(error);
+        // Session tools tell the model only that the store failed; the details are the owner's.
+        if (failure.code.startsWith('STORE_')) {
+          ctx.log.warn({ err: failure, method }, 'a gateway call failed in the store');
+        }
+        throw failure;
       }
     },
     subscribe: (listener) => ctx.events.subscribe(listener),

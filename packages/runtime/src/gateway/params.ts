@@ -2,7 +2,10 @@ import { ColloquyError } from '@colloquy/core';
 
 /**
  * Readers for method params. Params may come from a WebSocket frame, so every method checks the
- * shape of what it reads and answers `INVALID_ARGUMENT` naming the method and the field.
+ * shape of what it reads and answers `INVALID_ARGUMENT` naming the method and the field. The
+ * strings they read (keys, ids, labels, agent ids, queries) never hold a NUL character: no session,
+ * run or agent can be named with one, and PostgreSQL cannot take one as a text parameter, so it is
+ * refused here, the same way on every store, before it reaches one.
  */
 export interface ParamReader {
   /** A required non-empty string (trimmed). */
@@ -39,13 +42,13 @@ export function readParams(method: string, params: unknown): ParamReader {
       const value = p[field];
       if (typeof value !== 'string' || value.trim() === '')
         throw invalid(method, field, 'a non-empty string');
-      return value.trim();
+      return withoutNul(method, field, value).trim();
     },
     optionalString(field) {
       const value = p[field];
       if (value === undefined || value === null) return undefined;
       if (typeof value !== 'string') throw invalid(method, field, 'a string');
-      return value.trim() === '' ? undefined : value.trim();
+      return withoutNul(method, field, value).trim() === '' ? undefined : value.trim();
     },
     optionalNumber(field, min = Number.NEGATIVE_INFINITY, max = Number.POSITIVE_INFINITY) {
       const value = p[field];
@@ -69,6 +72,7 @@ export function readParams(method: string, params: unknown): ParamReader {
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
         throw invalid(method, field, 'an array of strings');
       }
+      for (const item of value) withoutNul(method, field, item);
       return value as string[];
     },
     optionalObject(field) {
@@ -89,6 +93,11 @@ export function readParams(method: string, params: unknown): ParamReader {
       }
     },
   };
+}
+
+function withoutNul(method: string, field: string, value: string): string {
+  if (value.includes('\u0000')) throw invalid(method, field, 'free of NUL characters (U+0000)');
+  return value;
 }
 
 function invalid(method: string, field: string, expected: string): ColloquyError {

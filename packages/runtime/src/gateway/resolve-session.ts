@@ -24,8 +24,10 @@ export function keyContextFor(config: ColloquyConfig, agentId?: string): KeyCont
 }
 
 /**
- * Finds a session by key in any spelling (aliases `main`/`global` resolved for `agentId`), falling
- * back to a `sessionId`.
+ * Finds a session by key in any spelling (aliases `main`/`global` resolved for `agentId`), else by
+ * `sessionId`. Both lookups run every time, side by side, so a session that does not exist costs
+ * what an existing one costs: the session tools answer a hidden target and a missing one alike, and
+ * their timing must not tell them apart either (spec section 11).
  *
  * @param store - the store
  * @param config - the resolved config
@@ -41,9 +43,11 @@ export async function requireSession(
   agentId?: string,
 ): Promise<SessionRecord> {
   const key = resolveSessionKeyAlias(raw, keyContextFor(config, agentId));
-  const session =
-    (await store.getSession(key)) ??
-    (await store.listSessions({ sessionId: raw.trim(), includeArchived: true }))[0];
+  const [byKey, byId] = await Promise.all([
+    store.getSession(key),
+    store.listSessions({ sessionId: raw.trim(), includeArchived: true, limit: 1 }),
+  ]);
+  const session = byKey ?? byId[0];
   if (session) return session;
   throw new ColloquyError(
     'SESSION_NOT_FOUND',

@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import {
   agentIdFromSessionKey,
   ColloquyError,
+  checkSessionAccess,
+  readSessionLineage,
+  type SessionAccessDecision,
   type SessionChanges,
+  type SessionRecord,
   type SessionWatch,
   type StoreTransaction,
   type TranscriptMessage,
@@ -23,30 +27,39 @@ const SWEEP_PAGE = 200;
  * replacing an earlier watch of the same pair. Call it in the transaction that makes the change
  * the watcher waits for (the send's enqueue), so that change cannot slip in before the watch.
  *
+ * @param ctx - the runtime internals (the config the guard reads)
  * @param tx - the open transaction
  * @param watcherKey - the session that gets the notice
  * @param targetKey - the session watched
  * @param now - the clock
  * @returns the stored watch
- * @throws `SESSION_NOT_FOUND` when either session does not exist
+ * @throws `SESSION_NOT_FOUND` when either session does not exist; `FORBIDDEN` when the watcher may
+ *   not see the target (the session tools' visibility guard)
  */
 export async function registerWatch(
+  ctx: RuntimeContext,
   tx: StoreTransaction,
   watcherKey: string,
   targetKey: string,
   now: number,
 ): Promise<SessionWatch> {
   const [watcher, target] = [await tx.getSession(watcherKey), await tx.getSession(targetKey)];
-  const missing = !watcher ? watcherKey : !target ? targetKey : undefined;
-  if (missing !== undefined) {
+  if (!watcher || !target) {
+    const missing = !watcher ? watcherKey : targetKey;
     throw new ColloquyError('SESSION_NOT_FOUND', `No session "${missing}" to watch from or to watch.`, {
       key: missing,
+    });
+  }
+  const verdict = await watchVerdict(ctx, tx, watcher, target);
+  if (!verdict.allowed) {
+    throw new ColloquyError('FORBIDDEN', `agent: "watchBy" cannot watch this session. ${verdict.reason}`, {
+      field: 'watchBy',
     });
   }
   const watch: SessionWatch = {
     watcherKey,
     targetKey,
-    afterVersion: target?.stateVersion ?? 0,
+    afterVersion: target.stateVersion ?? 0,
     id: randomUUID(),
     createdAt: now,
   };
@@ -55,9 +68,46 @@ export async function registerWatch(
 }
 
 /**
+ * The session tools' guard on a watch (a notice names the target and counts its changes, as
+ * `session_status` does), asked when the watch is set and again when its notice fires, because
+ * visibility, agent-to-agent rules or the target's lineage may change in between (a restart with
+ * a narrower config, say). Spec section 11.
+ */
+async function watchVerdict(
+  ctx: RuntimeContext,
+  tx: StoreTransaction,
+  watcher: SessionRecord,
+  target: SessionRecord,
+): Promise<SessionAccessDecision> {
+  const lineage = await readSessionLineage(target, (key) => tx.getSession(key));
+  return checkSessionAccess({
+    action: 'status',
+    requesterKey: watcher.key,
+    targetKey: target.key,
+    targetAncestors: lineage.ancestors,
+    targetInheritsFrom: lineage.inheritsFrom,
+    sandboxed: watcher.sandboxed ?? false,
+    config: ctx.config,
+  });
+}
+
+/** True when a due watch may still fire: both sessions exist and the watcher may still see the target. */
+async function mayStillSee(ctx: RuntimeContext, tx: StoreTransaction, watch: SessionWatch): Promise<boolean> {
+  const [watcher, target] = [await tx.getSession(watch.watcherKey), await tx.getSession(watch.targetKey)];
+  if (!watcher || !target) return false;
+  if ((await watchVerdict(ctx, tx, watcher, target)).allowed) return true;
+  ctx.log.info(
+    { watcherKey: watch.watcherKey, targetKey: watch.targetKey },
+    'dropped a watch whose target the watcher may no longer see',
+  );
+  return false;
+}
+
+/**
  * Fires the watches that are due (their target changed after they were set) and whose target is
  * at rest (no run queued or running): each one, in ONE transaction, puts one notice in its
  * watcher's inbox (insert-or-ignore on `watch:<id>`) and is deleted; then the watchers are woken.
+ * A watch whose watcher may no longer see its target is deleted without a notice.
  *
  * Waiting for rest coalesces: a turn's messages and its run's start and end arrive as one notice
  * when the turn is over, not one per change. The store holds the watches and the versions, so
@@ -92,7 +142,7 @@ export async function fireDueWatches(ctx: RuntimeContext, targetKey?: string): P
         }
         if (!atRest) continue;
         const changes = await tx.readChanges(watch.targetKey, watch.afterVersion);
-        if (changes && (await tx.getSession(watch.watcherKey))) {
+        if (changes && (await mayStillSee(ctx, tx, watch))) {
           await tx.putInbox({
             sessionKey: watch.watcherKey,
             id: `${WATCH_INBOX_PREFIX}${watch.id}`,

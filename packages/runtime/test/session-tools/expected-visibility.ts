@@ -23,3 +23,12 @@ export function expectedVisible(visibility: Visibility, sandboxed: boolean, targ
       return false;
   }
 }
+
+/**
+ * Whether `filtered.hidden` may count a target when it is hidden: only sessions the requester could
+ * see under a wider visibility of its own, i.e. its own agent's and those of agents agent-to-agent
+ * admits together with `main` (here `ops`, never `sec`). Spec section 11.
+ */
+export function expectedCountable(target: Target): boolean {
+  return target !== 'otherDenied';
+}
