@@ -9,4 +9,4 @@ export {
   HISTORY_TEXT_LIMIT,
   sanitizeHistory,
 } from './sanitize-history.js';
-export { TRUNCATION_SUFFIX, truncateText, utf8ByteLength } from './truncate-text.js';
+export { cutText, TRUNCATION_SUFFIX, truncateText, utf8ByteLength } from './truncate-text.js';

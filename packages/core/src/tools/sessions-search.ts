@@ -2,8 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { createRedactor } from '../history/index.js';
 import type { MessageRole } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
-import { searchableText, searchTerms } from '../store/search-text.js';
+import { searchTerms } from '../store/search-text.js';
 import { searchSnippet } from './search-snippet.js';
+import { queryTouchesSecret } from './secret-query.js';
 import { clampInt, dropNonFinite } from './sessions-list.js';
 import {
   configuredSecrets,
@@ -109,6 +110,11 @@ export function createSessionsSearchTool(scope: ToolScope): AgentTool<typeof Ses
         if (!target.ok) return failure(target.failure.status, target.failure.error);
         only = target.session.key;
       }
+      // The index holds configured secrets (a store does not know them): a query that could confirm
+      // one gets the answer of a query that matches nothing.
+      if (queryTouchesSecret(args.value.query, configuredSecrets(scope.options.config))) {
+        return toolResult<SessionsSearchToolResult>({ count: 0, hits: [], redacted: false });
+      }
       try {
         return toolResult(await search(scope, { ...args.value, terms, only }));
       } catch (error) {
@@ -148,7 +154,7 @@ async function search(
   const hits: SessionsSearchHit[] = [];
   for (const { sessionKey, message } of page.hits) {
     if (!mayShow(scope, visible, sessionKey, 'history')) continue;
-    const snippet = searchSnippet(searchableText(message) ?? '', args.terms, redactor);
+    const snippet = searchSnippet(message, args.terms, redactor);
     redacted ||= snippet.redacted;
     hits.push({
       sessionKey: displayKey(scope, sessionKey),
