@@ -87,6 +87,13 @@ export function describeSearchCases(
       expect(wrong.map((line) => line.slice(0, 120))).toEqual([]);
     });
 
+    it('indexes a message of as many words as the indexed length holds, one word repeated in most', async () => {
+      await store.putSession(makeSessionRecord('k1'));
+      await store.appendMessages('k1', [say(`${'a '.repeat(SEARCH_INDEX_MAX_CHARS / 2 - 1)}z`)]);
+      expect(await totalOf('z')).toBe(1);
+      expect(await totalOf('a z')).toBe(1);
+    });
+
     it('indexes messages appended after the session holding the newest messages was deleted', async () => {
       await store.putSession(makeSessionRecord('k1'));
       await store.putSession(makeSessionRecord('k2'));
