@@ -235,6 +235,7 @@ describe('openSqliteStore', () => {
     expect(await total('FROM v1')).toBe(1);
     await store.putSession(makeSessionRecord(gone, { sessionId: 'sid-3' }));
     await store.appendMessages(gone, [{ role: 'user', content: 'narwhal', timestamp: 2 }]);
+    expect(await total('narwhal')).toBe(1);
     await store.deleteSession(gone);
     await store.appendMessages(key, [{ role: 'user', content: 'narwhal again', timestamp: 3 }]);
     expect(await total('narwhal')).toBe(1);
