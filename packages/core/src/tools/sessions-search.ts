@@ -82,6 +82,9 @@ export interface SessionsSearchToolResult {
   filtered?: { hidden: number; reason: string };
 }
 
+/** What sessions_search answers when nothing matches. */
+const noHits = (): SessionsSearchToolResult => ({ count: 0, hits: [], redacted: false });
+
 /** Creates the `sessions_search` tool for one requester. */
 export function createSessionsSearchTool(scope: ToolScope): AgentTool<typeof SessionsSearchParams> {
   return {
@@ -111,12 +114,11 @@ export function createSessionsSearchTool(scope: ToolScope): AgentTool<typeof Ses
         only = target.session.key;
       }
       // The index holds configured secrets (a store does not know them): a query that could confirm
-      // one gets the answer of a query that matches nothing.
-      if (queryTouchesSecret(args.value.query, configuredSecrets(scope.options.config))) {
-        return toolResult<SessionsSearchToolResult>({ count: 0, hits: [], redacted: false });
-      }
+      // one gets the answer of a query that matches nothing, after the same work as any search.
+      const touchesSecret = queryTouchesSecret(args.value.query, configuredSecrets(scope.options.config));
       try {
-        return toolResult(await search(scope, { ...args.value, terms, only }));
+        const result = await search(scope, { ...args.value, terms, only });
+        return toolResult(touchesSecret ? noHits() : result);
       } catch (error) {
         const f = gatewayFailure(error, 'Searching the transcripts failed.');
         return failure(f.status, f.error);
