@@ -10,4 +10,4 @@ export {
   keepsMessage,
   sanitizeHistory,
 } from './sanitize-history.js';
-export { TRUNCATION_SUFFIX, truncateText, utf8ByteLength } from './truncate-text.js';
+export { cutText, TRUNCATION_SUFFIX, truncateText, utf8ByteLength } from './truncate-text.js';

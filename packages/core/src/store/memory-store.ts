@@ -25,7 +25,7 @@ import type {
   WatchListQuery,
 } from '../interfaces/store.js';
 import { serializeRecord } from './record-rows.js';
-import { scoreSearchText, searchableText, searchTerms } from './search-text.js';
+import { scoreSearchWords, searchableText, searchTerms, searchWords } from './search-text.js';
 import {
   SerializedStore,
   type SerializedStoreOptions,
@@ -100,6 +100,8 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   /** Each session's logged (`status`, `patch`) changes, oldest first; messages are not logged. */
   private readonly changeLogs = new Map<string, readonly LoggedChange[]>();
   private readonly watches = new Map<string, SessionWatch>();
+  /** The words search indexes, per stored message (stored messages are never changed in place). */
+  private readonly indexedWords = new WeakMap<StoredMessage, readonly string[]>();
   private undoLog: Undo[] | undefined;
 
   get operations(): SynchronousStoreOperations {
@@ -218,8 +220,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     const scored: Array<MessageSearchHit & { score: number }> = [];
     for (const session of this.matchingSessions({ ...query, includeArchived: true, limit: undefined })) {
       for (const message of this.transcripts.get(session.key) ?? []) {
-        const text = searchableText(message);
-        const score = text === undefined ? 0 : scoreSearchText(text, terms);
+        const score = scoreSearchWords(this.wordsOf(message), terms);
         if (score > 0) scored.push({ sessionKey: session.key, message, score });
       }
     }
@@ -476,6 +477,17 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   }
 
   // --- internals ---
+
+  /** The words search indexes for a stored message, computed at its first search. */
+  private wordsOf(message: StoredMessage): readonly string[] {
+    let words = this.indexedWords.get(message);
+    if (words === undefined) {
+      const text = searchableText(message);
+      words = text === undefined ? [] : searchWords(text);
+      this.indexedWords.set(message, words);
+    }
+    return words;
+  }
 
   private matchingSessions(query: SessionListQuery): SessionRecord[] {
     const now = query.now ?? Date.now();
