@@ -158,7 +158,7 @@ async function joinCluster(
     onInstanceLost(error) {
       log.error(
         { err: error.message },
-        "this instance can no longer run jobs (its connection to PostgreSQL failed): the other instances take its runs over; stopping",
+        'this instance can no longer run jobs (its connection to PostgreSQL failed): the other instances take its runs over; stopping',
       );
       onFailure(error);
     },
