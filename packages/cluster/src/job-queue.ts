@@ -76,6 +76,12 @@ export interface WorkersOptions {
    * (graphile-worker 0.17 locks jobs and named queues by pool id).
    */
   onWorker(poolId: string): void;
+  /**
+   * Called when a runner could not record the outcome of a job (the database went away as the job
+   * ended) and stops by itself, unless the runners are stopping anyway: the job stays locked to this
+   * instance, so the instance must stop for the others to run it.
+   */
+  onOutcomeLost(error: Error): void;
   log: Logger;
 }
 
@@ -112,6 +118,7 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
   });
   const runners: Runner[] = [];
   const pools: WatchedPool[] = [];
+  let stopping = false;
   const watch = watchReadyJobs({
     query: (text, values) => options.pool.query(text, values),
     pools: () => pools,
@@ -119,6 +126,7 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
     log,
   });
   const stopAll = async () => {
+    stopping = true;
     watch.stop();
     pools.length = 0;
     await Promise.allSettled(runners.map((runner) => runner.stop()));
@@ -132,6 +140,10 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
         // A new job's notice reaches every pool; the watcher wakes only the pool of its task.
         workerPool.nudge = () => void watch.check();
       });
+      // Logged by graphile-worker already; only the instance's owner must hear of it.
+      events.on('pool:fatalError', ({ error }) => {
+        if (!stopping) options.onOutcomeLost(error instanceof Error ? error : new Error(String(error)));
+      });
       pools.push({ idle: trackIdleWorkers(events), tasks: Object.keys(spec.taskList) });
       runners.push(
         await run({
@@ -142,6 +154,11 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
           noHandleSignals: true,
           events,
           logger,
+          // Unbatched, graphile-worker records a job's outcome without awaiting it: a database that is
+          // unreachable as a job ends (a shutdown while the server is down) rejects with nobody
+          // listening, which crashes the process. Batched, the failure is caught and logged, and
+          // reported as `pool:fatalError`. A delay of 0 batches only what ends in the same tick.
+          preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
         }),
       );
     }

@@ -50,9 +50,11 @@ export interface PostgresClusterOptions {
   /** How often a lease holder checks its connection. Default 5000 ms. */
   leaseHeartbeatMs?: number;
   /**
-   * Called once if this instance's control connection to PostgreSQL fails: the others will treat
-   * it as dead and run its jobs, so it must stop running turns. Default: log the error. The
-   * reference app shuts down and exits 1, for its supervisor to restart it.
+   * Called once if this instance's control connection to PostgreSQL fails (the others will treat
+   * it as dead and run its jobs), or if it could not record the outcome of a job because the
+   * database went away as the job ended (the job stays locked to this instance until it stops).
+   * Either way it must stop running turns. Default: log the error. The reference app shuts down
+   * and exits 1, for its supervisor to restart it.
    */
   onInstanceLost?(error: Error): void;
   /** Default silent. */
@@ -121,6 +123,15 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
     return client;
   };
 
+  let stopped = false;
+  let lost = false;
+  const instanceLost = (error: Error) => {
+    if (lost || stopped) return;
+    lost = true;
+    if (options.onInstanceLost) options.onInstanceLost(error);
+    else log.error({ err: error.message }, 'cluster: this instance can no longer run jobs');
+  };
+
   let registry: InstanceRegistry;
   try {
     await runMigrations({ pgPool: pool, logger: undefined });
@@ -130,9 +141,7 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
       id: instanceId,
       orphanGraceMs: settings.orphanGraceMs,
       log,
-      onLost:
-        options.onInstanceLost ??
-        ((error) => log.error({ err: error.message }, 'cluster: the control connection failed')),
+      onLost: instanceLost,
     });
   } catch (error) {
     await pool.end().catch(() => {});
@@ -149,7 +158,6 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
   let reaper: NodeJS.Timeout | undefined;
   let reaping: Promise<ReapReport> | undefined;
   const leases = new Set<ChannelLease>();
-  let stopped = false;
 
   const sqlIn = (tx: StoreTransaction) => {
     if (!hasSql(tx)) {
@@ -220,6 +228,7 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
             log.warn({ err: (error as Error).message, poolId }, 'cluster: could not register a worker pool');
           });
         },
+        onOutcomeLost: instanceLost,
         log,
       });
       reaper = setInterval(() => {

@@ -80,6 +80,9 @@ async function start(
     maxJobsPerLane: Number.POSITIVE_INFINITY,
     pollIntervalMs: 100,
     onWorker: () => {},
+    onOutcomeLost: (error) => {
+      throw error;
+    },
     log: silentLogger,
   });
   open.push({ workers, pool });

@@ -32,6 +32,13 @@ export interface TestPostgres {
   createDatabase(name?: string): Promise<string>;
   /** Ends every other connection to `database` (`pg_terminate_backend`); returns how many. */
   terminateConnections(database: string): Promise<number>;
+  /**
+   * Shuts the server down (fast: connections are ended, nothing more is accepted) and keeps its
+   * files, as a database that went away does; {@link TestPostgres.startServer} brings it back.
+   */
+  stopServer(): Promise<void>;
+  /** Starts the server again after {@link TestPostgres.stopServer}, on the same port with the same data. */
+  startServer(): Promise<void>;
   /** Stops the server and removes its files. */
   stop(): Promise<void>;
 }
@@ -62,6 +69,28 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   const exec = (file: string, args: string[]) =>
     asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, file), ...args]) : run(join(bin, file), args);
   const port = await freePort();
+  const settings = [
+    `-c listen_addresses=127.0.0.1`,
+    `-p ${port}`,
+    `-k ${dir}`,
+    '-c fsync=off',
+    '-c full_page_writes=off',
+    '-c max_connections=200',
+  ].join(' ');
+  const startServer = async () => {
+    await exec('pg_ctl', [
+      '-D',
+      data,
+      '-o',
+      settings,
+      '-l',
+      join(dir, 'server.log'),
+      '-w',
+      '-t',
+      '30',
+      'start',
+    ]);
+  };
   try {
     await exec('initdb', [
       '-D',
@@ -77,26 +106,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       '--locale=C',
       '--no-sync',
     ]);
-    const settings = [
-      `-c listen_addresses=127.0.0.1`,
-      `-p ${port}`,
-      `-k ${dir}`,
-      '-c fsync=off',
-      '-c full_page_writes=off',
-      '-c max_connections=200',
-    ].join(' ');
-    await exec('pg_ctl', [
-      '-D',
-      data,
-      '-o',
-      settings,
-      '-l',
-      join(dir, 'server.log'),
-      '-w',
-      '-t',
-      '30',
-      'start',
-    ]);
+    await startServer();
   } catch (error) {
     const log = existsSync(join(dir, 'server.log')) ? readFileSync(join(dir, 'server.log'), 'utf8') : '';
     rmSync(dir, { recursive: true, force: true });
@@ -112,6 +122,10 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     password,
     createDatabase: (name) => createTestDatabase(url, name),
     terminateConnections: (database) => terminateTestConnections(url, database),
+    async stopServer() {
+      await exec('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    },
+    startServer,
     async stop() {
       await exec('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});
       rmSync(dir, { recursive: true, force: true });
