@@ -153,8 +153,10 @@ describe('several runtimes on one PostgreSQL', () => {
 
   it('gives each watcher one notice and one wake, whichever instance queued, ran or fired it', async () => {
     const url = await server.createDatabase();
-    const a = await startInstance(url, 40);
-    const b = await startInstance(url, 40);
+    // Each watcher may see its target (visibility agent): a watch is guarded when set and when it fires.
+    const seesAgent = { config: { tools: { sessions: { visibility: 'agent' as const } } } };
+    const a = await startInstance(url, 40, [], seesAgent);
+    const b = await startInstance(url, 40, [], seesAgent);
     const pairs = Array.from({ length: 6 }, (_, i) => ({
       watcher: `agent:main:memory:dm:watcher${i}`,
       target: `agent:main:memory:dm:target${i}`,
