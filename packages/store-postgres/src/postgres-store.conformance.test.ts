@@ -7,8 +7,6 @@ let server: TestPostgres;
 beforeAll(async () => {
   server = await startTestPostgres();
 });
-// Stopping the cluster after this suite's 60-odd databases took over a minute on a 2-core machine at
-// load 15-24 (the tests themselves all passed; a lone stop after 40 databases takes about 6 s).
-afterAll(() => server?.stop(), 180_000);
+afterAll(() => server?.stop());
 
 runStoreConformance('PostgresStore', async () => openPostgresStore({ url: await server.createDatabase() }));
