@@ -5,7 +5,7 @@ import { runMigrations } from 'graphile-worker';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresCluster } from '../src/index.js';
-import { ADD_JOB_SQL, runJobParams, startWorkers } from '../src/job-queue.js';
+import { addJobInTransaction, runJob, startWorkers } from '../src/job-queue.js';
 
 let server: TestPostgres;
 beforeEach(async () => {
@@ -95,7 +95,10 @@ describe('a cluster member whose database went away', () => {
       onOutcomeLost: (error) => lost.push(error),
       log: silentLogger,
     });
-    await pool.query(ADD_JOB_SQL, runJobParams({ runId: 'r1', sessionKey: 'agent:main:main', lane: 'main' }));
+    await addJobInTransaction(
+      (text, values) => pool.query(text, values),
+      runJob({ runId: 'r1', sessionKey: 'agent:main:main', lane: 'main' }),
+    );
     await running.promise;
     await server.stopServer();
     ended.settle();
