@@ -32,10 +32,16 @@ const childStep = (request: ModelRequest) => {
 describe.each(STORE_KINDS)('sessions_yield through the runtime (%s store)', (storeKind) => {
   it('ends the turn at once, wakes once per arriving result with the reason, and never busy-loops', async () => {
     const afterYield: ModelRequest[] = [];
+    // Each child finishes when the test says so: one result arrives per wake, however busy the machine.
+    const finish = new Map<string, () => void>();
+    const gatedChild = (request: ModelRequest) => {
+      const task = userTexts(request)[0]?.split('\n').at(-1) ?? '';
+      return new Promise<string>((resolve) => finish.set(task, () => resolve(`result of ${task}`)));
+    };
     h = await startSubagentHarness({
       storeKind,
       script: (request) => {
-        if (isSubagent(request)) return childStep(request);
+        if (isSubagent(request)) return gatedChild(request);
         const tail = last(request);
         if (tail?.role === 'toolResult' && tail.toolName === 'sessions_yield') afterYield.push(request);
         if (tail?.role === 'toolResult' && tail.toolName === 'sessions_spawn') {
@@ -46,7 +52,7 @@ describe.each(STORE_KINDS)('sessions_yield through the runtime (%s store)', (sto
         }
         if (announcesSeen(request) === 0) {
           return {
-            toolCalls: ['alpha:100', 'beta:600', 'gamma:1100'].map((task) => ({
+            toolCalls: ['alpha', 'beta', 'gamma'].map((task) => ({
               name: 'sessions_spawn',
               arguments: { task },
             })),
@@ -60,6 +66,16 @@ describe.each(STORE_KINDS)('sessions_yield through the runtime (%s store)', (sto
     });
     await seedMain(h.store);
     await h.runtime.gateway.call('agent', { sessionKey: MAIN, message: 'Research three things' });
+    const parentCalls = () => h!.model.requests.filter((r) => !isSubagent(r)).length;
+    await waitFor(
+      () => finish.size === 3 && parentCalls() === 2,
+      8000,
+      'three children running, the parent yielded',
+    );
+    for (const [index, task] of ['alpha', 'beta', 'gamma'].entries()) {
+      finish.get(task)!();
+      await waitFor(() => parentCalls() === 3 + index, 8000, `the wake for ${task}`);
+    }
     await waitFor(() => h!.channel.sent.some((m) => m.text === 'all three are in'), 8000, 'the final answer');
     await quiesce(h);
     const parent = h.model.requests.filter((r) => !isSubagent(r));
