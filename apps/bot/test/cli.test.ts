@@ -111,7 +111,7 @@ describe('colloquy CLI against a running app', () => {
     const bad = await cli('sessions', 'search', '--offset=-2', 'pong');
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--offset must be a whole number of at least 0, got "-2".');
-  });
+  }, 60_000); // eight CLI processes: each took 2.3 s to start on 2 busy cores (0.3 s of CPU)
 
   it('explains a missing session, a wrong token and a bot that is not running', async () => {
     const missing = await cli('sessions', 'history', 'agent:main:nowhere:dm:x');
@@ -320,7 +320,8 @@ describe('a second colloquy start on the same ports', () => {
       expect(run.stderr).toContain(
         `Colloquy could not start: 127.0.0.1:${port(running.webchatUrl)} (the web chat) is already in use: Colloquy is probably already running (pid ${running.child.pid}`,
       );
-      expect(run.stderr).toContain(`set gateway.port and channels.webchat.port in ${second}`);
+      expect(run.stderr).toContain(`COLLOQUY_WEBCHAT_PORT=8420 COLLOQUY_GATEWAY_PORT=8421`);
+      expect(run.stderr).toContain(`set channels.webchat.port and gateway.port in ${second}`);
       expect(`${run.stdout}${run.stderr}`).not.toMatch(/stack|\n\s+at /);
     } finally {
       await running.cleanup();
@@ -347,5 +348,20 @@ describe('colloquy sessions send without a model', () => {
       cwd: bare.dir,
     });
     expect(history.stdout).toMatch(/assistant:\n {2}Commands:/);
+  });
+
+  it('says up front that a chat message needs a model, and stores nothing', async () => {
+    bare ??= await startApp({}, {});
+    const run = await runCliProcess(['sessions', 'send', 'main', 'hi', '--state-dir', 'state'], {
+      cwd: bare.dir,
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('The bot has no model, so nothing can answer yet.');
+    expect(run.stderr).toContain('COLLOQUY_MODEL=openai/gpt-4o-mini');
+    expect(run.stderr).not.toContain('The run ended with status error');
+    const history = await runCliProcess(['sessions', 'history', 'main', '--state-dir', 'state', '--json'], {
+      cwd: bare.dir,
+    });
+    expect(history.stdout).not.toContain('"hi"');
   });
 });

@@ -229,6 +229,22 @@ describe('gateway over WebSocket', () => {
     await waitFor(() => events.some((e) => e.type === 'run.ended' && e.runId === second.runId));
   });
 
+  it('tells a client without reconnect that the server closed the connection, and why it stays closed', async () => {
+    await boot();
+    client = createGatewayClient({ url: server!.url, token: TOKEN, reconnect: false });
+    await client.ready();
+    await server!.close();
+    server = undefined;
+    await waitFor(() => client!.state === 'closed');
+    const error = await client.call('agents.list', {}).catch((e: unknown) => e);
+    expect(isColloquyError(error) && error.code).toBe('ABORTED');
+    expect(isColloquyError(error) && error.details.reason).toBe('closed');
+    expect((error as Error).message).toMatch(
+      /^The gateway closed the connection \(WebSocket code \d+\): the server stopped/,
+    );
+    expect((error as Error).message).toContain('without the reconnect option');
+  });
+
   it('fails a non-repeatable call cut by a disconnect with ABORTED instead of sending it twice', async () => {
     await boot();
     h!.store.putSession(

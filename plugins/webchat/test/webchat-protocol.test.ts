@@ -394,6 +394,16 @@ describe('web chat bad input', () => {
   });
 });
 
+/** A client signed in as the owner through `?admin=`, with the cookie that login sets. */
+async function ownerClient(base: string) {
+  const login = await fetch(new URL(`?admin=${ADMIN_TOKEN}`, base), { redirect: 'manual' });
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  return client(base, { cookie });
+}
+
 describe('web chat owner access', () => {
   it('refuses the session API without the admin token', async () => {
     const { base } = await start();
@@ -436,12 +446,7 @@ describe('web chat owner access', () => {
 
   it('marks messages from the signed-in admin as the owner, and nobody else', async () => {
     const { base, host } = await start();
-    const login = await fetch(new URL(`?admin=${ADMIN_TOKEN}`, base), { redirect: 'manual' });
-    const cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const owner = await client(base, { cookie });
+    const owner = await ownerClient(base);
     await owner.next('ready');
     owner.send({ type: 'message', text: '/send off' });
     const visitor = await client(base);
@@ -453,14 +458,25 @@ describe('web chat owner access', () => {
     expect(marks).toEqual([false, true]);
   });
 
+  it('leaves out of the panel a visitor whose session no run ever started (slash commands only)', async () => {
+    const { base, host } = await start();
+    host.addSession({ key: 'agent:main:webchat:dm:v_commands', kind: 'dm', channel: 'webchat' });
+    host.addSession({
+      key: 'agent:main:webchat:dm:v_talker',
+      kind: 'dm',
+      channel: 'webchat',
+      status: 'done',
+    });
+    const owner = await ownerClient(base);
+    await owner.next('ready');
+    const panel = await owner.next('sessions');
+    expect(panel.sessions.map((row) => row.key)).toEqual(['agent:main:webchat:dm:v_talker']);
+    expect(panel.total).toBe(1);
+  });
+
   it('shows the owner a session tree that updates as runs start and end', async () => {
     const { base, host } = await start();
-    const login = await fetch(new URL(`?admin=${ADMIN_TOKEN}`, base), { redirect: 'manual' });
-    const cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const owner = await client(base, { cookie });
+    const owner = await ownerClient(base);
     expect((await owner.next('ready')).admin).toBe(true);
     await owner.next('sessions');
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { isColloquyError } from '@colloquy/core';
+import { ENV } from '../config/env-overlay.js';
 import type { BotConfig } from '../config/load-config.js';
 import { DEFAULT_STATE_DIR } from '../config/paths.js';
 import { readRunInfo } from '../state/state-dir.js';
@@ -52,6 +53,6 @@ export async function busyPortMessage(busy: BusyPort, config: BotConfig): Promis
   const where = config.file ?? `a config file (\`${CLI} init\` writes one)`;
   return [
     `${busy.host}:${busy.port} (${what}) is already in use: Colloquy is probably already running${holder ? ` (${holder})` : ''}.`,
-    `Stop it first, or run this one on other ports: set gateway.port and channels.webchat.port in ${where} (0 picks free ones).`,
+    `Stop it first, or run this one on other ports: ${ENV.webchatPort}=8420 ${ENV.gatewayPort}=8421 ${CLI} start, or set channels.webchat.port and gateway.port in ${where} (0 picks free ones).`,
   ].join('\n');
 }

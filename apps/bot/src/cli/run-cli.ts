@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { isColloquyError } from '@colloquy/core';
+import { type ColloquyError, isColloquyError } from '@colloquy/core';
 import { type CliIo, processIo, writeLines } from './cli-io.js';
 import { CLI } from './cli-name.js';
 
@@ -108,11 +108,20 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     }
   } catch (error) {
     if (isColloquyError(error)) {
-      writeLines(io.err, error.message);
+      writeLines(io.err, cliMessage(error));
       return 1;
     }
     throw error;
   }
+}
+
+/** What the CLI prints for a typed error: its message, or a plainer one where the library's names an option. */
+function cliMessage(error: ColloquyError): string {
+  const { reason } = error.details as { reason?: unknown };
+  if (error.code === 'ABORTED' && reason === 'closed') {
+    return 'The bot closed the connection: it stopped or restarted. Run the command again once it is back.';
+  }
+  return error.message;
 }
 
 function version(): string {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseSlashCommand, SLASH_COMMANDS } from './parse-slash-command.js';
 
@@ -6,6 +7,11 @@ describe('parseSlashCommand', () => {
     for (const { name } of SLASH_COMMANDS) {
       expect(parseSlashCommand(`/${name} a b`)).toEqual({ name, rest: 'a b', args: ['a', 'b'] });
     }
+  });
+
+  it('has a row in the README table for every command /help lists', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const { usage } of SLASH_COMMANDS) expect(readme).toContain(`| \`${usage.replaceAll('|', '\\|')}\``);
   });
 
   it("accepts Telegram's /command@botname form and any case", () => {

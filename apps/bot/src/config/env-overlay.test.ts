@@ -11,6 +11,22 @@ describe('applyEnvironment', () => {
     expect(applyEnvironment(file, { COLLOQUY_DATABASE_URL: url }).input).toEqual(file);
   });
 
+  it('fills the gateway and web chat ports, as numbers, unless the file sets them', () => {
+    const env = { COLLOQUY_GATEWAY_PORT: '9101', COLLOQUY_WEBCHAT_PORT: '9100' };
+    const filled = applyEnvironment({}, env);
+    expect(filled.input).toEqual({ gateway: { port: 9101 }, channels: { webchat: { port: 9100 } } });
+    expect(filled.applied).toEqual([
+      'gateway.port from COLLOQUY_GATEWAY_PORT',
+      'channels.webchat.port from COLLOQUY_WEBCHAT_PORT',
+    ]);
+    const file = { gateway: { port: 1 }, channels: { webchat: { port: 2, host: '127.0.0.1' } } };
+    expect(applyEnvironment(file, env).input).toEqual(file);
+    // Not a number: kept as written, so validation names the setting and the value.
+    expect(applyEnvironment({}, { COLLOQUY_WEBCHAT_PORT: 'eighty' }).input).toEqual({
+      channels: { webchat: { port: 'eighty' } },
+    });
+  });
+
   it('fills the model and an OpenAI-compatible provider named after it', () => {
     const { input, applied } = applyEnvironment(
       {},

@@ -19,6 +19,8 @@ export const ENV = {
   logFormat: 'COLLOQUY_LOG_FORMAT',
   gatewayUrl: 'COLLOQUY_GATEWAY_URL',
   databaseUrl: 'COLLOQUY_DATABASE_URL',
+  gatewayPort: 'COLLOQUY_GATEWAY_PORT',
+  webchatPort: 'COLLOQUY_WEBCHAT_PORT',
 } as const;
 
 /** The OpenAI API root used when only `OPENAI_API_KEY` is set. */
@@ -39,7 +41,8 @@ export interface EnvOverlay {
  * Fills config gaps from the environment: the default model (`COLLOQUY_MODEL`), its provider
  * (`OPENAI_BASE_URL`/`OPENAI_API_KEY`, or `ANTHROPIC_API_KEY` for `anthropic/...`), channel
  * accounts (`TELEGRAM_BOT_TOKEN`, `DISCORD_BOT_TOKEN`), WhatsApp (`COLLOQUY_WHATSAPP=1`), the gateway
- * token (`COLLOQUY_TOKEN`), the database (`COLLOQUY_DATABASE_URL`) and the log level (`COLLOQUY_LOG_LEVEL`). A setting present in the config
+ * token (`COLLOQUY_TOKEN`), the ports (`COLLOQUY_GATEWAY_PORT`, `COLLOQUY_WEBCHAT_PORT`), the database
+ * (`COLLOQUY_DATABASE_URL`) and the log level (`COLLOQUY_LOG_LEVEL`). A setting present in the config
  * always wins.
  *
  * @param input - the parsed config file (an object), or `{}`
@@ -100,6 +103,11 @@ export function applyEnvironment(input: Record<string, unknown>, env: Env = proc
     gateway.token = token;
     applied.push(`gateway.token from ${ENV.token}`);
   }
+  const gatewayPort = value(ENV.gatewayPort);
+  if (gateway.port === undefined && gatewayPort !== undefined) {
+    gateway.port = portValue(gatewayPort);
+    applied.push(`gateway.port from ${ENV.gatewayPort}`);
+  }
   pruneEmpty(config, 'gateway');
 
   const channels = objectAt(config, 'channels');
@@ -116,6 +124,13 @@ export function applyEnvironment(input: Record<string, unknown>, env: Env = proc
     channels.whatsapp = {};
     applied.push(`channels.whatsapp from ${ENV.whatsapp}`);
   }
+  const webchatPort = value(ENV.webchatPort);
+  const webchat = objectAt(channels, 'webchat');
+  if (webchat.port === undefined && webchatPort !== undefined) {
+    webchat.port = portValue(webchatPort);
+    applied.push(`channels.webchat.port from ${ENV.webchatPort}`);
+  }
+  pruneEmpty(channels, 'webchat');
   pruneEmpty(config, 'channels');
 
   const storage = objectAt(config, 'storage');
@@ -165,6 +180,11 @@ function fillAccounts(channels: Record<string, unknown>, id: string, accounts: u
 function providerOf(modelRef: string): string {
   const slash = modelRef.indexOf('/');
   return slash > 0 ? modelRef.slice(0, slash) : '';
+}
+
+/** A port as a number when it is written as one; anything else is kept, so validation names it. */
+function portValue(v: string): number | string {
+  return /^\d{1,5}$/.test(v) ? Number(v) : v;
 }
 
 function isTruthy(v: string | undefined): boolean {

@@ -20,6 +20,24 @@ function write(name: string, text: string): string {
 }
 
 describe('loadBotConfig', () => {
+  it('takes the ports from the environment and reports a port that is not a number', async () => {
+    const loaded = await loadBotConfig({
+      env: { COLLOQUY_GATEWAY_PORT: '9101', COLLOQUY_WEBCHAT_PORT: '9100' },
+      baseDir: dir,
+    });
+    expect(loaded.ok).toBe(true);
+    if (!loaded.ok) return;
+    expect(loaded.config.core.gateway.port).toBe(9101);
+    expect(loaded.config.webchat.port).toBe(9100);
+    expect(loaded.config.fromEnvironment).toContain('gateway.port from COLLOQUY_GATEWAY_PORT');
+
+    const bad = await loadBotConfig({ env: { COLLOQUY_WEBCHAT_PORT: 'eighty' }, baseDir: dir });
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(bad.issues.map((issue) => issue.path)).toContain('channels.webchat.port');
+    expect(bad.fromEnvironment).toEqual(['channels.webchat.port from COLLOQUY_WEBCHAT_PORT']);
+  });
+
   it('adds a token written in the config file to the redaction list, not only tokens from the environment', async () => {
     const file = write(
       'c.json5',

@@ -13,6 +13,7 @@ import type { TelegramConfig } from '@colloquy/plugin-telegram';
 import { resolveWebChatConfig } from '@colloquy/plugin-webchat';
 import type { WhatsAppConfig } from '@colloquy/plugin-whatsapp';
 import JSON5 from 'json5';
+import { CLI } from '../cli/cli-name.js';
 import {
   type AppSection,
   AppSectionSchema,
@@ -181,7 +182,7 @@ async function readConfigFile(
       ok: false,
       issue: {
         path: '(file)',
-        expected: `a readable config file at ${file} (create one with \`colloquy init\`)`,
+        expected: `a readable config file at ${file} (create one with \`${CLI} init\`)`,
         got: code === 'ENOENT' ? 'no such file' : String(code ?? error),
       },
     };

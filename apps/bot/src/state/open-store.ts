@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Logger, Store } from '@colloquy/core';
 import type { BotConfig } from '../config/load-config.js';
-import { ensureStateDir, STATE_FILES, tightenFiles } from './state-dir.js';
+import { createPrivateFile, ensureStateDir, STATE_FILES, tightenFiles } from './state-dir.js';
 
 /**
  * Opens the bot's Store: PostgreSQL when `storage.url` (or `COLLOQUY_DATABASE_URL`) is set, else
@@ -24,6 +24,10 @@ export async function openBotStore(config: BotConfig, log: Logger): Promise<Stor
   await ensureStateDir(config.stateDir, tightened);
   const { openSqliteStore } = await import('@colloquy/store-sqlite');
   const file = join(config.stateDir, STATE_FILES.database);
+  // A new database starts 0600, and SQLite gives its companions the same mode: only files that were
+  // already there (made by an older release, or copied in by hand) can need tightening, and only
+  // those are worth a warning.
+  await createPrivateFile(file);
   // Group commit: the transactions of one event-loop turn share one SQLite commit. The runtime awaits
   // `flush()` wherever a write must be durable (before acknowledging a message, calling the model,
   // or delivering a reply), so nothing is acknowledged before it is on disk. The log is copied into

@@ -69,6 +69,25 @@ export async function tightenFiles(
   }
 }
 
+/**
+ * Creates an empty file readable by its owner only (0600) when it is missing; an existing file is
+ * left as it is. SQLite accepts an empty file as a new database and creates its `-wal` and `-shm`
+ * companions with the database file's permissions, so a fresh state directory never holds a
+ * transcript others can read, and nothing needs tightening afterwards.
+ *
+ * @param file - the absolute path
+ * @returns true when the file was created now
+ */
+export async function createPrivateFile(file: string): Promise<boolean> {
+  try {
+    await writeFile(file, '', { mode: 0o600, flag: 'wx' });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
 /** A secret read from (or just written to) the state directory. */
 export interface StateSecret {
   value: string;

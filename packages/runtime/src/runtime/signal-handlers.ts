@@ -6,8 +6,8 @@ export interface SignalHandlerOptions {
   /** Signals to handle. Default `SIGINT` and `SIGTERM`. */
   signals?: readonly NodeJS.Signals[];
   /**
-   * Called after shutdown with the exit code: 0 after a signal, 1 after a `failure`, a shutdown that
-   * failed, or a second signal. Default `process.exit`.
+   * Called after shutdown with the exit code: 0 after a signal (also when a second signal cut the
+   * drain short), 1 after a `failure` or a shutdown that failed. Default `process.exit`.
    */
   exit?: (code: number) => void;
   /**
@@ -31,8 +31,10 @@ export interface SignalHandlerOptions {
 /**
  * Routes SIGINT, SIGTERM and a `failure` to the one shutdown path: the first of them drains and
  * shuts the runtime down, then exits with the code its cause calls for (0 for a signal, 1 for a
- * failure or a shutdown that failed); a second signal exits at once with code 1 (a repeat within
- * `repeatWindowMs` of the first, the same Ctrl-C forwarded by a package manager, is ignored).
+ * failure or a shutdown that failed). A second signal exits at once, with the same code: a user who
+ * presses Ctrl-C twice asked to stop and gets a clean exit, since what the drain did not finish is
+ * durable and resumes on the next start (a repeat within `repeatWindowMs` of the first, the same
+ * Ctrl-C forwarded by a package manager, is ignored).
  *
  * @param runtime - anything with `shutdown({ drainMs })` (the runtime)
  * @param options - signals, exit function, drain budget, logger
@@ -55,9 +57,11 @@ export function installSignalHandlers(
   const failure = options.failure;
   let stopping = false;
   let firstAt = 0;
+  let stopCode: 0 | 1 = 0;
   /** Shuts down once; `code` is the exit code a clean shutdown ends with. */
   const shutDown = (code: 0 | 1) => {
     stopping = true;
+    stopCode = code;
     runtime.shutdown(options.drainMs === undefined ? {} : { drainMs: options.drainMs }).then(
       () => exit(code),
       (error: unknown) => {
@@ -72,8 +76,8 @@ export function installSignalHandlers(
       return;
     }
     if (stopping) {
-      log.warn({ signal }, 'second signal: exiting now');
-      exit(1);
+      log.warn({ signal }, 'second signal: exiting now; unfinished runs resume on the next start');
+      exit(stopCode);
       return;
     }
     log.info({ signal }, 'shutting down');

@@ -168,7 +168,13 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       }
     }
     if (!backoff) {
-      fail(new ColloquyError('ABORTED', 'The gateway connection closed (reconnect is off).', { code }));
+      fail(
+        new ColloquyError(
+          'ABORTED',
+          `The gateway closed the connection (WebSocket code ${code}): the server stopped or restarted. This client was made without the reconnect option, so it stays closed.`,
+          { code, reason: 'closed' },
+        ),
+      );
       return;
     }
     state = 'reconnecting';

@@ -141,7 +141,13 @@ export function createGatewayBridge(options: {
   const sessionRows = async (): Promise<{ total: number; sessions: SessionRow[] } | undefined> => {
     if (!gateway) return undefined;
     const result = await gateway.call('sessions.list', { limit: PANEL_LIMIT });
-    return { total: result.total, sessions: result.sessions.map(toSessionRow) };
+    // A session no run ever started holds no conversation: a visitor who only sent slash commands
+    // (answered by the bot and, by design, not stored: a command's answer may quote sessions that
+    // others who can read this transcript may not see). The panel leaves them out, and out of the
+    // total as far as this page tells.
+    const conversations = result.sessions.filter((session) => session.status !== undefined);
+    const left = result.sessions.length - conversations.length;
+    return { total: result.total - left, sessions: conversations.map(toSessionRow) };
   };
 
   const pushPanel = async (): Promise<void> => {

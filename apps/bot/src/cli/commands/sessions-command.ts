@@ -10,6 +10,8 @@ import {
   searchSnippet,
   searchTerms,
 } from '@colloquy/core';
+import { parseSlashCommand } from '../../commands/parse-slash-command.js';
+import { MODEL_HELP, MODEL_RESTART_HINT } from '../../config/model-help.js';
 import { authorLabel, messageText } from '../../format/render-messages.js';
 import { compactCount, timeAgo } from '../../format/units.js';
 import { type CliIo, writeLines } from '../cli-io.js';
@@ -319,8 +321,18 @@ async function send(args: readonly string[], io: CliIo): Promise<number> {
     );
   }
   const timeoutSeconds = positiveInt(values.timeout, 120, '--timeout');
-  const { client } = await connectGateway(connectFlags(values), io);
+  const { client, runInfo, config } = await connectGateway(connectFlags(values), io);
   try {
+    const modelless = runInfo?.model === undefined && !config?.core.agents.list.some((agent) => agent.model);
+    if (runInfo && modelless && parseSlashCommand(message) === undefined) {
+      // The bot would store the message and end the run in an error; say why first, as the web chat does.
+      writeLines(
+        io.err,
+        `The bot has no model, so nothing can answer yet. ${MODEL_RESTART_HINT}`,
+        MODEL_HELP,
+      );
+      return 1;
+    }
     const queued = await client
       .call('agent', {
         sessionKey: key,

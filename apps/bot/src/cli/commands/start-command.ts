@@ -118,6 +118,9 @@ function banner(bot: Bot, config: BotConfig): string[] {
   lines.push(`  Storage:     ${describeStorage(config)}`);
   lines.push(`  State:       ${stateDir}`);
   lines.push(`  Config:      ${config.file ? displayPath(config.file, config.baseDir) : 'embedded default'}`);
+  for (const [index, setting] of config.fromEnvironment.entries()) {
+    lines.push(`  ${index === 0 ? 'Environment: ' : '             '}${setting}`);
+  }
   if (bot.model) {
     lines.push(`  Model:       ${bot.model}`);
   } else {
