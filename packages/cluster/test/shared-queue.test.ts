@@ -132,17 +132,33 @@ describe('several runtimes on one PostgreSQL', () => {
 
   it('folds messages queued behind a running turn into one turn, whichever instance queued them', async () => {
     const url = await server.createDatabase();
-    const a = await startInstance(url, 300);
-    const b = await startInstance(url, 300);
+    // The first turn holds in its model call until the others are queued behind it.
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    const script: ScriptFn = async (request) => {
+      const last = request.messages.at(-1);
+      const text = typeof last?.content === 'string' ? last.content : 'wake';
+      if (text.includes('first')) await firstHeld;
+      return `re: ${text}`;
+    };
+    const a = await startInstance(url, 0, [], { script });
+    const b = await startInstance(url, 0, [], { script });
     const sessionKey = 'agent:main:memory:dm:folder';
     await a.store.putSession(makeSessionRecord(sessionKey, { kind: 'dm' }));
     const first = await a.runtime.gateway.call('agent', { sessionKey, message: 'first', deliver: false });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const deadline = Date.now() + 10_000;
+    while (a.model.callCount + b.model.callCount === 0) {
+      if (Date.now() > deadline) throw new Error('the first turn did not reach the model within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     const later = await Promise.all(
       ['second', 'third', 'fourth'].map((message, i) =>
         (i % 2 ? a : b).runtime.gateway.call('agent', { sessionKey, message, deliver: false }),
       ),
     );
+    releaseFirst();
     for (const { runId } of [first, ...later]) {
       await a.runtime.gateway.call('agent.wait', { runId, timeoutMs: 10_000 });
     }
@@ -206,15 +222,22 @@ describe('several runtimes on one PostgreSQL', () => {
     const sessionKey = 'agent:main:memory:dm:slow';
     await a.store.putSession(makeSessionRecord(sessionKey, { kind: 'dm' }));
     const { runId } = await a.runtime.gateway.call('agent', { sessionKey, message: 'slow', deliver: false });
-    const deadline = Date.now() + 5000;
-    while ((await a.store.getRun(runId))?.status !== 'running' && Date.now() < deadline) {
+    // Wait until one instance is inside the model call, so the abort must cross instances.
+    const deadline = Date.now() + 10_000;
+    while (a.model.callCount + b.model.callCount === 0) {
+      if (Date.now() > deadline) throw new Error('neither instance called the model within 10 s');
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    expect((await a.store.getRun(runId))?.status).toBe('running');
     const runner = a.model.callCount > 0 ? a : b;
     const other = runner === a ? b : a;
+    expect(other.model.callCount).toBe(0);
     // The model would take 5 s; the run is killed when the abort returns, not when the model is done.
+    const abortedAt = Date.now();
     await other.runtime.gateway.call('agent.abort', { runId });
     expect((await a.store.getRun(runId))?.status).toBe('killed');
+    expect(Date.now() - abortedAt).toBeLessThan(4000);
+    expect(runner.model.callCount + other.model.callCount).toBe(1);
   });
 
   it('kills a sub-agent that yielded, from another instance: it is listed, announced, and never woken', async () => {
