@@ -136,6 +136,7 @@ describe('three instances on one PostgreSQL (graphile-worker)', () => {
 
     const spawnRounds = new Set([1, 3, 5, 7].slice(0, SPAWNS_PER_USER));
     let takeoverMs: number | undefined;
+    const killTimes: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       for (let user = 1; user <= USERS; user++) {
         const chat = { id: user, type: 'private' as const, first_name: `U${user}` };
@@ -151,6 +152,7 @@ describe('three instances on one PostgreSQL (graphile-worker)', () => {
         const victim = round === 2 ? holder : slots.find((app) => app !== holder)!;
         const index = slots.indexOf(victim);
         const killedAt = Date.now();
+        killTimes.push(killedAt);
         await kill(victim);
         if (round === 2) {
           const others = slots.filter((app) => app !== victim);
@@ -240,6 +242,26 @@ describe('three instances on one PostgreSQL (graphile-worker)', () => {
           | { status?: string; error?: string }
           | undefined;
       const cutReplies = inbound.filter((run) => deliveryOf(run)?.error?.includes('stopped while sending'));
+      // Only a kill cuts a send, and only one in flight on its victim: the cut turn ended (its send
+      // began) shortly before a kill, and each chat has at most one send in flight at a time.
+      const cutByKill = new Map<number, Set<string>>();
+      const cutLeaders = new Set(
+        cutReplies.map((run) => byId.get((run.meta?.foldedInto as string | undefined) ?? run.runId)!),
+      );
+      for (const leader of cutLeaders) {
+        const endedAt = leader.endedAt ?? Number.POSITIVE_INFINITY;
+        const killedAt = killTimes.find((at) => endedAt <= at && at - endedAt < 10_000);
+        expect(
+          killedAt,
+          `${leader.runId} was cut, but no kill came within 10 s after its turn ended`,
+        ).toBeDefined();
+        const chats = cutByKill.get(killedAt!) ?? new Set<string>();
+        expect(chats.has(leader.sessionKey), `two sends of ${leader.sessionKey} in flight at one kill`).toBe(
+          false,
+        );
+        chats.add(leader.sessionKey);
+        cutByKill.set(killedAt!, chats);
+      }
       const unanswered = inbound.filter(
         (run) => deliveryOf(run)?.status !== 'delivered' && !cutReplies.includes(run),
       );
