@@ -8,6 +8,8 @@ export {
   commonmark,
   DISCORD_MESSAGE_LIMIT,
   discord,
+  PLAIN_TEXT_LIMIT,
+  plain,
   WHATSAPP_TEXT_LIMIT,
   whatsapp,
 } from './dialects/chat-dialects.js';

@@ -3,7 +3,11 @@ import type { Gateway } from './gateway.js';
 import type { Logger } from './logger.js';
 import type { ChatType, DeliveryContext, MediaAttachment, ThreadBinding } from './records.js';
 
-/** The markdown dialect a channel renders; the plugin converts model markdown into it. */
+/**
+ * The markdown dialect a channel renders; the plugin converts model markdown into it. Each has a
+ * renderer of the same name in `@colloquy/markdown` (`telegram-html` is `telegramHtml`); `plain` is
+ * for channels that show characters as they are (a console, SMS), with no markup and no escapes.
+ */
 export type MarkdownDialect = 'commonmark' | 'telegram-html' | 'discord' | 'whatsapp' | 'plain';
 
 /** What a channel can do. Rare features live here, not in new required methods. */
@@ -54,7 +58,12 @@ export interface InboundMessage {
   };
   /** A thread or forum topic inside the chat. */
   threadId?: string;
-  /** The message text (for media, its caption). */
+  /**
+   * The message text (for media, its caption), as the person wrote it. Remove a mention of the bot
+   * only where the platform writes it as markup the model cannot read (Discord's `<@id>`), and keep
+   * a readable one (Telegram's `@name`); either way, {@link InboundMessage.mentionsBot} says whether
+   * the bot was addressed.
+   */
   text: string;
   /** Media attached to the message. */
   media?: MediaAttachment[];
@@ -133,7 +142,12 @@ export interface ChannelContext {
   pairing: PairingAccess;
   /** The slash commands the app supports (for setMyCommands and friends). */
   commands: readonly ChannelCommand[];
-  /** A logger bound to the plugin. */
+  /**
+   * A logger bound to the plugin (its lines carry the plugin id). Each level takes an object of
+   * fields and a message, or a message alone: `ctx.log.warn({ chatId, err }, 'could not send')`.
+   * Never log tokens, or message text at info level or above: the reference app masks the secrets
+   * it knows of, but an SDK user's logger may not.
+   */
   log: Logger;
   /**
    * The gateway, for plugins that show or stream session state (the web chat's owner panel and

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderMessages, renderText } from '../render.js';
-import { commonmark, discord, whatsapp } from './chat-dialects.js';
+import { commonmark, discord, plain, whatsapp } from './chat-dialects.js';
 
 describe('the Discord dialect', () => {
   const md = (markdown: string): string => renderText(markdown, discord);
@@ -130,5 +130,24 @@ describe('the CommonMark dialect', () => {
     expect(
       renderText('# T\n\n**b** [l](https://x.dev)\n\n| a | b |\n|:-|-:|\n| 1 \\| 2 | 3 |', commonmark),
     ).toBe('# T\n\n**b** [l](https://x.dev)\n\n| a | b |\n| :-- | --: |\n| 1 \\| 2 | 3 |');
+  });
+});
+
+describe('the plain dialect', () => {
+  it.each([
+    ['**bold** and *italic* and ~~gone~~', 'bold and italic and gone'],
+    ['# Title\n\ntext', 'Title\n\ntext'],
+    ['[docs](https://example.com/a) [x]', 'docs (https://example.com/a) [x]'],
+    ['a \\*literal\\* star, [brackets] and <angles>', 'a *literal* star, [brackets] and <angles>'],
+    ['* one\n* two', '- one\n- two'],
+    ['1. first\n2. second', '1. first\n2. second'],
+    ['`x = 1`', '`x = 1`'],
+    ['> quoted **line**', '> quoted line'],
+  ])('shows %j as %j, with no markup and no escapes', (input, expected) => {
+    expect(renderText(input, plain)).toBe(expected);
+  });
+
+  it('keeps fenced code in a fence, without its language', () => {
+    expect(renderText('```ts\nconst a = **b**;\n```', plain)).toBe('```\nconst a = **b**;\n```');
   });
 });

@@ -75,3 +75,28 @@ export const commonmark: Dialect = markdownDialect({
   numberGuard: '\\',
   escape: backslashEscaper('[]<'),
 });
+
+/** The default chunk length of plain text channels (consoles, SMS gateways, logs). */
+export const PLAIN_TEXT_LIMIT = 4000;
+
+/**
+ * Plain text, for channels that show characters as they are (a console, an SMS gateway, a log):
+ * no markup and no escapes. Bold, italic and strike become their text; headings are lines of their
+ * own; links read `text (url)`; lists keep `-` and numbers, quotes `>`; code blocks stay in fences
+ * and inline code in backticks, so code still stands out; tables are laid out as text.
+ */
+export const plain: Dialect = markdownDialect({
+  name: 'plain',
+  limit: PLAIN_TEXT_LIMIT,
+  strong: '',
+  emphasis: '',
+  strike: '',
+  headingLevels: 0,
+  links: 'text',
+  codeLanguage: false,
+  codeSpan: 'single',
+  tables: 'text',
+  rule: '───',
+  numberGuard: '',
+  escape: (w, text) => w.text(text),
+});

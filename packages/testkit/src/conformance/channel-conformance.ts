@@ -81,24 +81,38 @@ function longText(minLength: number): { text: string; words: string[] } {
  * @param setup - builds a fresh fixture (plugin + fake platform) for each test; see {@link ChannelConformanceFixture}
  * @param options - timeouts and the agent id; see {@link ChannelConformanceOptions}
  * @example
+ * A condensed form of the Telegram plugin's own fixture (`plugins/telegram/test/conformance.test.ts`
+ * has it whole, with the group and thread cases):
  * ```ts
  * import { runChannelPluginConformance } from '@colloquy/testkit/conformance';
+ * import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
+ * import { createTelegramPlugin } from '@colloquy/plugin-telegram';
+ *
+ * const TOKEN = '2002:conformance-token';
  *
  * runChannelPluginConformance('telegram', async () => {
- *   const platform = await startTelegramFake();
+ *   const fake = await FakeTelegram.start();
+ *   fake.addBot(TOKEN, { id: 2002, username: 'conformance_bot' });
+ *   fake.addChat('101', { type: 'private' });
+ *   fake.addChat('102', { type: 'private' });
  *   return {
  *     plugin: createTelegramPlugin({
- *       config: { accounts: [{ token: '123:TEST' }], dmPolicy: 'open' },
- *       apiRoot: platform.url,
+ *       config: { accounts: [{ token: TOKEN }], dmPolicy: 'open' },
+ *       apiRoot: fake.apiRoot,
  *     }),
  *     accountId: 'default',
  *     peers: [{ id: '101' }, { id: '102' }],
- *     chats: { group: '-100200' },
+ *     chats: {},
  *     sendTarget: { channel: 'telegram', to: '101', accountId: 'default' },
- *     inject: (m) => platform.deliver(m),
- *     readSent: () => platform.sent,
- *     isReleased: () => platform.pendingPolls === 0,
- *     cleanup: () => platform.close(),
+ *     async inject(m) {
+ *       const chat = { id: Number(m.sender.id), type: 'private' as const, first_name: 'Ada' };
+ *       const from = { id: Number(m.sender.id), is_bot: false, first_name: 'Ada' };
+ *       const { message } = fake.pushMessage(TOKEN, { chat, from, text: m.text });
+ *       return { messageId: String(message.message_id) };
+ *     },
+ *     readSent: () => fake.sent.map((s) => ({ messageId: String(s.messageId), chatId: s.chatId, text: s.text })),
+ *     isReleased: () => !fake.hasPendingPoll(TOKEN),
+ *     cleanup: () => fake.close(),
  *   };
  * });
  * ```
