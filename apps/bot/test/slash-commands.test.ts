@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import type { ModelRequest } from '@colloquy/core';
+import { openSqliteStore } from '@colloquy/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BotFixture, eventually, startBotFixture } from './support/bot-fixture.js';
 
@@ -199,7 +201,18 @@ describe('sub-agents from the chat', () => {
     expect(list).toContain('1 sub-agent, 0 active:');
     expect(list).toContain(`#1 find the distance to the moon · done · `);
     expect(list).toContain(childKey);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Nothing left to deliver (no announce pending, every run ended): a second copy would be out.
+    const file = join(fixture.stateDir, 'colloquy.db');
+    await eventually(async () => {
+      const probe = openSqliteStore({ file });
+      try {
+        const pending = await probe.listOutbox({ statuses: ['pending'] });
+        const active = await probe.listRuns({ statuses: ['queued', 'running'] });
+        return (pending.length === 0 && active.length === 0) || undefined;
+      } finally {
+        await probe.close();
+      }
+    }, 10_000);
     expect(fixture.channel.textsTo('user-1').filter((t) => t.includes('384,400 km'))).toHaveLength(1);
     expect(await fixture.say('/subagents kill')).toEqual([
       'Usage: /subagents [list | steer <target> <message> | kill <target>]',

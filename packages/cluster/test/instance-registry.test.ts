@@ -13,6 +13,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClusterSchema } from '../src/cluster-schema.js';
 import { type InstanceRegistry, joinCluster } from '../src/instance-registry.js';
+import { until } from './support/until.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -70,9 +71,7 @@ async function hangingWorker(q: Queue): Promise<{ poolId: string; runner: Runner
   });
   cleanups.push(() => runner.kill());
   await q.utils.addJob('hang', {}, { queueName: 'session:main' });
-  const deadline = Date.now() + 10_000;
-  while (!started && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  expect(started).toBe(true);
+  await until(() => started, 'the hanging job started');
   return { poolId, runner };
 }
 

@@ -11,6 +11,7 @@ import {
   startWorkers,
   type Workers,
 } from '../src/job-queue.js';
+import { until as waitUntil } from './support/until.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -65,14 +66,8 @@ function recorder() {
 const add = (pool: pg.Pool, job: ColloquyJob) =>
   addJobInTransaction((text, values) => pool.query(text, values), job);
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  // Generous: a miss here means waiting for the workers' five-minute backstop poll, not a slow machine.
-  const deadline = Date.now() + 30_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+// Generous: a miss here means waiting for the workers' five-minute backstop poll, not a slow machine.
+const until = (check: () => boolean, what: string) => waitUntil(check, what, 30_000);
 
 async function start(
   handlers: { runJob(runId: string): Promise<void>; drainJob(sessionKey: string): Promise<void> },
@@ -159,12 +154,14 @@ describe('the job queue', () => {
     );
     await add(pool, runJob({ runId: 'turn', sessionKey: 'main', lane: 'main' }));
     await until(() => r.started.length === 1, 'the turn started');
-    // Its notice woke a drain worker that found the session's queue locked and went idle.
+    // Its notice woke a drain worker that found the session's queue locked and went idle. A drain
+    // of another session queued after it runs once a drain worker has looked past the locked one.
     await add(pool, drainJob('main'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(drained).toEqual([]);
+    await add(pool, drainJob('other'));
+    await until(() => drained.length === 1, 'the other session’s drain ran');
+    expect(drained).toEqual(['other']);
     r.release();
-    await until(() => drained.length === 1, 'the drain ran');
-    expect(drained).toEqual(['main']);
+    await until(() => drained.length === 2, 'the drain ran');
+    expect(drained).toEqual(['other', 'main']);
   });
 });

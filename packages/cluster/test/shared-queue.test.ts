@@ -23,6 +23,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createPostgresCluster, type PostgresCluster } from '../src/index.js';
+import { until } from './support/until.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -201,13 +202,30 @@ describe('several runtimes on one PostgreSQL', () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     }
-    // More changes after the notices notify nobody.
+    // More changes after the notices notify nobody. A sentinel session watches every target too:
+    // the sweep that fires its watch deletes every due watch of that target in one transaction,
+    // so once the sentinel's watches are gone, each target's change was swept.
+    const sentinel = 'agent:main:memory:dm:sentinel';
+    await a.store.putSession(makeSessionRecord(sentinel, { kind: 'dm' }));
+    for (const { target } of pairs) {
+      const afterVersion = (await a.store.getSession(target))!.stateVersion!;
+      await a.store.putWatch({
+        watcherKey: sentinel,
+        targetKey: target,
+        afterVersion,
+        id: target,
+        createdAt: 0,
+      });
+    }
     await Promise.all(
       pairs.map(({ target }) =>
         b.runtime.gateway.call('sessions.patch', { key: target, patch: { label: `${target}-later` } }),
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await until(
+      async () => (await a.store.listWatches({ watcherKey: sentinel })).length === 0,
+      'the sweeps of the later changes (the sentinel’s watches fired)',
+    );
     for (const { watcher } of pairs) {
       expect(await notices(watcher)).toHaveLength(1);
       expect(await a.store.listRuns({ sessionKey: watcher })).toHaveLength(1);
@@ -275,25 +293,26 @@ describe('several runtimes on one PostgreSQL', () => {
       );
     const callTool = async <T>(instance: Instance, name: string, args: unknown) =>
       JSON.parse((await toolsOf(instance)[name]!.execute('call', args as never)).content[0].text) as T;
-    const until = async (what: string, check: () => Promise<boolean>) => {
-      const deadline = Date.now() + 5000;
-      while (!(await check())) {
-        if (Date.now() > deadline) throw new Error(`${what} did not happen within 5 s`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
 
     const { childSessionKey: child } = await callTool<{ childSessionKey: string }>(a, 'sessions_spawn', {
       task: 'child work',
       label: 'C',
     });
-    await until('C yields', async () => {
-      const runs = await a.store.listRuns({ sessionKey: child });
-      return (await a.store.getSession(child))?.meta?.yield !== undefined && runs[0]?.status === 'done';
-    });
     await until(
-      'G runs',
+      async () => {
+        const runs = await a.store.listRuns({ sessionKey: child });
+        return (await a.store.getSession(child))?.meta?.yield !== undefined && runs[0]?.status === 'done';
+      },
+      'C yields',
+      5000,
+    );
+    const { deadline: yieldDeadline } = (await a.store.getSession(child))!.meta!.yield as {
+      deadline: number;
+    };
+    await until(
       async () => (await a.store.listRuns({ spawnedBy: child }))[0]?.status === 'running',
+      'G runs',
+      5000,
     );
     const [grandchildRun] = await a.store.listRuns({ spawnedBy: child });
 
@@ -308,11 +327,15 @@ describe('several runtimes on one PostgreSQL', () => {
       { sessionKey: grandchildRun!.sessionKey, runIds: [grandchildRun!.runId] },
     ]);
     await until(
-      'the announces to be delivered',
       async () => (await a.store.listOutbox({ statuses: ['pending'] })).length === 0,
+      'the announces were delivered',
+      5000,
     );
-    // Past the yield's deadline (whichever instance armed its timer) and the announces' wakes.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Past the yield's stored deadline (the scenario: whichever instance armed its timer fires it
+    // then), and past the announces' wakes of the requesters. Neither leaves a trace when it rightly
+    // does nothing, so this waits out the deadline, plus 500 ms for a fired timer or a wake to store
+    // a run of C (a few store round trips).
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, yieldDeadline - Date.now()) + 500));
     const killedRows = (await a.store.listOutbox({ statuses: ['delivered'] })).filter(
       (row) => (row.payload as { status?: string }).status === 'killed',
     );
@@ -351,11 +374,21 @@ describe('channel leases', () => {
       taken = true;
       return lease;
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(taken).toBe(false);
-    // Kill the holder's lease connection the way a dead process would lose it.
+    // The standby asks again every 50 ms on its own connection: once its asks were seen refused
+    // twice (new start times of the lock query beyond the holder's one), it had its chance.
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
+    const asks = new Set<string>();
+    await until(async () => {
+      const { rows } = await admin.query<{ at: Date }>(
+        `SELECT query_start AS at FROM pg_stat_activity
+         WHERE query LIKE '%pg_try_advisory_lock%' AND pid <> pg_backend_pid()`,
+      );
+      for (const { at } of rows) asks.add(at.toISOString());
+      return asks.size >= 3;
+    }, 'the standby was refused the lease twice');
+    expect(taken).toBe(false);
+    // Kill the holder's lease connection the way a dead process would lose it.
     await admin.query(
       `SELECT pg_terminate_backend(l.pid) FROM pg_locks l
        WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1`,

@@ -212,13 +212,17 @@ describe('delivery pipeline', () => {
   });
 
   it('shows a typing indicator while a run is active and refreshes it', async () => {
-    h = await startHarness({ script: [{ text: 'done', delayMs: 120 }], typingIntervalMs: 25 });
+    const typingIntervalMs = 25;
+    h = await startHarness({ script: [{ text: 'done', delayMs: 120 }], typingIntervalMs });
     await h.channel.inject('think hard');
+    // The turn stops its typing before it sends the reply, so the count is final here.
     await h.channel.waitForSent(1);
     const count = h.channel.typing.length;
     expect(count).toBeGreaterThanOrEqual(2); // shown at the start, refreshed at least once
     expect(h.channel.typing[0]).toEqual({ channel: 'memory', to: 'user-1', accountId: 'default' });
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // Nothing to wait on for a refresh that must not come: three refresh periods are long enough
+    // for a timer that outlived the turn to fire at least twice.
+    await new Promise((resolve) => setTimeout(resolve, 3 * typingIntervalMs));
     expect(h.channel.typing.length).toBe(count);
   });
 

@@ -1,6 +1,7 @@
 import {
   type ColloquyError,
   isColloquyError,
+  type Logger,
   type ModelRequest,
   type ModelStreamEvent,
 } from '@colloquy/core';
@@ -12,6 +13,7 @@ import {
 } from '../src/providers/create-model-provider.js';
 import { createModelRouter } from '../src/providers/model-router.js';
 import type { ModelProviderOptions } from '../src/providers/provider-config.js';
+import { waitFor } from './support/harness.js';
 
 const fakes: OpenAIFake[] = [];
 afterEach(async () => {
@@ -34,6 +36,18 @@ function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
     tools: [],
     ...overrides,
   };
+}
+
+/** A logger that hands each warning's message to `warn` and drops the rest. */
+function onWarn(warn: (msg: string | undefined) => void): Logger {
+  const logger: Logger = {
+    debug: () => {},
+    info: () => {},
+    warn: (_obj, msg) => warn(msg),
+    error: () => {},
+    child: () => logger,
+  };
+  return logger;
 }
 
 async function collect(events: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
@@ -229,14 +243,15 @@ describe.each([
     const server = await fake((req) =>
       req.index === 0 ? fakeReply.rateLimited(0.3) : fakeReply.text(`reply ${req.index}`),
     );
+    // The retry log comes right after the provider paused on the 429: the others start after it.
+    let paused = false;
     const provider = createModelProvider(
       'local',
       { kind: 'openai-compatible', baseURL: server.baseURL },
-      fast,
+      { ...fast, logger: onWarn((msg) => (paused ||= msg === 'model call failed; retrying')) },
     );
     const first = collect(provider.streamTurn(request()));
-    await server.waitForRequests(1);
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the 429 reaches the client
+    await waitFor(() => paused, 3000, 'the client’s pause on the 429');
     const others = await Promise.all([1, 2, 3].map(() => collect(provider.streamTurn(request()))));
     await first;
     expect(others.map((events) => events[0]?.type)).toEqual(['text-delta', 'text-delta', 'text-delta']);

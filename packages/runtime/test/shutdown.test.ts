@@ -174,14 +174,19 @@ function heldShutdown() {
 describe('installSignalHandlers', () => {
   it('ignores the same signal repeated at once (one Ctrl-C forwarded by pnpm) and exits 0', async () => {
     const codes: number[] = [];
-    const uninstall = installSignalHandlers(
-      { shutdown: () => new Promise<void>((resolve) => setTimeout(resolve, 20)) },
-      { signals: ['SIGUSR2'], exit: (code) => codes.push(code) },
-    );
+    const { runtime, calls, release } = heldShutdown();
+    const uninstall = installSignalHandlers(runtime, {
+      signals: ['SIGUSR2'],
+      exit: (code) => codes.push(code),
+    });
     try {
       process.emit('SIGUSR2', 'SIGUSR2');
       process.emit('SIGUSR2', 'SIGUSR2');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The shutdown is held: a repeat taken as a second signal would have exited already.
+      expect(calls).toHaveLength(1);
+      expect(codes).toEqual([]);
+      release();
+      await waitFor(() => codes.length > 0, 3000, 'the exit after the shutdown');
       expect(codes).toEqual([0]);
     } finally {
       uninstall();

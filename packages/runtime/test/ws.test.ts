@@ -260,8 +260,10 @@ describe('gateway over WebSocket', () => {
       reconnect: { initialDelayMs: 20 },
     });
     await client.ready();
+    const heldBefore = proxy.heldChunks;
     const sending = client.call('chat.send', { key: GROUP, text: 'maybe' });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // Cut once the call is on the wire (the proxy swallowed it), not before the client sent it.
+    await waitFor(() => proxy!.heldChunks > heldBefore, 3000, 'the call’s frame at the proxy');
     proxy.cutAll();
     const error = await sending.catch((e: unknown) => e);
     expect(isColloquyError(error) && error.code).toBe('ABORTED');
@@ -271,6 +273,8 @@ describe('gateway over WebSocket', () => {
 interface Proxy {
   port: number;
   connections: number;
+  /** Client chunks swallowed by `holdClientData`. */
+  heldChunks: number;
   cutAll(): void;
   close(): Promise<void>;
 }
@@ -279,7 +283,7 @@ interface Proxy {
 async function startProxy(target: number, options: { holdClientData?: boolean } = {}): Promise<Proxy> {
   const open = new Set<Socket>();
   let hold = options.holdClientData ?? false;
-  const state = { connections: 0 };
+  const state = { connections: 0, heldChunks: 0 };
   const net: Server = createServer((inbound) => {
     state.connections++;
     const out = connect(target, '127.0.0.1');
@@ -288,7 +292,10 @@ async function startProxy(target: number, options: { holdClientData?: boolean } 
     let handshakeDone = false;
     inbound.on('data', (chunk) => {
       // With holdClientData, frames after the handshake are swallowed (the call never reaches the server).
-      if (hold && handshakeDone) return;
+      if (hold && handshakeDone) {
+        state.heldChunks++;
+        return;
+      }
       handshakeDone = true;
       out.write(chunk);
     });
@@ -310,6 +317,9 @@ async function startProxy(target: number, options: { holdClientData?: boolean } 
     port,
     get connections() {
       return state.connections;
+    },
+    get heldChunks() {
+      return state.heldChunks;
     },
     cutAll() {
       hold = false;

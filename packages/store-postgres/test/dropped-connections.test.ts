@@ -32,38 +32,54 @@ async function openStore(): Promise<{ store: PostgresStore; database: string; po
 }
 
 const say = (text: string) => ({ role: 'user' as const, content: text, timestamp: 1 });
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+/** Polls `check` every 5 ms; throws naming `what` after 5 s. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 describe('connections the server drops', () => {
   it('survives every idle connection being terminated, and the next calls reconnect', async () => {
-    const { store, database } = await openStore();
+    const { store, database, pool } = await openStore();
     // Four connections at once leave four idle ones in the pool.
     await Promise.all(['k1', 'k2', 'k3', 'k4'].map((key) => store.putSession(makeSessionRecord(key))));
     expect(await server.terminateConnections(database)).toBeGreaterThanOrEqual(1);
-    await settle();
+    // The pool drops an idle client once its connection reports the end.
+    await until(() => pool.totalCount === 0, 'the pool dropped its terminated idle clients');
     expect((await store.getSession('k1'))?.key).toBe('k1');
     await store.appendMessages('k2', [say('after the drop')]);
     expect((await store.readTail('k2', 1)).map((m) => m.content)).toEqual(['after the drop']);
   });
 
   it('fails the transaction holding a terminated connection with a STORE_ERROR and keeps working', async () => {
-    const { store, database } = await openStore();
+    const { store, database, pool } = await openStore();
     await store.putSession(makeSessionRecord('k1'));
     let dropped!: () => void;
     const droppedNow = new Promise<void>((resolve) => {
       dropped = resolve;
     });
+    let inside!: () => void;
+    const insideNow = new Promise<void>((resolve) => {
+      inside = resolve;
+    });
+    let ended = false;
+    pool.once('acquire', (client) => client.once('end', () => (ended = true)));
     const outcome = store
       .transaction(async (tx) => {
         await tx.appendMessages('k1', [say('never committed')]);
+        inside();
         // The connection sits checked out and idle while the server ends it.
         await droppedNow;
         await tx.patchSession('k1', { label: 'never' });
       })
       .catch((error: unknown) => error);
-    await settle();
+    await insideNow;
     expect(await server.terminateConnections(database)).toBeGreaterThanOrEqual(1);
-    await settle();
+    await until(() => ended, 'the transaction’s client saw its connection end');
     dropped();
     expect(await outcome).toMatchObject({
       code: 'STORE_ERROR',
@@ -78,7 +94,7 @@ describe('connections the server drops', () => {
     const { store, pool, database } = await openStore();
     // No idle connection is left: the call below opens a fresh one.
     await server.terminateConnections(database);
-    await settle();
+    await until(() => pool.totalCount === 0, 'the pool dropped its terminated idle clients');
     // A socket error already on its way (queued behind the connection's ready answer) reaches the
     // client after the pool handed it out, before the caller's code runs again.
     let failNext = true;
@@ -91,8 +107,9 @@ describe('connections the server drops', () => {
         connection.emit('error', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })),
       );
     });
+    // The error was emitted on the tick after the hand-out, long before the call's round trips end:
+    // had nobody listened, it would have been thrown then, and afterEach reports it.
     await store.putSession(makeSessionRecord('k1'));
-    await settle();
     expect(failNext).toBe(false);
     expect((await store.getSession('k1'))?.key).toBe('k1');
   });

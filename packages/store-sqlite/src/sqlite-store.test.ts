@@ -335,11 +335,17 @@ describe('SqliteStore', () => {
       const gate = new Promise<void>((resolve) => {
         release = resolve;
       });
+      let wrote!: () => void;
+      const written = new Promise<void>((resolve) => {
+        wrote = resolve;
+      });
       const open1 = store.transaction(async (tx) => {
         await tx.appendMessages('k1', [say('inside')]);
+        wrote();
         await gate;
       });
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // The open transaction has written: it holds the write lock.
+      await written;
       expect(await codeOf(other.appendMessages('k1', [say('other')]))).toBe('STORE_LOCKED');
       release();
       await open1;

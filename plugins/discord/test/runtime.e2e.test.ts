@@ -70,7 +70,6 @@ describe('Discord plugin through the runtime with the scripted model', () => {
   /** Waits for the bot's next message in a channel after `count` earlier ones. */
   const nextBotMessage = (channelId: string, count: number) =>
     fake.waitFor(() => fake.botMessages(channelId)[count], 8000, `a bot message in ${channelId}`);
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
 
   beforeAll(async () => {
     fake = await FakeDiscord.start({
@@ -99,9 +98,12 @@ describe('Discord plugin through the runtime with the scripted model', () => {
     expect(typing.length).toBeGreaterThan(typingBefore);
     expect(typing[0]!.at).toBeLessThan(fake.requests.find((r) => r.path === `/channels/${dm}/messages`)!.at);
     // The reply comes back on the gateway as a DM from the bot: it must not start another run.
-    await settle();
-    expect(harness.model.callCount).toBe(calls + 1);
-    expect(fake.botMessages(dm)).toHaveLength(1);
+    // Gateway events are handled in order: once Alice's next message is answered, the echo before
+    // it was dealt with, and a run it started would have been answered first.
+    fake.say({ channelId: dm, author: alice, content: 'and then?' });
+    expect((await nextBotMessage(dm, 1)).content).toBe('You said: and then?');
+    expect(harness.model.callCount).toBe(calls + 2);
+    expect(fake.botMessages(dm)).toHaveLength(2);
   });
 
   it('ignores a guild message without a mention and answers one with a mention', async () => {
@@ -176,8 +178,12 @@ describe('Discord plugin through the runtime with the scripted model', () => {
     const otherBot = fake.addUser('helper-bot', { bot: true });
     fake.say({ channelId: general, author: otherBot, content: `<@${bot().user.id}> ping from a bot` });
     fake.say({ channelId: fake.dmChannel(otherBot), author: otherBot, content: 'a DM from a bot' });
-    await settle();
-    expect(harness.model.callCount).toBe(calls);
+    // Gateway events are handled in order, and another bot's message is dropped as it comes in:
+    // once Alice's later mention is answered, both bots' messages were dealt with.
+    const count = fake.botMessages(general).length;
+    fake.say({ channelId: general, author: alice, content: `<@${bot().user.id}> after the bots` });
+    expect((await nextBotMessage(general, count)).content).toBe('You said: after the bots');
+    expect(harness.model.callCount).toBe(calls + 1);
   });
 
   it('routes a bound thread to its session both ways', async () => {

@@ -328,9 +328,14 @@ describe('updates that were not stored', () => {
     });
     const { t } = await startPlugin({}, context);
     fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'first' });
-    fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'second' });
+    const { updateId } = fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'second' });
     await t.waitForReceived(2);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The plugin confirms an offset past both only when it is done with them: no more can come.
+    await fake.waitFor(
+      () => fake.confirmedOffset(TOKEN) > updateId || undefined,
+      4000,
+      'the offset past both confirmed',
+    );
     expect(t.received.map((m) => m.text)).toEqual(['first', 'second']);
   });
 

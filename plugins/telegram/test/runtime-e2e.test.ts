@@ -209,8 +209,13 @@ describe('telegram through the runtime (scripted model)', () => {
     expect(long.length).toBeGreaterThanOrEqual(10_000);
     await boot([long]);
     fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'write a lot' });
-    await fake.waitFor(() => fake.sentTo(42).length >= 3 || undefined, 5000, 'the chunks');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const visibleFindings = () =>
+      fake
+        .sentTo(42)
+        .map((c) => c.visibleText)
+        .join(' ')
+        .match(/Finding/g)?.length ?? 0;
+    await fake.waitFor(() => visibleFindings() >= 30 || undefined, 5000, 'every chunk of the reply');
     const chunks = fake.sentTo(42);
     for (const chunk of chunks) {
       expect(chunk.text.length).toBeLessThanOrEqual(4096);
@@ -240,8 +245,13 @@ describe('telegram through the runtime (scripted model)', () => {
     const { updateId, message } = fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'just once' });
     fake.pushUpdate(TOKEN, { update_id: updateId, message });
     fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'and this' });
-    await fake.waitFor(() => fake.sentTo(42).length >= 2 || undefined, 5000, 'two replies');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The duplicate came before "and this": a run it started would have been queued, and answered,
+    // before the reply to "and this".
+    await fake.waitFor(
+      () => fake.sentTo(42).some((m) => m.visibleText === 'echo: and this') || undefined,
+      5000,
+      'the reply to the message after the duplicate',
+    );
     expect(model.requests.map((r) => lastUserText(r))).toEqual(['just once', 'and this']);
     expect(fake.sentTo(42)).toHaveLength(2);
   });

@@ -18,8 +18,6 @@ const TASK = 'Find three hotels near the venue';
 const CHILD_RESULT = 'Hotel Alpha, Hotel Beta, Hotel Gamma';
 const PARENT_ACK = 'A sub-agent is on it.';
 const PARENT_AFTER_ANNOUNCE = 'The sub-agent reported back.';
-/** After the announce arrived: long enough for many announce polls (every 20 ms) and the wake turn. */
-const SETTLE_MS = 400;
 
 let fake: FakeTelegram;
 let stateDir: string;
@@ -110,7 +108,24 @@ function spawnResult(model: ScriptedModel): { status: string; childSessionKey: s
   >;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Waits until the runtime has nothing left to do for these sessions: no announce waiting in the
+ * outbox and every run ended. Whatever a raw announce or an extra turn would have sent is then in
+ * the fake (the plugin's send resolves on the Bot API's answer, before a delivery or run ends).
+ */
+async function quiet(...sessionKeys: string[]): Promise<void> {
+  await fake.waitFor(
+    async () => {
+      if ((await store.listOutbox({ statuses: ['pending'] })).length > 0) return false;
+      for (const sessionKey of sessionKeys) {
+        if (!(await store.listRuns({ sessionKey })).every((run) => run.endedAt)) return false;
+      }
+      return true;
+    },
+    5000,
+    'the announces delivered and the turns ended',
+  );
+}
 
 describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake Bot API)', () => {
   it('the parent’s reply on the result is the one message in that topic; its next turn read the announce', async () => {
@@ -131,7 +146,7 @@ describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake 
       childSessionKey: expect.stringMatching(/^agent:main:subagent:/),
     });
     expect(after.threadId).toBe(topic);
-    await sleep(SETTLE_MS);
+    await quiet(parentKey, spawned.childSessionKey);
 
     expect(announcesOf(spawned.childSessionKey)).toHaveLength(0);
     expect(
@@ -202,7 +217,8 @@ describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake 
     expect(childReply.visibleText).toBe('child heard: any with a pool?');
     const childTranscript = await store.readTail(spawned.childSessionKey, 100);
     expect(childTranscript.some((m) => m.role === 'user' && m.content === 'any with a pool?')).toBe(true);
-    await sleep(SETTLE_MS);
+    const parentKey = `agent:main:telegram:group:${GROUP_ID}:topic:${topic}`;
+    await quiet(parentKey, spawned.childSessionKey);
 
     // No raw announce anywhere; each topic got its own conversation.
     expect(
@@ -215,7 +231,6 @@ describe('a sub-agent spawned from a forum topic (runtime, scripted model, fake 
         .map((m) => m.visibleText);
     expect(byTopic(topic)).toEqual([PARENT_ACK, PARENT_AFTER_ANNOUNCE]);
     expect(byTopic(childTopic)).toEqual([CHILD_RESULT, 'child heard: any with a pool?']);
-    const parentKey = `agent:main:telegram:group:${GROUP_ID}:topic:${topic}`;
     expect(
       (await store.readTail(parentKey, 100)).filter((m) => m.provenance?.kind === 'announce'),
     ).toHaveLength(1);

@@ -11,7 +11,7 @@ import { nodeStateFs, type StateFs } from '../src/atomic-file.js';
 import { useAtomicAuthState } from '../src/auth-state.js';
 import { createWhatsAppPlugin, type WhatsAppPlugin, type WhatsAppPluginOptions } from '../src/plugin.js';
 import { dm, FakeWhatsApp, groupMessage } from './fake-socket.js';
-import { eventually } from './test-context.js';
+import { eventually, pastAnyReconnect } from './test-context.js';
 
 const ALICE = '15552220000@s.whatsapp.net';
 const ALICE_LID = '88112233@lid';
@@ -47,6 +47,8 @@ function echoModel(delayMs = 0): ScriptedModel {
   });
 }
 
+const RECONNECT = { initialDelayMs: 5, maxDelayMs: 20 };
+
 async function startBot(options: Partial<WhatsAppPluginOptions> = {}, model = echoModel()): Promise<Bot> {
   const fake = new FakeWhatsApp();
   const stateDir = await mkdtemp(join(tmpdir(), 'wa-e2e-'));
@@ -59,7 +61,7 @@ async function startBot(options: Partial<WhatsAppPluginOptions> = {}, model = ec
     stateDir,
     makeSocket: fake.makeSocket,
     qrOutput: false,
-    reconnect: { initialDelayMs: 5, maxDelayMs: 20 },
+    reconnect: RECONNECT,
     ...options,
     config: { dmPolicy: 'open', ...options.config },
   });
@@ -118,13 +120,12 @@ describe('WhatsApp end to end through the runtime', () => {
   it('ignores a group message without a mention and answers a mention with a quote', async () => {
     const { fake, model } = await startBot();
     fake.current.deliver([groupMessage(GROUP, ALICE, 'people talking')]);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(model.callCount).toBe(0);
-    expect(fake.sent).toEqual([]);
-
+    // The plugin takes a connection's messages in order: once the mention after it is answered, a
+    // turn the first one started would have been queued, and answered, before it.
     const mention = groupMessage(GROUP, ALICE, '@15550001111 what is up?', { mentions: [OWNER] });
     fake.current.deliver([mention]);
     const reply = await eventually(() => fake.sent[0]);
+    expect(fake.sent).toHaveLength(1);
     expect(reply.jid).toBe(GROUP);
     expect(reply.text).toBe('echo: @15550001111 what is up?');
     expect(reply.quoted?.key).toEqual(mention.key);
@@ -136,16 +137,18 @@ describe('WhatsApp end to end through the runtime', () => {
     fake.echoSends = true;
     fake.current.deliver([dm(ALICE, 'ping')]);
     await eventually(() => fake.sent.length === 1);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(model.callCount).toBe(1);
-    expect(fake.sent).toHaveLength(1);
+    // The echo came in before this message: once it is answered, the echo was dealt with.
+    fake.current.deliver([dm(ALICE, 'pong')]);
+    await eventually(() => fake.sent.length === 2);
+    expect(model.callCount).toBe(2);
+    expect(fake.sent.map((s) => s.text)).toEqual(['echo: ping', 'echo: pong']);
   });
 
   it('chunks a long reply into readable messages', async () => {
     const { fake } = await startBot();
     fake.current.deliver([dm(ALICE, 'tell me something long')]);
-    await eventually(() => fake.sent.length >= 3);
-    await new Promise((r) => setTimeout(r, 30));
+    // The chunks go out in order: the one with the last part ends the reply.
+    await eventually(() => fake.sent.some((s) => s.text.includes('Part 29:')));
     expect(fake.sent.length).toBe(3);
     for (const s of fake.sent) expect(s.text.length).toBeLessThanOrEqual(4000);
     expect(fake.sent[0]?.text.startsWith('Part 0:')).toBe(true);
@@ -173,7 +176,8 @@ describe('WhatsApp end to end through the runtime', () => {
   it('stops on loggedOut with a clear message in its status', async () => {
     const { fake, plugin, stateDir } = await startBot();
     fake.current.drop(401, 'Connection Failure');
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => plugin.status().state !== 'connected');
+    await pastAnyReconnect(RECONNECT);
     expect(fake.sockets).toHaveLength(1);
     const status = plugin.status();
     expect(status.state).toBe('logged-out');

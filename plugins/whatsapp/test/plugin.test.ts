@@ -8,7 +8,16 @@ import { nodeStateFs, type StateFs } from '../src/atomic-file.js';
 import { useAtomicAuthState } from '../src/auth-state.js';
 import { createWhatsAppPlugin, type WhatsAppPlugin, type WhatsAppPluginOptions } from '../src/plugin.js';
 import { boom, dm, FakeWhatsApp, groupMessage, mediaMessage } from './fake-socket.js';
-import { createTestContext, eventually, settle, type TestContext } from './test-context.js';
+import {
+  createTestContext,
+  eventually,
+  pastAnyReconnect,
+  receivedBefore,
+  settle,
+  type TestContext,
+} from './test-context.js';
+
+const RECONNECT = { initialDelayMs: 5, maxDelayMs: 40 };
 
 const ALICE = '15552220000@s.whatsapp.net';
 const ALICE_LID = '88112233@lid';
@@ -53,7 +62,7 @@ async function boot(
     stateDir,
     makeSocket: fake.makeSocket,
     qrOutput: false,
-    reconnect: { initialDelayMs: 5, maxDelayMs: 40 },
+    reconnect: RECONNECT,
     ...options,
     config: { dmPolicy: 'open', ...options.config },
   });
@@ -191,8 +200,7 @@ describe('connection', () => {
     expect(status.detail).toContain('logged this device out');
     expect(status.detail).toContain(join(stateDir, 'auth'));
     expect(status.detail).toContain('scan the new QR code');
-    await settle();
-    await new Promise((r) => setTimeout(r, 30));
+    await pastAnyReconnect(RECONNECT);
     expect(fake.sockets).toHaveLength(1);
     const error = await plugin.send(to('15552220000'), { text: 'hi' }).catch((e: unknown) => e);
     expect(isColloquyError(error) && error.code).toBe('CHANNEL_ERROR');
@@ -208,7 +216,7 @@ describe('connection', () => {
     expect(plugin.status().detail).toContain('reconnecting cannot fix this');
     expect(plugin.status().detail).toContain(join(stateDir, 'auth'));
     expect(plugin.status().detail).toContain('scan the new QR code');
-    await new Promise((r) => setTimeout(r, 60));
+    await pastAnyReconnect(RECONNECT);
     expect(fake.sockets).toHaveLength(1);
   });
 
@@ -217,7 +225,7 @@ describe('connection', () => {
     fake.current.drop(440, 'Stream Errored (conflict)');
     expect(plugin.status()).toMatchObject({ state: 'error' });
     expect(plugin.status().detail).toContain('another WhatsApp Web session');
-    await new Promise((r) => setTimeout(r, 30));
+    await pastAnyReconnect(RECONNECT);
     expect(fake.sockets).toHaveLength(1);
   });
 
@@ -257,7 +265,7 @@ describe('connection', () => {
     await plugin.stop();
     expect(fake.current.closed).toBe(true);
     expect(plugin.status().state).toBe('disconnected');
-    await new Promise((r) => setTimeout(r, 30));
+    await pastAnyReconnect(RECONNECT);
     expect(fake.sockets).toHaveLength(1);
   });
 
@@ -374,9 +382,7 @@ describe('inbound', () => {
       },
     ]);
     fake.current.deliver([dm(ALICE, 'the real one')]);
-    await eventually(() => t.received.length >= 1);
-    await settle();
-    expect(t.received.map((m) => m.text)).toEqual(['the real one']);
+    expect(await receivedBefore(fake, t)).toEqual(['the real one']);
   });
 
   it('handles a redelivered message only once', async () => {
@@ -384,9 +390,7 @@ describe('inbound', () => {
     const msg = dm(ALICE, 'once');
     fake.current.deliver([msg]);
     fake.current.deliver([msg]);
-    await eventually(() => t.received.length >= 1);
-    await settle();
-    expect(t.received).toHaveLength(1);
+    expect(await receivedBefore(fake, t)).toEqual(['once']);
   });
 
   describe('messages that arrived while offline (delivered as append after a reconnect)', () => {
@@ -406,8 +410,7 @@ describe('inbound', () => {
       await eventually(() => t.received.length >= 1);
       fake.current.deliver([missed], 'notify');
       fake.current.deliver([missed], 'append');
-      await settle();
-      expect(t.received.map((m) => m.text)).toEqual(['sent while you were offline']);
+      expect(await receivedBefore(fake, t)).toEqual(['sent while you were offline']);
     });
 
     it('ignores appended messages older than the last connection, its own, and history sync', async () => {
@@ -426,9 +429,7 @@ describe('inbound', () => {
         'append',
       );
       fake.current.deliver([dm(ALICE, 'live')]);
-      await eventually(() => t.received.length >= 1);
-      await settle();
-      expect(t.received.map((m) => m.text)).toEqual(['live']);
+      expect(await receivedBefore(fake, t)).toEqual(['live']);
     });
 
     it('after a restart, answers what arrived while it was stopped, and nothing it answered before', async () => {
@@ -446,18 +447,15 @@ describe('inbound', () => {
       second.fake.current.deliver([before], 'append');
       second.fake.current.deliver([missed], 'append');
       await eventually(() => second.t.received.length >= 1);
-      await settle();
       second.fake.current.deliver([missed], 'notify');
-      await settle();
-      expect(second.t.received.map((m) => m.text)).toEqual(['sent while stopped']);
+      expect(await receivedBefore(second.fake, second.t)).toEqual(['sent while stopped']);
 
       // And once more after another restart: nothing runs twice.
       await second.plugin.stop();
       const third = await boot({}, { stateDir: first.stateDir, linked: false, fake: first.fake });
       await eventually(() => third.plugin.status().state === 'connected');
       third.fake.current.deliver([missed, answered], 'append');
-      await settle();
-      expect(third.t.received).toEqual([]);
+      expect(await receivedBefore(third.fake, third.t)).toEqual([]);
     });
   });
 
@@ -618,17 +616,18 @@ describe('direct-message policy', () => {
   });
 
   it('pairing sends a newcomer one code, and lets them in once the owner approves it', async () => {
-    const { fake, t } = await boot({ config: { dmPolicy: 'pairing' } });
+    // Alice is allowed: her message after the stranger's shows when the plugin went past it.
+    const { fake, t } = await boot({ config: { dmPolicy: 'pairing', allowFrom: ['+15552220000'] } });
     const stranger = '15553330000@s.whatsapp.net';
     fake.current.deliver([dm(stranger, 'hi bot', { pushName: 'Carol' })]);
     const codeMessage = await eventually(() => fake.sent[0]);
     const code = /pairing code: ([A-Z2-9]{8})/.exec(codeMessage.text)?.[1];
     expect(code).toBeDefined();
     fake.current.deliver([dm(stranger, 'hello??')]);
-    await settle();
-    await new Promise((r) => setTimeout(r, 20));
+    fake.current.deliver([dm(ALICE, 'after the stranger')]);
+    await eventually(() => t.received.length === 1);
     expect(fake.sent).toHaveLength(1);
-    expect(t.received).toEqual([]);
+    expect(t.received.map((m) => m.text)).toEqual(['after the stranger']);
     expect((await t.ctx.pairing.list()).pending).toMatchObject([
       { code, peerId: '15553330000', displayName: 'Carol', meta: { jid: stranger } },
     ]);
@@ -636,8 +635,8 @@ describe('direct-message policy', () => {
     const approved = await approvePairing(t.store, 'whatsapp', (code ?? '').toLowerCase());
     expect(approved).toMatchObject({ peerId: '15553330000', displayName: 'Carol' });
     fake.current.deliver([dm(stranger, 'now?')]);
-    await eventually(() => t.received.length === 1);
-    expect(t.received[0]?.text).toBe('now?');
+    await eventually(() => t.received.length === 2);
+    expect(t.received[1]?.text).toBe('now?');
     expect((await t.ctx.pairing.list()).pending).toEqual([]);
   });
 });
@@ -857,7 +856,7 @@ describe('the cluster lease', () => {
       makeSocket: fake.makeSocket,
       qrOutput: false,
       config: { dmPolicy: 'open' },
-      reconnect: { initialDelayMs: 5, maxDelayMs: 40 },
+      reconnect: RECONNECT,
     });
     const t = createTestContext();
     const grants: { name: string; grant: (lease: ChannelLease) => void }[] = [];
@@ -866,7 +865,7 @@ describe('the cluster lease', () => {
     await plugin.start(t.ctx);
     await eventually(() => grants.length === 1);
     expect(grants[0]!.name).toBe('whatsapp:default');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await pastAnyReconnect(RECONNECT);
     expect(fake.sockets).toHaveLength(0);
     expect(plugin.status().state).toBe('standby');
 
@@ -878,7 +877,8 @@ describe('the cluster lease', () => {
     lost.abort();
     await eventually(() => grants.length === 2);
     expect(plugin.status().state).toBe('standby');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The lost socket's close must not start a reconnect while the lease is away.
+    await pastAnyReconnect(RECONNECT);
     expect(fake.sockets).toHaveLength(1);
     grants[1]!.grant({ lost: new AbortController().signal, release: async () => {} });
     await eventually(() => plugin.status().state === 'connected');

@@ -8,6 +8,7 @@ import {
   type Logger,
   MemoryStore,
 } from '@colloquy/core';
+import { dm, type FakeWhatsApp } from './fake-socket.js';
 
 export interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -70,6 +71,32 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/**
+ * Waits past any reconnect the plugin could have scheduled: twice the longest delay of its backoff,
+ * for a late timer. For "it did not reconnect" checks, where nothing happens when the plugin is right.
+ */
+export function pastAnyReconnect(reconnect: { maxDelayMs: number }): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 2 * reconnect.maxDelayMs));
+}
+
+/**
+ * Delivers a marker message on the fake's current socket and waits until the plugin hands it on.
+ * The plugin takes a connection's messages one at a time, in order, so whatever was delivered
+ * before it has been dealt with: the positive event a "nothing more came in" check waits for.
+ *
+ * @returns the texts received before the marker (the marker is taken out of `t.received`)
+ */
+export async function receivedBefore(fake: FakeWhatsApp, t: TestContext): Promise<string[]> {
+  const text = `marker ${Math.random()}`;
+  fake.current.deliver([dm('15559990000@s.whatsapp.net', text, { pushName: 'Marker' })]);
+  await eventually(() => t.received.some((m) => m.text === text));
+  t.received.splice(
+    t.received.findIndex((m) => m.text === text),
+    1,
+  );
+  return t.received.map((m) => m.text);
 }
 
 /** Lets queued callbacks run (the plugin processes inbound messages asynchronously). */

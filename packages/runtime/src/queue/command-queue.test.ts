@@ -42,7 +42,7 @@ describe('createCommandQueue', () => {
       },
     });
     for (const id of ['a', 'b', 'c', 'd']) queue.enqueue(item(id, 's1'));
-    await waitFor(() => started.length === 4);
+    await waitFor(() => started.length === 4, 'four started');
     await queue.idle();
     expect(started).toEqual(['a', 'b', 'c', 'd']);
     expect(maxConcurrent).toBe(1);
@@ -66,7 +66,7 @@ describe('createCommandQueue', () => {
     queue.enqueue(item('fourth', 's1', 'cron'));
     expect(queue.pendingCount('s1')).toBe(3);
     gate.resolve();
-    await waitFor(() => batches.length === 3);
+    await waitFor(() => batches.length === 3, 'three batches');
     expect(batches).toEqual([['first'], ['second', 'third'], ['fourth']]);
   });
 
@@ -91,7 +91,7 @@ describe('createCommandQueue', () => {
     expect([...running].filter((id) => id.startsWith('s'))).toHaveLength(3);
     expect(queue.stats().lanes.main).toEqual({ limit: 2, running: 2, waitingSessions: 3 });
     gates.get('m0')!.resolve();
-    await waitFor(() => running.has('m2'));
+    await waitFor(() => running.has('m2'), 'm2 running');
     expect([...running].filter((id) => id.startsWith('m'))).toEqual(['m1', 'm2']);
     for (const gate of gates.values()) gate.resolve();
     for (let i = 0; i < 10 && queue.stats().pending > 0; i++) {
@@ -113,7 +113,7 @@ describe('createCommandQueue', () => {
     for (let i = 0; i < 10; i++) queue.enqueue(item(`busy-${i}`, 'busy'));
     queue.enqueue(item('q1', 'quiet-1'));
     queue.enqueue(item('q2', 'quiet-2'));
-    await waitFor(() => order.length === 12);
+    await waitFor(() => order.length === 12, 'twelve runs');
     expect(order.indexOf('quiet-1')).toBeLessThanOrEqual(2);
     expect(order.indexOf('quiet-2')).toBeLessThanOrEqual(3);
     expect(order.slice(0, 4)).toEqual(['busy', 'quiet-1', 'quiet-2', 'busy']);
@@ -137,7 +137,7 @@ describe('createCommandQueue', () => {
     expect(found).toEqual({ state: 'queued', item: expect.objectContaining({ id: 'b' }) });
     expect(queue.has('b')).toBe(false);
     gate.resolve();
-    await waitFor(() => ran.length === 2);
+    await waitFor(() => ran.length === 2, 'both items run');
     expect(ran).toEqual(['a', 'c']);
     expect(queue.abort('zzz', 'killed', 'stop')).toEqual({ state: 'unknown' });
   });
@@ -196,7 +196,7 @@ describe('createCommandQueue', () => {
     await tick();
     expect(ran).toEqual([]);
     queue.resume();
-    await waitFor(() => ran.length === 2);
+    await waitFor(() => ran.length === 2, 'both items run');
     expect(ran).toEqual(['a', 'b']);
   });
 
@@ -211,15 +211,15 @@ describe('createCommandQueue', () => {
     });
     queue.enqueue(item('a', 's1'));
     queue.enqueue(item('b', 's1'));
-    await waitFor(() => ran.length === 2);
+    await waitFor(() => ran.length === 2, 'both items run');
     expect(ran).toEqual(['a', 'b']);
   });
 });
 
-async function waitFor(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
+async function waitFor(predicate: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('waitFor: condition not met in time');
+    if (Date.now() > deadline) throw new Error(`waitFor: ${what} not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }

@@ -7,6 +7,7 @@ import { call, seed, startToolsHarness, type ToolsHarness } from './tools-fixtur
 
 const A = 'agent:main:main';
 const B = 'agent:main:memory:group:b';
+const SENTINEL = 'agent:main:memory:group:sentinel';
 const SEES_ALL = { tools: { sessions: { visibility: 'agent' as const } } };
 const NO_PING_PONG = { ...SEES_ALL, session: { agentToAgent: { maxPingPongTurns: 0 } } };
 
@@ -28,8 +29,28 @@ const requestsWithNotice = () =>
     r.messages.some((m) => m.role === 'user' && String(m.content).includes('which you watch')),
   );
 
-/** Lets tracked background work (turn ends, sweeps) settle. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+/** True once every run of the session has ended (its wake turns included). */
+const runsEnded = async (key: string) =>
+  (await h!.store.listRuns({ sessionKey: key })).every((r) => r.endedAt);
+
+/**
+ * Sets a watch of `B` by a third session, due on B's next change. The sweep that fires it deletes
+ * every due watch of B in the same transaction, so its end proves B's change was swept: the
+ * positive event a "no more notices" check waits for.
+ *
+ * @returns a check that holds once the sentinel watch has fired
+ */
+async function watchBWithSentinel(): Promise<() => Promise<boolean>> {
+  await seed(h!.store, SENTINEL);
+  await h!.store.putWatch({
+    watcherKey: SENTINEL,
+    targetKey: B,
+    afterVersion: (await h!.store.getSession(B))!.stateVersion!,
+    id: 'sentinel',
+    createdAt: Date.now(),
+  });
+  return async () => (await h!.store.listWatches({ watcherKey: SENTINEL })).length === 0;
+}
 
 describe.each(STORE_KINDS)('sessions_send with watch through the runtime (%s store)', (storeKind) => {
   it('gives the watcher one coalesced notice after the target replied, wakes it once, and then stops', async () => {
@@ -43,8 +64,10 @@ describe.each(STORE_KINDS)('sessions_send with watch through the runtime (%s sto
     expect(sent).toMatchObject({ status: 'accepted', watching: { sinceVersion: 0 } });
     await waitFor(async () => (await notices(A)).length > 0, 8000, 'the watch notice in A');
     await waitFor(() => requestsWithNotice().length > 0, 5000, 'the wake turn of A');
-    await waitFor(async () => (await h!.store.listRuns({ sessionKey: B })).every((r) => r.endedAt), 5000);
-    await settle();
+    await waitFor(() => runsEnded(B), 5000, 'the end of B’s runs');
+    // A second notice or wake could only come from the watch firing twice; the transaction that
+    // puts the notice deletes the watch, so once A's wake turn is over, both are settled.
+    await waitFor(() => runsEnded(A), 5000, 'the end of A’s wake turn');
 
     const [notice, ...more] = await notices(A);
     expect(more).toEqual([]);
@@ -61,9 +84,10 @@ describe.each(STORE_KINDS)('sessions_send with watch through the runtime (%s sto
     expect(await h.store.listWatches()).toEqual([]);
 
     // A later change of B notifies nobody: the watch was used up.
-    await h.runtime.gateway.call('sessions.patch', { key: B, patch: { label: 'renamed' } });
+    const sentinelFired = await watchBWithSentinel();
     await h.store.appendMessages(B, [{ role: 'user', content: 'more', timestamp: Date.now() }]);
-    await settle();
+    await h.runtime.gateway.call('sessions.patch', { key: B, patch: { label: 'renamed' } });
+    await waitFor(sentinelFired, 5000, 'the sweep of B’s change (the sentinel watch fired)');
     expect(await notices(A)).toHaveLength(1);
     expect(await h.store.listInbox(A)).toEqual([]);
   });
@@ -83,7 +107,7 @@ describe('watching through the runtime', () => {
     });
     expect(queued.watching).toEqual({ sinceVersion: 0 });
     await waitFor(async () => (await notices(A)).length === 1, 8000, 'the first notice');
-    await settle();
+    await waitFor(() => runsEnded(A), 5000, 'the end of A’s wake turn');
     // A new watch from now on: nothing happens while B stays unchanged ...
     await h.store.putWatch({
       watcherKey: A,
@@ -93,7 +117,8 @@ describe('watching through the runtime', () => {
       createdAt: Date.now(),
     });
     await call(h.tools(A).session_status, { sessionKey: B, changesSince: 0 });
-    await settle();
+    // Not due (B has no change after the watch's version), so no sweep can fire it.
+    expect(await h.store.listWatches({ due: true })).toEqual([]);
     expect(await notices(A)).toHaveLength(1);
     // ... and a settings patch (B at rest) fires it, with the one change counted.
     await h.runtime.gateway.call('sessions.patch', { key: B, patch: { label: 'x' } });

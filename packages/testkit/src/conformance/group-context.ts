@@ -1,4 +1,11 @@
-import { MemoryStore, type ModelMessage, resolveConfig } from '@colloquy/core';
+import {
+  type ChannelContext,
+  type ChannelPlugin,
+  type InboundMessage,
+  MemoryStore,
+  type ModelMessage,
+  resolveConfig,
+} from '@colloquy/core';
 import { createRuntime } from '@colloquy/runtime';
 import { describe, expect, it } from 'vitest';
 import { createScriptedModel } from '../index.js';
@@ -41,11 +48,12 @@ export function runGroupContextConformance(
           return;
         }
         const model = createScriptedModel(() => REPLY);
+        const received: InboundMessage[] = [];
         const store = new MemoryStore();
         const runtime = createRuntime({
           config: resolveConfig({ agents: { defaults: { model: 'scripted/conformance' } } }),
           store,
-          plugins: [fixture.plugin],
+          plugins: [withReceiveTap(fixture.plugin, received)],
           models: () => ({ provider: model, modelId: 'conformance' }),
         });
         await runtime.start();
@@ -53,8 +61,12 @@ export function runGroupContextConformance(
           await fixture.ready?.();
           const [first, second] = fixture.peers;
           await fixture.inject({ ...group, sender: first, text: CHATTER, mentionBot: false });
-          // The overheard message is kept in memory only: give it time to arrive before the question.
-          await new Promise((resolve) => setTimeout(resolve, 200));
+          // The overheard message is kept in memory only: the question must come after the runtime took it.
+          await waitFor(
+            () => received.some((m) => m.text.includes(CHATTER)),
+            timeoutMs,
+            'the overheard message did not reach ctx.receive',
+          );
           await fixture.inject({ ...group, sender: second, text: QUESTION, mentionBot: true });
           await waitFor(() => model.requests.length > 0, timeoutMs, 'the model was not called');
           const messages = model.requests[0]!.messages;
@@ -81,6 +93,30 @@ export function runGroupContextConformance(
         await fixture.cleanup?.();
       }
     });
+  });
+}
+
+/**
+ * The plugin as the runtime sees it, but every message its `ctx.receive` accepted is pushed to
+ * `received` (the runtime keeps overheard group messages in memory only, with nothing to read back).
+ */
+function withReceiveTap(plugin: ChannelPlugin, received: InboundMessage[]): ChannelPlugin {
+  const tap = (ctx: ChannelContext): ChannelContext =>
+    new Proxy(ctx, {
+      get(target, name, receiver) {
+        if (name !== 'receive') return Reflect.get(target, name, receiver);
+        return async (message: InboundMessage) => {
+          await target.receive(message);
+          received.push(message);
+        };
+      },
+    });
+  return new Proxy(plugin, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name === 'start') return (ctx: ChannelContext) => target.start(tap(ctx));
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
   });
 }
 
