@@ -80,6 +80,12 @@ export interface WiderCounts {
   reservedCountable: number;
   /** Matches in reserved sessions within `VisibleScope.filter` (the page's scope). */
   reservedShown: number;
+  /**
+   * Matches in the page's scope that are countable too, when that scope reaches past the
+   * countable one: a spawn tree may hold other agents' sessions, which the requester sees but
+   * which are not counted. Absent when the page's scope lies within the countable one.
+   */
+  shownCountable?: number;
 }
 
 /**
@@ -95,16 +101,24 @@ export async function countWiderScope(
   count: (filter: ScopeFilter) => Promise<number>,
 ): Promise<WiderCounts> {
   const reserved = { keys: [...RESERVED_KEYS] };
-  const [countable, reservedCountable, reservedShown] = await Promise.all([
+  const byKeys = visible.filter.keys !== undefined;
+  const [countable, reservedCountable, reservedShown, shownCountable] = await Promise.all([
     count(visible.countable),
     count({ ...visible.countable, ...reserved }),
     // A page scoped by keys never holds a reserved session; one scoped like `countable` holds its.
-    visible.filter.keys !== undefined || sameFilter(visible.filter, visible.countable)
+    byKeys || sameFilter(visible.filter, visible.countable)
       ? undefined
       : count({ ...visible.filter, ...reserved }),
+    // A tree's keys may name other agents' sessions; an agent scope lies within `countable`.
+    byKeys ? count({ ...visible.countable, ...visible.filter }) : undefined,
   ]);
-  const shown = visible.filter.keys !== undefined ? 0 : (reservedShown ?? reservedCountable);
-  return { countable, reservedCountable, reservedShown: shown };
+  const shown = byKeys ? 0 : (reservedShown ?? reservedCountable);
+  return {
+    countable,
+    reservedCountable,
+    reservedShown: shown,
+    ...(shownCountable !== undefined ? { shownCountable } : {}),
+  };
 }
 
 /**
@@ -118,7 +132,7 @@ export async function countWiderScope(
  * @returns a count, never negative
  */
 export function hiddenCount(wider: WiderCounts, shown: ScopedMatches): number {
-  const seen = shown.total - wider.reservedShown - shown.refused;
+  const seen = (wider.shownCountable ?? shown.total) - wider.reservedShown - shown.refused;
   return Math.max(0, wider.countable - wider.reservedCountable - seen);
 }
 
