@@ -12,6 +12,17 @@ const ID_PLACEHOLDER = /<id:\d+>/g;
 const LOCATOR_HEAD = /\b(?:memory:|postgres:|sqlite:[^\s#·]+#)(?=\S)/g;
 /** The duration in an announce's stats line (see the runtime's `renderAnnounce`). */
 const ANNOUNCE_RUNTIME = /\bruntime (?:\d+ ms|\d+\.\d s|\d+ min \d+ s)/g;
+/** The tail of an id a snippet's leading `…` cut into, and the head of one its trailing `…` cut. */
+const CUT_ID_START = /^…[0-9a-f]{0,12}(?:-[0-9a-f]{1,12})+(?![0-9a-f-])/i;
+const CUT_ID_END = /(?<=subagent:|session )[0-9a-f][0-9a-f-]{0,34}…$/i;
+
+/**
+ * True when a text holds parts whose length differs between stores (a transcript locator, a
+ * duration): a snippet of it is cut at places that differ too, so it cannot be compared as text.
+ */
+export function hasStoreSpecificParts(text: string): boolean {
+  return new RegExp(LOCATOR_HEAD.source).test(text) || new RegExp(ANNOUNCE_RUNTIME.source).test(text);
+}
 
 /** Fields that hold epoch milliseconds. */
 const TIME_FIELDS = new Set(['updatedAt', 'startedAt', 'endedAt', 'createdAt', 'at', 'timestamp']);
@@ -78,6 +89,8 @@ export class Placeholders {
   private walk(value: unknown, field: string | undefined, numberTimes: boolean): unknown {
     if (typeof value === 'string') {
       if (field === 'time') return this.timeOrPeek(parseIso(value), numberTimes);
+      if (field === 'snippet')
+        return this.text(value).replace(CUT_ID_START, '…<id:cut>').replace(CUT_ID_END, '<id:cut>…');
       return this.text(value);
     }
     if (typeof value === 'number') {

@@ -8,7 +8,7 @@ import {
 import { lastUserText, makeSessionRecord, type ScriptFn } from '@colloquy/testkit';
 import { type Harness, type StoreKind, startHarness } from '../../support/harness.js';
 import type { AccessSettings } from '../expected-visibility.js';
-import { Placeholders } from './placeholders.js';
+import { hasStoreSpecificParts, Placeholders } from './placeholders.js';
 import type { ResolvedCall } from './steps.js';
 import {
   AGENTS,
@@ -190,6 +190,7 @@ export async function runCall(rig: Rig, call: ResolvedCall): Promise<unknown> {
   const result = await tool.execute('differential', rig.ids.denormaliseDeep(call.args) as never);
   const answer = JSON.parse(result.content[0].text) as Record<string, unknown>;
   checkTotalBytes(rig, answer);
+  if (call.tool === 'sessions_search') await checkSnippets(rig, call, answer);
   const normalised = rig.ids.normalise(answer, {
     numberTimes: call.tool !== 'sessions_search',
   }) as Record<string, unknown>;
@@ -211,6 +212,37 @@ function checkTotalBytes(rig: Rig, answer: Record<string, unknown>): void {
   const bytes = Buffer.byteLength(JSON.stringify(answer.messages));
   if (bytes !== answer.totalBytes) {
     throw new Error(`${rig.kind}: totalBytes ${answer.totalBytes} but the messages' JSON has ${bytes} bytes`);
+  }
+}
+
+/**
+ * Each hit's snippet must be an excerpt of its message holding a word of the query. Checked here,
+ * on the real answer: a message with parts whose length differs between stores (an announce's
+ * locator and duration) is cut at places that differ too, so its snippet is then replaced by a
+ * mark before the stores are compared.
+ */
+async function checkSnippets(
+  rig: Rig,
+  call: ResolvedCall & { type: 'tool' },
+  answer: Record<string, unknown>,
+) {
+  const hits = answer.hits as { sessionKey: string; messageIndex: number; snippet: string }[] | undefined;
+  const terms = String(call.args.query).split(' ');
+  for (const hit of hits ?? []) {
+    const key = hit.sessionKey === 'main' ? `agent:${call.agentId}:main` : hit.sessionKey;
+    const seq = hit.messageIndex + 1;
+    const [message] = await rig.harness.store.readTail(key, 1, { beforeSeq: seq + 1 });
+    const text = typeof message?.content === 'string' ? message.content : JSON.stringify(message?.content);
+    const excerpt = hit.snippet.replace(/^…/, '').replace(/…$/, '');
+    if (message?.seq !== seq || !text.replace(/\s+/g, ' ').includes(excerpt)) {
+      throw new Error(
+        `${rig.kind}: the snippet "${hit.snippet}" is not an excerpt of ${key} #${seq}: "${text}"`,
+      );
+    }
+    if (!terms.some((term) => new RegExp(`\\b${term}\\b`, 'i').test(excerpt))) {
+      throw new Error(`${rig.kind}: the snippet "${hit.snippet}" holds no word of "${call.args.query}"`);
+    }
+    if (hasStoreSpecificParts(text)) hit.snippet = '<an excerpt, checked>';
   }
 }
 
