@@ -85,6 +85,30 @@ describe.each(STORE_KINDS)('differential findings (%s store)', (storeKind) => {
     expect(JSON.stringify(history)).not.toContain('agent:sec:main');
   });
 
+  // Seed 1306481876, shrunk: after `cron:nightly sessions_spawn {task: "amber"}`,
+  // `agent:main:subagent:seed-kid [agent] sessions_list {}` showed cron:nightly without its child.
+  describe('a cron session that spawned a sub-agent, listed under visibility agent', () => {
+    async function bootWithCronChild() {
+      h = await boot(storeKind, { sessions: { visibility: 'agent' } });
+      await seed(h.store, MAIN);
+      await seed(h.store, 'cron:nightly', { kind: 'cron' });
+      await seed(h.store, 'agent:main:subagent:nightly-kid', { spawnedBy: 'cron:nightly', spawnDepth: 1 });
+      return (
+        await call<{ sessions: { key: string; childSessions?: string[] }[] }>(h.tools(MAIN).sessions_list, {})
+      ).sessions;
+    }
+
+    it('is listed, and so is its child', async () => {
+      const keys = (await bootWithCronChild()).map((row) => row.key);
+      expect(keys).toEqual(expect.arrayContaining(['cron:nightly', 'agent:main:subagent:nightly-kid']));
+    });
+
+    it.fails('names its child in childSessions, like any other session', async () => {
+      const cron = (await bootWithCronChild()).find((row) => row.key === 'cron:nightly');
+      expect(cron?.childSessions).toEqual(['agent:main:subagent:nightly-kid']);
+    });
+  });
+
   // Seed found by the suite's first scratch run: `agent:main:main [agent, a2a off] sessions_list {}`
   // left out agent:ops:subagent:seed-fork, a sub-agent it spawned as ops.
   describe('a sub-agent the caller spawned as another agent, under visibility agent', () => {

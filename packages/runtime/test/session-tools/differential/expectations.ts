@@ -136,6 +136,20 @@ class CallModel {
   }
 
   /**
+   * True when a listing shows no `childSessions` for `session` although it spawned some: a cron,
+   * hook or node session listed under `agent` or `all`, while
+   * `KNOWN_DISCREPANCIES.childSessionsSkipCronHookNode` holds.
+   */
+  skipsChildrenOf(session: WorldSession): boolean {
+    const visibility = effectiveVisibility(this.settings);
+    return (
+      KNOWN_DISCREPANCIES.childSessionsSkipCronHookNode &&
+      (visibility === 'agent' || visibility === 'all') &&
+      ['cron', 'hook', 'node'].includes(session.kind)
+    );
+  }
+
+  /**
    * Whether a listing or a search shows `key`: every visible session, but for the descendants of
    * other agents outside the page's scope while `KNOWN_DISCREPANCIES.listingsMissDescendantsOfOtherAgents`
    * holds (and those count as hidden when countable). `parent` is the listed session whose
@@ -192,6 +206,7 @@ function checkList(model: CallModel, args: Answer, answer: Answer): void {
       .existing()
       .filter((child) => child.spawnedBy === session.key && model.listable(child.key, 'list', session.key))
       .map((child) => model.display(child.key));
+    if (model.skipsChildrenOf(session)) children.length = 0;
     expect(sorted(row.childSessions ?? []), `the children ${row.key} shows`).toEqual(sorted(children));
   }
   const existing = model.world.existing().filter(inFilter);

@@ -24,4 +24,9 @@ export const KNOWN_DISCREPANCIES = {
    * listed session's `childSessions` leaves them out too when its parent is not the caller.
    */
   listingsMissDescendantsOfOtherAgents: true,
+  /**
+   * Under `agent` and `all`, `sessions_list` gives no `childSessions` for cron, hook and node
+   * sessions, though they may spawn sub-agents (under `tree` it does).
+   */
+  childSessionsSkipCronHookNode: true,
 } as const;
