@@ -100,3 +100,54 @@ describe('colloquy on PostgreSQL', () => {
     expect(missing.stderr).toContain('does not exist');
   }, 30_000);
 });
+
+/** The advisory lock class each cluster instance holds on its control connection (`@colloquy/cluster`). */
+const INSTANCE_LOCK_CLASS = 0x436f_6c01;
+
+/** Ends the control connection of every instance on the database of `url`; returns how many were ended. */
+async function cutControlConnections(url: string): Promise<number> {
+  const store = await openPostgresStore({ url });
+  try {
+    const ended = await store.sql(
+      `SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+       WHERE l.locktype = 'advisory' AND l.classid = $1::bigint::oid AND l.objsubid = 2
+         AND d.datname = current_database()`,
+      [INSTANCE_LOCK_CLASS],
+    );
+    return ended.length;
+  } finally {
+    await store.close();
+  }
+}
+
+/** The exit code of an app process, once it exits (null if it does not within `ms`). */
+function exitCodeOf(app: AppProcess, ms: number): Promise<number | null> {
+  if (app.child.exitCode !== null) return Promise.resolve(app.child.exitCode);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), ms);
+    app.child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+describe('the exit code of an instance on PostgreSQL', () => {
+  it('is 1 when the instance loses its control connection, so a supervisor restarts it', async () => {
+    const url = await server.createDatabase();
+    app = await startApp({}, { COLLOQUY_DATABASE_URL: url });
+    const exited = exitCodeOf(app, 30_000);
+    expect(await cutControlConnections(url)).toBe(1);
+    expect(await exited).toBe(1);
+    expect(app.output()).toContain('"msg":"shutting down after a failure"');
+  }, 60_000);
+
+  it('is 0 after SIGTERM', async () => {
+    const url = await server.createDatabase();
+    app = await startApp({}, { COLLOQUY_DATABASE_URL: url });
+    const exited = exitCodeOf(app, 30_000);
+    app.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(app.output()).toContain('"signal":"SIGTERM"');
+  }, 60_000);
+});

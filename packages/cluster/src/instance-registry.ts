@@ -28,6 +28,8 @@ export interface JoinOptions {
   id: string;
   /** Jobs locked by a worker id no instance registered are unlocked after this long. */
   orphanGraceMs: number;
+  /** Unlocks the jobs (and named queues) of worker pools that no longer run (`forceUnlockWorkers`). */
+  unlockWorkers(workerIds: string[]): Promise<void>;
   log: Logger;
   /** Called once when the control connection fails: other instances will soon take this one's jobs. */
   onLost(error: Error): void;
@@ -38,8 +40,9 @@ export interface JoinOptions {
  * session-level advisory lock, held as long as the connection lives, released by the server the
  * moment the process dies) and writes the instance's row. The reaper, run by every instance, reads
  * the other rows and tries each one's lock: a lock it can take belongs to an instance that is
- * gone, whose locked jobs (and named queues) it unlocks with `graphile_worker.force_unlock_workers`
- * so another instance runs them at once instead of after graphile-worker's four hours.
+ * gone, whose locked jobs (and named queues) it unlocks with `options.unlockWorkers` (graphile-worker's
+ * `forceUnlockWorkers`) so another instance runs them at once instead of after graphile-worker's
+ * four hours.
  *
  * @param client - a connected client this registry owns from now on
  * @param options - id, grace and callbacks
@@ -101,20 +104,19 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
       );
       if (!probe.rows[0]?.free) continue;
       try {
-        await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [other.worker_ids]);
+        await options.unlockWorkers(other.worker_ids);
         await client.query(`DELETE FROM ${table} WHERE id = $1`, [other.id]);
         report.dead.push(other.id);
       } finally {
         await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS.instance, other.id]);
       }
     }
+    // graphile-worker's documented `jobs` view: a named queue is locked exactly while one of its
+    // jobs is, by the same worker pool, so the locked jobs name every pool that holds something.
     const orphans = await client.query<{ worker: string }>(
-      `SELECT DISTINCT locked_by AS worker FROM (
-           SELECT locked_by, locked_at FROM graphile_worker._private_jobs WHERE locked_by IS NOT NULL
-           UNION ALL
-           SELECT locked_by, locked_at FROM graphile_worker._private_job_queues WHERE locked_by IS NOT NULL
-         ) locked
-         WHERE locked_at < now() - make_interval(secs => $1)
+      `SELECT DISTINCT locked_by AS worker FROM graphile_worker.jobs AS locked
+         WHERE locked_by IS NOT NULL
+           AND locked_at < now() - make_interval(secs => $1)
            AND NOT EXISTS (SELECT 1 FROM ${table} i WHERE locked.locked_by = ANY (i.worker_ids))`,
       [options.orphanGraceMs / 1000],
     );
@@ -124,7 +126,7 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
       `DELETE FROM ${CLUSTER_SCHEMA}.relay WHERE created_at < now() - interval '10 minutes'`,
     );
     if (report.orphanWorkers.length > 0) {
-      await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [report.orphanWorkers]);
+      await options.unlockWorkers(report.orphanWorkers);
     }
     if (report.dead.length + report.orphanWorkers.length > 0) {
       log.warn(report, 'cluster: unlocked the jobs of instances that stopped');

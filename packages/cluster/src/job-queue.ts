@@ -1,14 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { Lane, Logger } from '@colloquy/core';
 import type { ClusterHandlers, LaneLimits } from '@colloquy/runtime';
-import {
-  Logger as GraphileLogger,
-  type Runner,
-  run,
-  type TaskList,
-  type WorkerEvents,
-} from 'graphile-worker';
+import { type Runner, run, type TaskList, type WorkerEvents, type WorkerUtils } from 'graphile-worker';
 import type pg from 'pg';
+import { graphileLogger } from './graphile-logger.js';
 import { trackIdleWorkers } from './idle-workers.js';
 import { type WatchedPool, watchReadyJobs } from './ready-job-watch.js';
 
@@ -32,30 +27,65 @@ const WORKER_BACKSTOP_POLL_MS = 5 * 60_000;
 export const sessionQueue = (sessionKey: string): string => `session:${sessionKey}`;
 
 /**
- * The statement that adds a job (run in the caller's transaction when there is one). The job key
- * makes adding twice harmless: a waiting job with the key is updated, not doubled.
+ * A job Colloquy adds: its task, its payload, the session's named queue, and the job key that makes
+ * adding it twice harmless (a waiting job with the key is updated, not doubled; its run time kept).
  */
-export const ADD_JOB_SQL =
-  "SELECT graphile_worker.add_job($1, $2::json, queue_name => $3, job_key => $4, job_key_mode => 'preserve_run_at')";
-
-/** The job of a run, as the parameters of {@link ADD_JOB_SQL}. */
-export function runJobParams(run: { runId: string; sessionKey: string; lane: Lane }): unknown[] {
-  return [
-    runTask(run.lane),
-    JSON.stringify({ runId: run.runId }),
-    sessionQueue(run.sessionKey),
-    `run:${run.runId}`,
-  ];
+export interface ColloquyJob {
+  task: string;
+  payload: Readonly<Record<string, string>>;
+  queueName: string;
+  jobKey: string;
 }
 
-/** The drain job of a requester, as the parameters of {@link ADD_JOB_SQL}. */
-export function drainJobParams(requesterSessionKey: string): unknown[] {
-  return [
-    DRAIN_TASK,
-    JSON.stringify({ sessionKey: requesterSessionKey }),
-    sessionQueue(requesterSessionKey),
-    `drain:${requesterSessionKey}`,
-  ];
+/** The job of a run. */
+export function runJob(run: { runId: string; sessionKey: string; lane: Lane }): ColloquyJob {
+  return {
+    task: runTask(run.lane),
+    payload: { runId: run.runId },
+    queueName: sessionQueue(run.sessionKey),
+    jobKey: `run:${run.runId}`,
+  };
+}
+
+/** The drain job of a requester. */
+export function drainJob(requesterSessionKey: string): ColloquyJob {
+  return {
+    task: DRAIN_TASK,
+    payload: { sessionKey: requesterSessionKey },
+    queueName: sessionQueue(requesterSessionKey),
+    jobKey: `drain:${requesterSessionKey}`,
+  };
+}
+
+/**
+ * Adds a job in the caller's transaction, with graphile-worker's SQL API (`graphile_worker.add_job`),
+ * so the job commits or rolls back with the run record it belongs to.
+ *
+ * @param sql - runs a statement in the transaction
+ * @param job - the job
+ */
+export async function addJobInTransaction(
+  sql: (text: string, values: unknown[]) => Promise<unknown>,
+  job: ColloquyJob,
+): Promise<void> {
+  await sql(
+    "SELECT graphile_worker.add_job($1, $2::json, queue_name => $3, job_key => $4, job_key_mode => 'preserve_run_at')",
+    [job.task, JSON.stringify(job.payload), job.queueName, job.jobKey],
+  );
+}
+
+/**
+ * Adds a job outside any transaction, with graphile-worker's `WorkerUtils`.
+ *
+ * @param utils - the instance's worker utils
+ * @param job - the job
+ */
+export async function addJob(utils: WorkerUtils, job: ColloquyJob): Promise<void> {
+  await utils.addJob(job.task, job.payload, {
+    queueName: job.queueName,
+    jobKey: job.jobKey,
+    jobKeyMode: 'preserve_run_at',
+  });
 }
 
 /** Options of {@link startWorkers}. */
@@ -73,9 +103,15 @@ export interface WorkersOptions {
   pollIntervalMs: number;
   /**
    * Called with each worker pool id as it is created, before its workers look for a job
-   * (graphile-worker 0.17 locks jobs and named queues by pool id).
+   * (graphile-worker locks jobs and named queues by pool id since 0.17).
    */
   onWorker(poolId: string): void;
+  /**
+   * Called when a runner could not record the outcome of a job (the database went away as the job
+   * ended) and stops by itself, unless the runners are stopping anyway: the job stays locked to this
+   * instance, so the instance must stop for the others to run it.
+   */
+  onOutcomeLost(error: Error): void;
   log: Logger;
 }
 
@@ -90,7 +126,8 @@ export interface Workers {
 /**
  * Starts one graphile-worker runner per lane (concurrency = the lane's limit, at most
  * `maxJobsPerLane`) and one for drains, and the watcher that wakes their idle workers.
- * graphile-worker's `localQueue` stays off: with it, jobs of one named queue could run at once.
+ * graphile-worker's `localQueue` stays off: it fetches and locks jobs ahead of the workers that will
+ * run them, so a turn could wait locked on a busy instance while another instance has free workers.
  * A job lasts as long as its turn (it holds the session's named queue), so a lane runs as many
  * turns at once as it has workers. The watcher decides which idle workers wake, for new jobs'
  * notices (each pool's `nudge` is routed to it) and every `pollIntervalMs`; the workers' own idle
@@ -112,6 +149,7 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
   });
   const runners: Runner[] = [];
   const pools: WatchedPool[] = [];
+  let stopping = false;
   const watch = watchReadyJobs({
     query: (text, values) => options.pool.query(text, values),
     pools: () => pools,
@@ -119,6 +157,7 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
     log,
   });
   const stopAll = async () => {
+    stopping = true;
     watch.stop();
     pools.length = 0;
     await Promise.allSettled(runners.map((runner) => runner.stop()));
@@ -126,11 +165,19 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
   try {
     for (const spec of specs) {
       const events: WorkerEvents = new EventEmitter();
-      // graphile-worker 0.17 locks jobs and named queues by pool id: that is what the reaper frees.
+      // graphile-worker locks jobs and named queues by pool id: that is what the reaper frees.
       events.on('pool:create', ({ workerPool }) => {
         options.onWorker(workerPool.id);
-        // A new job's notice reaches every pool; the watcher wakes only the pool of its task.
+        // A new job's notice reaches every pool, which wakes that many of its own workers whatever
+        // the job's task. The watcher wakes only the idle workers of the pool that runs it. This has
+        // no public form: graphile-worker has no option to route its `jobs:insert` notices, so the
+        // pool's own `nudge(count)` (public, called by the pool on each notice) is replaced.
+        // test/graphile-worker-reliance.test.ts fails, saying so, if a release stops calling it.
         workerPool.nudge = () => void watch.check();
+      });
+      // Logged by graphile-worker already; only the instance's owner must hear of it.
+      events.on('pool:fatalError', ({ error }) => {
+        if (!stopping) options.onOutcomeLost(error instanceof Error ? error : new Error(String(error)));
       });
       pools.push({ idle: trackIdleWorkers(events), tasks: Object.keys(spec.taskList) });
       runners.push(
@@ -142,6 +189,11 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
           noHandleSignals: true,
           events,
           logger,
+          // Unbatched, graphile-worker records a job's outcome without awaiting it: a database that is
+          // unreachable as a job ends (a shutdown while the server is down) rejects with nobody
+          // listening, which crashes the process. Batched, the failure is caught and logged, and
+          // reported as `pool:fatalError`. A delay of 0 batches only what ends in the same tick.
+          preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
         }),
       );
     }
@@ -158,13 +210,4 @@ function field(payload: unknown, name: string): string {
     throw new Error(`A Colloquy job without "${name}" in its payload; it was not added by Colloquy.`);
   }
   return value;
-}
-
-function graphileLogger(log: Logger): GraphileLogger {
-  return new GraphileLogger(() => (level, message, meta) => {
-    const fields = { ...meta, component: 'graphile-worker' };
-    if (level === 'error') log.error(fields, message);
-    else if (level === 'warning') log.warn(fields, message);
-    else log.debug(fields, message);
-  });
 }

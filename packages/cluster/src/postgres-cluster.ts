@@ -10,13 +10,14 @@ import {
 } from '@colloquy/core';
 import type { ClusterAdapter, ClusterEvent, ClusterHandlers, LaneLimits } from '@colloquy/runtime';
 import { type PostgresStore, redactDatabaseUrl } from '@colloquy/store-postgres';
-import { runMigrations } from 'graphile-worker';
+import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import pg from 'pg';
 import { acquireLease } from './advisory-lease.js';
 import { type ClusterEvents, listenForEvents } from './cluster-events.js';
 import { ensureClusterSchema } from './cluster-schema.js';
+import { graphileLogger } from './graphile-logger.js';
 import { type InstanceRegistry, joinCluster, type ReapReport } from './instance-registry.js';
-import { ADD_JOB_SQL, drainJobParams, runJobParams, startWorkers, type Workers } from './job-queue.js';
+import { addJob, addJobInTransaction, drainJob, runJob, startWorkers, type Workers } from './job-queue.js';
 
 /** Options of {@link createPostgresCluster}. */
 export interface PostgresClusterOptions {
@@ -50,9 +51,11 @@ export interface PostgresClusterOptions {
   /** How often a lease holder checks its connection. Default 5000 ms. */
   leaseHeartbeatMs?: number;
   /**
-   * Called once if this instance's control connection to PostgreSQL fails: the others will treat
-   * it as dead and run its jobs, so it must stop running turns. Default: log the error. The
-   * reference app shuts down and exits 1, for its supervisor to restart it.
+   * Called once if this instance's control connection to PostgreSQL fails (the others will treat
+   * it as dead and run its jobs), or if it could not record the outcome of a job because the
+   * database went away as the job ended (the job stays locked to this instance until it stops).
+   * Either way it must stop running turns. Default: log the error. The reference app shuts down
+   * and exits 1, for its supervisor to restart it.
    */
   onInstanceLost?(error: Error): void;
   /** Default silent. */
@@ -121,20 +124,17 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
     return client;
   };
 
-  let registry: InstanceRegistry;
-  try {
-    await runMigrations({ pgPool: pool, logger: undefined });
-    const control = await connect();
-    await ensureClusterSchema(control);
-    registry = await joinCluster(control, {
-      id: instanceId,
-      orphanGraceMs: settings.orphanGraceMs,
-      log,
-      onLost:
-        options.onInstanceLost ??
-        ((error) => log.error({ err: error.message }, 'cluster: the control connection failed')),
-    });
-  } catch (error) {
+  let stopped = false;
+  let lost = false;
+  const instanceLost = (error: Error) => {
+    if (lost || stopped) return;
+    lost = true;
+    if (options.onInstanceLost) options.onInstanceLost(error);
+    else log.error({ err: error.message }, 'cluster: this instance can no longer run jobs');
+  };
+
+  const failed = async (error: unknown, utils?: WorkerUtils): Promise<never> => {
+    await utils?.release();
     await pool.end().catch(() => {});
     throw new ColloquyError(
       'STORE_ERROR',
@@ -142,6 +142,24 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
       {},
       { cause: error },
     );
+  };
+  // graphile-worker's public door for everything but running jobs; making it runs the migrations.
+  const utils = await makeWorkerUtils({ pgPool: pool, logger: graphileLogger(log) }).catch((error: unknown) =>
+    failed(error),
+  );
+  let registry: InstanceRegistry;
+  try {
+    const control = await connect();
+    await ensureClusterSchema(control);
+    registry = await joinCluster(control, {
+      id: instanceId,
+      orphanGraceMs: settings.orphanGraceMs,
+      unlockWorkers: (workerIds) => utils.forceUnlockWorkers(workerIds),
+      log,
+      onLost: instanceLost,
+    });
+  } catch (error) {
+    return failed(error, utils);
   }
 
   let workers: Workers | undefined;
@@ -149,7 +167,6 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
   let reaper: NodeJS.Timeout | undefined;
   let reaping: Promise<ReapReport> | undefined;
   const leases = new Set<ChannelLease>();
-  let stopped = false;
 
   const sqlIn = (tx: StoreTransaction) => {
     if (!hasSql(tx)) {
@@ -178,20 +195,20 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
     instanceId,
 
     async scheduleRun(run, tx) {
-      await sqlIn(tx)(ADD_JOB_SQL, runJobParams(run));
+      await addJobInTransaction(sqlIn(tx), runJob(run));
     },
 
     async requeueRun(run: { runId: string; sessionKey: string; lane: Lane }) {
-      await pool.query(ADD_JOB_SQL, runJobParams(run));
+      await addJob(utils, runJob(run));
     },
 
     async scheduleDrain(requesterSessionKey, tx) {
-      await sqlIn(tx)(ADD_JOB_SQL, drainJobParams(requesterSessionKey));
+      await addJobInTransaction(sqlIn(tx), drainJob(requesterSessionKey));
     },
 
     async requestDrain(requesterSessionKey) {
       if (stopped) return;
-      await pool.query(ADD_JOB_SQL, drainJobParams(requesterSessionKey));
+      await addJob(utils, drainJob(requesterSessionKey));
     },
 
     async publish(event: ClusterEvent) {
@@ -220,6 +237,7 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
             log.warn({ err: (error as Error).message, poolId }, 'cluster: could not register a worker pool');
           });
         },
+        onOutcomeLost: instanceLost,
         log,
       });
       reaper = setInterval(() => {
@@ -238,6 +256,7 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
       await Promise.allSettled([...leases].map((lease) => lease.release()));
       await reaping?.catch(() => {});
       await registry.leave();
+      await utils.release();
       await pool.end().catch(() => {});
     },
 

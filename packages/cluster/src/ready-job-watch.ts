@@ -3,21 +3,23 @@ import type pg from 'pg';
 import type { IdleWorkers } from './idle-workers.js';
 
 /**
- * How many jobs of each given task a worker could take now: not locked, attempts left, due,
- * and not behind a locked named queue (the same tests graphile-worker 0.17's own job fetch makes,
- * on its tables, which the pinned version fixes).
+ * How many jobs of each given task a worker could take now: not locked, attempts left, due, and
+ * not behind a running job of their named queue (graphile-worker locks a named queue exactly while
+ * one of its jobs is locked). It reads `graphile_worker.jobs`, the view graphile-worker documents as
+ * its stable interface to waiting jobs (its tables are private and change between releases); a
+ * count that is off by a little only wakes a worker for nothing or leaves a job to the next look.
  */
 const READY_JOBS_SQL = `
-SELECT tasks.identifier AS task, count(*)::int AS ready
-  FROM graphile_worker._private_jobs AS jobs
-  JOIN graphile_worker._private_tasks AS tasks ON tasks.id = jobs.task_id
- WHERE jobs.is_available
+SELECT jobs.task_identifier AS task, count(*)::int AS ready
+  FROM graphile_worker.jobs AS jobs
+ WHERE jobs.locked_at IS NULL
+   AND jobs.attempts < jobs.max_attempts
    AND jobs.run_at <= now()
-   AND tasks.identifier = ANY($1::text[])
-   AND (jobs.job_queue_id IS NULL OR EXISTS (
-         SELECT 1 FROM graphile_worker._private_job_queues AS queues
-          WHERE queues.id = jobs.job_queue_id AND queues.is_available))
- GROUP BY tasks.identifier`;
+   AND jobs.task_identifier = ANY($1::text[])
+   AND (jobs.queue_name IS NULL OR NOT EXISTS (
+         SELECT 1 FROM graphile_worker.jobs AS running
+          WHERE running.queue_name = jobs.queue_name AND running.locked_at IS NOT NULL))
+ GROUP BY jobs.task_identifier`;
 
 /** The idle workers of a pool and the tasks it runs. */
 export interface WatchedPool {

@@ -3,7 +3,14 @@ import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres
 import { runMigrations } from 'graphile-worker';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ADD_JOB_SQL, drainJobParams, runJobParams, startWorkers, type Workers } from '../src/job-queue.js';
+import {
+  addJobInTransaction,
+  type ColloquyJob,
+  drainJob,
+  runJob,
+  startWorkers,
+  type Workers,
+} from '../src/job-queue.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -55,6 +62,9 @@ function recorder() {
   };
 }
 
+const add = (pool: pg.Pool, job: ColloquyJob) =>
+  addJobInTransaction((text, values) => pool.query(text, values), job);
+
 async function until(check: () => boolean, what: string): Promise<void> {
   // Generous: a miss here means waiting for the workers' five-minute backstop poll, not a slow machine.
   const deadline = Date.now() + 30_000;
@@ -80,6 +90,9 @@ async function start(
     maxJobsPerLane: Number.POSITIVE_INFINITY,
     pollIntervalMs: 100,
     onWorker: () => {},
+    onOutcomeLost: (error) => {
+      throw error;
+    },
     log: silentLogger,
   });
   open.push({ workers, pool });
@@ -96,11 +109,11 @@ describe('the job queue', () => {
     );
     for (let i = 0; i < 40; i++) {
       const sessionKey = `s${i}`;
-      await pool.query(ADD_JOB_SQL, runJobParams({ runId: `${sessionKey}/1`, sessionKey, lane: 'main' }));
+      await add(pool, runJob({ runId: `${sessionKey}/1`, sessionKey, lane: 'main' }));
     }
     // A second turn of two sessions waits behind the first.
     for (const sessionKey of ['s0', 's1']) {
-      await pool.query(ADD_JOB_SQL, runJobParams({ runId: `${sessionKey}/2`, sessionKey, lane: 'main' }));
+      await add(pool, runJob({ runId: `${sessionKey}/2`, sessionKey, lane: 'main' }));
     }
     try {
       await until(() => r.started.length >= 40, '40 turns run at once');
@@ -123,9 +136,10 @@ describe('the job queue', () => {
       },
       8,
     );
+    const later = runJob({ runId: 'later', sessionKey: 'main', lane: 'main' });
     await pool.query(
       "SELECT graphile_worker.add_job($1, $2::json, queue_name => $3, run_at => now() + interval '300 milliseconds')",
-      runJobParams({ runId: 'later', sessionKey: 'main', lane: 'main' }).slice(0, 3),
+      [later.task, JSON.stringify(later.payload), later.queueName],
     );
     await until(() => ran.length === 1, 'the job due later ran');
     expect(ran).toEqual(['later']);
@@ -143,10 +157,10 @@ describe('the job queue', () => {
       },
       4,
     );
-    await pool.query(ADD_JOB_SQL, runJobParams({ runId: 'turn', sessionKey: 'main', lane: 'main' }));
+    await add(pool, runJob({ runId: 'turn', sessionKey: 'main', lane: 'main' }));
     await until(() => r.started.length === 1, 'the turn started');
     // Its notice woke a drain worker that found the session's queue locked and went idle.
-    await pool.query(ADD_JOB_SQL, drainJobParams('main'));
+    await add(pool, drainJob('main'));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(drained).toEqual([]);
     r.release();

@@ -1,8 +1,23 @@
-import { type ChannelPlugin, MemoryStore, type RunRecord, resolveConfig } from '@colloquy/core';
+import {
+  type ChannelPlugin,
+  type ColloquyConfig,
+  type ColloquyConfigInput,
+  createSessionTools,
+  MemoryStore,
+  type ModelRequest,
+  type RunRecord,
+  resolveConfig,
+} from '@colloquy/core';
 import { createWebChatPlugin } from '@colloquy/plugin-webchat';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { openPostgresStore, type PostgresStore } from '@colloquy/store-postgres';
-import { createScriptedModel, makeSessionRecord, type ScriptedModel } from '@colloquy/testkit';
+import {
+  createScriptedModel,
+  makeSessionRecord,
+  messageText,
+  type ScriptedModel,
+  type ScriptFn,
+} from '@colloquy/testkit';
 import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +34,7 @@ afterAll(async () => {
 
 interface Instance {
   runtime: Runtime;
+  config: ColloquyConfig;
   store: PostgresStore;
   cluster: PostgresCluster;
   model: ScriptedModel;
@@ -29,17 +45,29 @@ afterEach(async () => {
   await Promise.allSettled(running.splice(0).map((i) => i.runtime.shutdown({ drainMs: 200 })));
 });
 
-/** A runtime on the shared database whose model answers after `delayMs`, naming the message. */
-async function startInstance(url: string, delayMs = 15, plugins: ChannelPlugin[] = []): Promise<Instance> {
+/**
+ * A runtime on the shared database whose model answers after `delayMs`, naming the message (or
+ * follows `script`); `config` adds to the shared settings.
+ */
+async function startInstance(
+  url: string,
+  delayMs = 15,
+  plugins: ChannelPlugin[] = [],
+  { script, config: extra = {} }: { script?: ScriptFn; config?: ColloquyConfigInput } = {},
+): Promise<Instance> {
   const store = await openPostgresStore({ url });
   const cluster = await createPostgresCluster({ url, reapIntervalMs: 200, leaseRetryMs: 100 });
-  const model = createScriptedModel((request) => {
-    const last = request.messages.at(-1);
-    const text = typeof last?.content === 'string' ? last.content : 'wake';
-    return { text: `re: ${text}`, delayMs };
-  });
+  const model = createScriptedModel(
+    script ??
+      ((request) => {
+        const last = request.messages.at(-1);
+        const text = typeof last?.content === 'string' ? last.content : 'wake';
+        return { text: `re: ${text}`, delayMs };
+      }),
+  );
   const config = resolveConfig({
-    agents: { defaults: { model: 'scripted/test' } },
+    ...extra,
+    agents: { ...extra.agents, defaults: { ...extra.agents?.defaults, model: 'scripted/test' } },
     runtime: { lanes: { main: 3, subagent: 3, cron: 1 } },
   });
   const runtime = createRuntime({
@@ -50,7 +78,7 @@ async function startInstance(url: string, delayMs = 15, plugins: ChannelPlugin[]
     models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: 'test' } : undefined),
   });
   await runtime.start();
-  const instance = { runtime, store, cluster, model };
+  const instance = { runtime, config, store, cluster, model };
   running.push(instance);
   return instance;
 }
@@ -125,8 +153,10 @@ describe('several runtimes on one PostgreSQL', () => {
 
   it('gives each watcher one notice and one wake, whichever instance queued, ran or fired it', async () => {
     const url = await server.createDatabase();
-    const a = await startInstance(url, 40);
-    const b = await startInstance(url, 40);
+    // Each watcher may see its target (visibility agent): a watch is guarded when set and when it fires.
+    const seesAgent = { config: { tools: { sessions: { visibility: 'agent' as const } } } };
+    const a = await startInstance(url, 40, [], seesAgent);
+    const b = await startInstance(url, 40, [], seesAgent);
     const pairs = Array.from({ length: 6 }, (_, i) => ({
       watcher: `agent:main:memory:dm:watcher${i}`,
       target: `agent:main:memory:dm:target${i}`,
@@ -185,6 +215,94 @@ describe('several runtimes on one PostgreSQL', () => {
     // The model would take 5 s; the run is killed when the abort returns, not when the model is done.
     await other.runtime.gateway.call('agent.abort', { runId });
     expect((await a.store.getRun(runId))?.status).toBe('killed');
+  });
+
+  it('kills a sub-agent that yielded, from another instance: it is listed, announced, and never woken', async () => {
+    const url = await server.createDatabase();
+    const main = 'agent:main:main';
+    const config: ColloquyConfigInput = {
+      agents: { defaults: { subagents: { maxSpawnDepth: 2 } } },
+      tools: { subagents: { tools: { allow: ['sessions_spawn', 'sessions_yield'] } } },
+    };
+    const texts = (request: ModelRequest) =>
+      request.messages.filter((m) => m.role === 'user').map((m) => messageText(m));
+    const taskOf = (request: ModelRequest) => texts(request)[0]?.split('\n').at(-1);
+    const isChild = (request: ModelRequest) => taskOf(request) === 'child work';
+    // C spawns G and yields (1 s at most); G takes 10 s; were C woken, it would spawn again.
+    const script: ScriptFn = (request) => {
+      if (!request.system.includes('You are a sub-agent')) return 'noted';
+      if (taskOf(request) === 'grandchild work') return { text: 'never', delayMs: 10_000 };
+      const tail = request.messages.at(-1);
+      if (tail?.role === 'toolResult' && tail.toolName === 'sessions_spawn') {
+        return { toolCalls: [{ name: 'sessions_yield', arguments: { timeoutSeconds: 1 } }] };
+      }
+      return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: 'grandchild work' } }] };
+    };
+    const a = await startInstance(url, 0, [], { script, config });
+    const b = await startInstance(url, 0, [], { script, config });
+    await a.store.putSession(makeSessionRecord(main, { kind: 'main' }));
+    const toolsOf = (instance: Instance) =>
+      Object.fromEntries(
+        createSessionTools({
+          requesterKey: main,
+          agentId: 'main',
+          config: instance.config,
+          gateway: instance.runtime.gateway,
+        }).map((tool) => [tool.name, tool]),
+      );
+    const callTool = async <T>(instance: Instance, name: string, args: unknown) =>
+      JSON.parse((await toolsOf(instance)[name]!.execute('call', args as never)).content[0].text) as T;
+    const until = async (what: string, check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 5000;
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error(`${what} did not happen within 5 s`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+
+    const { childSessionKey: child } = await callTool<{ childSessionKey: string }>(a, 'sessions_spawn', {
+      task: 'child work',
+      label: 'C',
+    });
+    await until('C yields', async () => {
+      const runs = await a.store.listRuns({ sessionKey: child });
+      return (await a.store.getSession(child))?.meta?.yield !== undefined && runs[0]?.status === 'done';
+    });
+    await until(
+      'G runs',
+      async () => (await a.store.listRuns({ spawnedBy: child }))[0]?.status === 'running',
+    );
+    const [grandchildRun] = await a.store.listRuns({ spawnedBy: child });
+
+    const killed = await callTool<{ count: number; killed: { sessionKey: string; runIds: string[] }[] }>(
+      b,
+      'subagents',
+      { action: 'kill', target: 'C' },
+    );
+    expect(killed.count).toBe(2);
+    expect(killed.killed).toEqual([
+      { sessionKey: child, runIds: [expect.any(String)] },
+      { sessionKey: grandchildRun!.sessionKey, runIds: [grandchildRun!.runId] },
+    ]);
+    await until(
+      'the announces to be delivered',
+      async () => (await a.store.listOutbox({ statuses: ['pending'] })).length === 0,
+    );
+    // Past the yield's deadline (whichever instance armed its timer) and the announces' wakes.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const killedRows = (await a.store.listOutbox({ statuses: ['delivered'] })).filter(
+      (row) => (row.payload as { status?: string }).status === 'killed',
+    );
+    expect(killedRows.map((row) => row.childSessionKey).sort()).toEqual(
+      [child, grandchildRun!.sessionKey].sort(),
+    );
+    expect((await a.store.listRuns({ sessionKey: child })).map((run) => run.status).sort()).toEqual([
+      'done',
+      'killed',
+    ]);
+    expect(await a.runtime.wake(child)).toBeUndefined();
+    expect(await b.runtime.wake(child)).toBeUndefined();
+    expect([...a.model.requests, ...b.model.requests].filter(isChild)).toHaveLength(2);
   });
 
   it('refuses a store other than PostgreSQL with a clear message', async () => {

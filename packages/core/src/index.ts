@@ -214,8 +214,10 @@ export type { SqlValue } from './store/record-rows.js';
 export { outboxRow, pairingRow, runRow, serializeRecord, sessionRow } from './store/record-rows.js';
 export {
   SEARCH_INDEX_MAX_CHARS,
+  SEARCH_MAX_WORD_CHARS,
   searchableText,
   searchTerms,
+  searchWords,
 } from './store/search-text.js';
 export type { SynchronousStoreEngine, SynchronousStoreOperations } from './store/serialized-store.js';
 export { SerializedStore, type SerializedStoreOptions } from './store/serialized-store.js';

@@ -175,6 +175,29 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
     expect(badKind.message).toContain('unknown kind "nope"');
   });
 
+  it('sessions.search finds messages written after sessions.delete removed the session with the newest ones', async () => {
+    await boot();
+    const say = (text: string) => ({ role: 'user' as const, content: text, timestamp: 1 });
+    await h.store.appendMessages(MAIN, [say('first walrus')]);
+    await h.store.appendMessages(GROUP, [say('group walrus'), say('group walrus again')]);
+    expect((await h.runtime.gateway.call('sessions.search', { query: 'walrus' })).total).toBe(3);
+    expect(await h.runtime.gateway.call('sessions.delete', { key: GROUP })).toEqual({ deleted: true });
+    await h.store.appendMessages(MAIN, [say('narwhal one'), say('narwhal two')]);
+    const found = await h.runtime.gateway.call('sessions.search', { query: 'narwhal' });
+    expect(found.hits.map((hit) => [hit.sessionKey, hit.message.seq])).toEqual([
+      [MAIN, 3],
+      [MAIN, 2],
+    ]);
+  });
+
+  it('sessions.search keeps a query word longer than any index holds: kiwi and a long word match nothing', async () => {
+    await boot();
+    await h.store.appendMessages(GROUP, [{ role: 'user', content: 'kiwi season', timestamp: 1 }]);
+    expect((await h.runtime.gateway.call('sessions.search', { query: 'kiwi' })).total).toBe(1);
+    const long = await h.runtime.gateway.call('sessions.search', { query: `kiwi ${'a'.repeat(3000)}` });
+    expect(long).toEqual({ hits: [], total: 0 });
+  });
+
   it('agent returns a run id at once; agent.wait also answers for runs that ended before the wait', async () => {
     await boot({ script: ['first', 'second'] });
     const { runId, status } = await h.runtime.gateway.call('agent', { sessionKey: 'main', message: 'hi' });

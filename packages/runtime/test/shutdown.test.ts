@@ -156,6 +156,21 @@ describe('graceful shutdown and restart', () => {
   });
 });
 
+/** A runtime whose shutdown records its options and ends when released. */
+function heldShutdown() {
+  const calls: unknown[] = [];
+  let done: () => void = () => {};
+  const runtime = {
+    shutdown: (options?: { drainMs?: number }) => {
+      calls.push(options);
+      return new Promise<void>((resolve) => {
+        done = resolve;
+      });
+    },
+  };
+  return { runtime, calls, release: () => done() };
+}
+
 describe('installSignalHandlers', () => {
   it('ignores the same signal repeated at once (one Ctrl-C forwarded by pnpm) and exits 0', async () => {
     const codes: number[] = [];
@@ -175,16 +190,7 @@ describe('installSignalHandlers', () => {
 
   it('routes the first signal to shutdown and exits 0; a second signal exits 1 at once', async () => {
     const codes: number[] = [];
-    let release!: () => void;
-    const calls: unknown[] = [];
-    const runtime = {
-      shutdown: (options?: { drainMs?: number }) => {
-        calls.push(options);
-        return new Promise<void>((resolve) => {
-          release = resolve;
-        });
-      },
-    };
+    const { runtime, calls, release } = heldShutdown();
     const uninstall = installSignalHandlers(runtime, {
       signals: ['SIGUSR2'],
       exit: (code) => codes.push(code),
@@ -203,5 +209,49 @@ describe('installSignalHandlers', () => {
       uninstall();
     }
     expect(process.listenerCount('SIGUSR2')).toBe(0);
+  });
+
+  it('takes the same path after a failure and exits 1; a signal during that shutdown exits 1 at once', async () => {
+    const codes: number[] = [];
+    const { runtime, calls, release } = heldShutdown();
+    const failure = new AbortController();
+    const uninstall = installSignalHandlers(runtime, {
+      signals: ['SIGUSR2'],
+      exit: (code) => codes.push(code),
+      drainMs: 10,
+      failure: failure.signal,
+    });
+    try {
+      failure.abort(new Error('lost the control connection'));
+      expect(calls).toEqual([{ drainMs: 10 }]);
+      release();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(codes).toEqual([1]);
+      process.emit('SIGUSR2', 'SIGUSR2');
+      expect(codes).toEqual([1, 1]);
+      expect(calls).toHaveLength(1);
+    } finally {
+      uninstall();
+    }
+  });
+
+  it('keeps exit code 0 for a signal whose shutdown meets a failure', async () => {
+    const codes: number[] = [];
+    const failure = new AbortController();
+    const uninstall = installSignalHandlers(
+      {
+        shutdown: async () => {
+          failure.abort(new Error('the control connection closed with the shutdown'));
+        },
+      },
+      { signals: ['SIGUSR2'], exit: (code) => codes.push(code), failure: failure.signal },
+    );
+    try {
+      process.emit('SIGUSR2', 'SIGUSR2');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(codes).toEqual([0]);
+    } finally {
+      uninstall();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { type MessageSearchQuery, searchTerms } from '@colloquy/core';
+import { searchQuery } from './search-vector.js';
 import type { Sql } from './session-list-sql.js';
 import { sqlLimit } from './session-list-sql.js';
 
@@ -10,16 +11,17 @@ export interface MessageSearchSql {
 
 /**
  * Turns a search into SQL over the `search` tsvector column and its GIN index: the query words
- * (split by `searchTerms`, so nothing is read as tsquery syntax) must all occur; hits are ordered
- * by `ts_rank`, then session key, then newest `seq`. Session filters join the sessions table only
- * when given.
+ * (split by `searchTerms`, the rule the column's words were split by, so nothing is read as tsquery
+ * syntax and no database parser or locale is involved) must all occur; hits are ordered by
+ * `ts_rank`, then session key, then newest `seq`. Session filters join the sessions table only when
+ * given.
  *
  * @returns the statements, or `undefined` when nothing can match (no words, an empty filter)
  */
 export function messageSearchSql(query: MessageSearchQuery): MessageSearchSql | undefined {
   const terms = searchTerms(query.text);
   if (terms.length === 0 || query.keys?.length === 0 || query.agentIds?.length === 0) return undefined;
-  const values: unknown[] = [terms.join(' ')];
+  const values: unknown[] = [searchQuery(terms)];
   const param = (value: unknown): string => {
     values.push(value);
     return `$${values.length}`;
@@ -29,10 +31,8 @@ export function messageSearchSql(query: MessageSearchQuery): MessageSearchSql | 
   if (kinds.length > 0) filters.push(`s.kind = ANY(${param(kinds)})`);
   if (query.keys !== undefined) filters.push(`s.key = ANY(${param([...new Set(query.keys)])})`);
   if (query.agentIds !== undefined) filters.push(`s.agent_id = ANY(${param([...new Set(query.agentIds)])})`);
-  const from =
-    "FROM messages AS m CROSS JOIN plainto_tsquery('simple', $1) AS q" +
-    (filters.length > 0 ? ' JOIN sessions AS s ON s.key = m.session_key' : '');
-  const where = ` WHERE ${['m.search @@ q', ...filters].join(' AND ')}`;
+  const from = `FROM messages AS m${filters.length > 0 ? ' JOIN sessions AS s ON s.key = m.session_key' : ''}`;
+  const where = ` WHERE ${['m.search @@ $1::tsquery', ...filters].join(' AND ')}`;
   const count: Sql = { text: `SELECT count(*) AS count ${from}${where}`, values: [...values] };
   const limit = sqlLimit(query.limit);
   if (limit === 0) return { count };
@@ -42,7 +42,7 @@ export function messageSearchSql(query: MessageSearchQuery): MessageSearchSql | 
     count,
     hits: {
       text: `SELECT m.session_key, m.seq, m.message, m.platform_message_id ${from}${where}
-        ORDER BY ts_rank(m.search, q) DESC, m.session_key, m.seq DESC${page}`,
+        ORDER BY ts_rank(m.search, $1::tsquery) DESC, m.session_key, m.seq DESC${page}`,
       values,
     },
   };

@@ -1,12 +1,18 @@
-import { ColloquyError, SEARCH_INDEX_MAX_CHARS } from '@colloquy/core';
+import { ColloquyError, SEARCH_INDEX_MAX_CHARS, type TranscriptMessage } from '@colloquy/core';
 import type { ClientBase } from 'pg';
+import { searchVector } from './search-vector.js';
 
-/** One step of the schema history; it runs in the migrating transaction. Never edit a released step. */
-interface Migration {
-  version: number;
-  description: string;
-  sql: string;
-}
+/**
+ * One step of the schema history; it runs in the migrating transaction, as SQL or, where it needs the
+ * store's code, as a function of the connection. Never edit a released step.
+ */
+type Migration = { version: number; description: string } & (
+  | { sql: string }
+  | { up(client: ClientBase): Promise<void> }
+);
+
+/** Messages re-indexed per round trip by {@link reindexMessages}. */
+const REINDEX_BATCH = 1000;
 
 // Keys compare byte-wise (COLLATE "C"), as the other stores compare them, whatever the database
 // collation. Records are `json` (kept as written); the columns beside them are what queries use.
@@ -278,7 +284,49 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_active ON runs (status, created_at DESC, run_id DESC) WHERE status IN ('queued', 'running');
     `,
   },
+  {
+    version: 5,
+    description: "search entries are core's words, with the built-in secret patterns redacted before the cut",
+    // Until now an entry was to_tsvector('simple', text) of the text cut first: secrets were indexed
+    // (also the start of one that crossed the cut), and the database's parser and locale decided the
+    // words (no words inside URLs, addresses or versions; in a C-locale database capitalised non-ASCII
+    // words were never lower-cased, so never found). Every entry is rewritten from core's words, in
+    // the store's code, with the GIN index dropped meanwhile (building it once beats updating it per row).
+    async up(client) {
+      await client.query('DROP INDEX messages_search');
+      await reindexMessages(client);
+      await client.query('CREATE INDEX messages_search ON messages USING gin (search)');
+    },
+  },
 ];
+
+/**
+ * Rewrites the search entry of every stored message from `searchVector`, in batches walked along the
+ * primary key.
+ */
+async function reindexMessages(client: ClientBase): Promise<void> {
+  type Row = { session_key: string; seq: string; message: TranscriptMessage };
+  let after: Row | undefined;
+  for (;;) {
+    const batch = await client.query<Row>(
+      `SELECT session_key, seq, message FROM messages
+       ${after ? 'WHERE (session_key, seq) > ($2, $3)' : ''} ORDER BY session_key, seq LIMIT $1`,
+      after ? [REINDEX_BATCH, after.session_key, after.seq] : [REINDEX_BATCH],
+    );
+    if (batch.rows.length === 0) return;
+    await client.query(
+      `UPDATE messages AS m SET search = v.search
+       FROM unnest($1::text[], $2::bigint[], $3::tsvector[]) AS v(session_key, seq, search)
+       WHERE m.session_key = v.session_key COLLATE "C" AND m.seq = v.seq`,
+      [
+        batch.rows.map((row) => row.session_key),
+        batch.rows.map((row) => row.seq),
+        batch.rows.map((row) => searchVector(row.message)),
+      ],
+    );
+    after = batch.rows[batch.rows.length - 1];
+  }
+}
 
 /** The schema version this build of `@colloquy/store-postgres` writes. */
 export const POSTGRES_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]!.version;
@@ -320,7 +368,9 @@ export async function migrate(
       );
     }
     for (const step of MIGRATIONS) {
-      if (step.version > from && step.version <= target) await client.query(step.sql);
+      if (step.version <= from || step.version > target) continue;
+      if ('sql' in step) await client.query(step.sql);
+      else await step.up(client);
     }
     if (found.rows.length === 0) {
       await client.query('INSERT INTO schema_version (version) VALUES ($1)', [target]);

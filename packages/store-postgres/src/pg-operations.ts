@@ -23,7 +23,6 @@ import {
   type SessionWatch,
   type StoredMessage,
   type StoreTransaction,
-  searchableText,
   serializeRecord,
   sessionRow,
   summarizeChanges,
@@ -35,6 +34,7 @@ import {
 import type { QueryResultRow } from 'pg';
 import { messageSearchSql } from './message-search-sql.js';
 import { isConnectionError, pgCode } from './pg-errors.js';
+import { searchVector } from './search-vector.js';
 import { sessionListSql, sqlLimit } from './session-list-sql.js';
 
 /** Something that runs a query: the pool, or the client of an open transaction. */
@@ -92,14 +92,6 @@ function storedMessage(row: MessageRow): StoredMessage {
   const message: StoredMessage = { ...row.message, seq: Number(row.seq) };
   if (row.platform_message_id !== null) message.platformMessageId = row.platform_message_id;
   return message;
-}
-
-/**
- * The text of the message's search entry: what `searchableText` picks (empty when nothing is
- * indexed), without NUL characters, which PostgreSQL text cannot hold.
- */
-function indexedText(message: TranscriptMessage): string {
-  return (searchableText(message) ?? '').replaceAll('\0', ' ');
 }
 
 /** Counts a `patch` change of the session: bumps its version and logs the change (schema v4). */
@@ -266,10 +258,10 @@ export class PgOperations implements StoreTransaction {
              WHERE key = $1 RETURNING next_seq - $3 AS first
          )
          INSERT INTO messages (session_key, seq, message, search)
-         SELECT $1, s.first + m.i - 1, m.message, to_tsvector('simple'::regconfig, m.text)
-           FROM s, unnest($2::json[], $4::text[]) WITH ORDINALITY AS m(message, text, i)
+         SELECT $1, s.first + m.i - 1, m.message, m.search
+           FROM s, unnest($2::json[], $4::tsvector[]) WITH ORDINALITY AS m(message, search, i)
          RETURNING seq`,
-        [sessionKey, json, messages.length, messages.map(indexedText)],
+        [sessionKey, json, messages.length, messages.map(searchVector)],
       );
       if (result.rows.length === 0) throw sessionNotFound(sessionKey);
       const seqs = result.rows.map((row) => Number(row.seq)).sort((a, b) => a - b);

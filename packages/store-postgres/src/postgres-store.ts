@@ -8,6 +8,7 @@ import {
   silentLogger,
 } from '@colloquy/core';
 import pg from 'pg';
+import { connectionFailure, watchConnections } from './connection-failures.js';
 import { type DatabaseAddress, databaseAddress, redactDatabaseUrl } from './database-url.js';
 import { migrate, POSTGRES_SCHEMA_VERSION, quoteIdent } from './migrations.js';
 import { isConnectionError, toStoreError } from './pg-errors.js';
@@ -56,20 +57,13 @@ export class PostgresStore extends PgOperations implements Store {
   /** The schema version, always `POSTGRES_SCHEMA_VERSION` once opened. */
   readonly schemaVersion = POSTGRES_SCHEMA_VERSION;
   private readonly pool: pg.Pool;
-  private readonly log: Logger;
   private readonly openTransaction: AsyncLocalStorage<OpenTransaction>;
   private state: { closed: boolean };
   /** Names of the statements its connections prepare. */
   private readonly names: StatementNames;
 
   /** @internal Use {@link openPostgresStore}, which connects and migrates first. */
-  constructor(
-    pool: pg.Pool,
-    address: DatabaseAddress,
-    schema: string,
-    log: Logger,
-    preparedStatements = true,
-  ) {
+  constructor(pool: pg.Pool, address: DatabaseAddress, schema: string, preparedStatements = true) {
     const openTransaction = new AsyncLocalStorage<OpenTransaction>();
     const state = { closed: false };
     const fail = (error: unknown) => toStoreError(error, address);
@@ -85,7 +79,7 @@ export class PostgresStore extends PgOperations implements Store {
     const names = new StatementNames(preparedStatements ? undefined : 0);
     const connection: PgConnection = {
       query: preparedQueryable(pool, names).query,
-      atomic: (work) => inTransaction(pool, log, (client) => work(preparedQueryable(client, names))),
+      atomic: (work) => inTransaction(pool, (client) => work(preparedQueryable(client, names))),
       assertUsable,
       fail,
       retryReads: true,
@@ -94,7 +88,6 @@ export class PostgresStore extends PgOperations implements Store {
     this.pool = pool;
     this.address = address;
     this.schema = schema;
-    this.log = log;
     this.openTransaction = openTransaction;
     this.state = state;
     this.names = names;
@@ -109,7 +102,7 @@ export class PostgresStore extends PgOperations implements Store {
     // What `fn` throws is rethrown as it is; only the driver's own failures are mapped.
     let thrownByFn: { error: unknown } | undefined;
     try {
-      return await inTransaction(this.pool, this.log, async (client) => {
+      return await inTransaction(this.pool, async (client) => {
         const open: OpenTransaction = { active: true };
         const prepared = preparedQueryable(client, this.names);
         const tx = new PgOperations({
@@ -194,45 +187,33 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     options: `-c search_path=${quoteIdent(schema)}`,
     application_name: 'colloquy',
   });
-  // An idle connection that dies (server restart, network) must not crash the process.
-  pool.on('error', (error) =>
-    log.warn(
-      { err: error, database: redactDatabaseUrl(options.url) },
-      'a pooled PostgreSQL connection failed',
-    ),
-  );
+  // A connection that dies (server restart, network), idle or in use, must not crash the process.
+  watchConnections(pool, log, redactDatabaseUrl(options.url));
   try {
-    const result = await withClient(pool, log, (client) => migrate(client, schema));
+    const result = await withClient(pool, (client) => migrate(client, schema));
     if (result.from !== result.to)
       log.info({ schema, from: result.from, to: result.to }, 'PostgreSQL schema migrated');
   } catch (error) {
     await pool.end().catch(() => {});
     throw toStoreError(error, address);
   }
-  return new PostgresStore(pool, address, schema, log, options.preparedStatements ?? true);
+  return new PostgresStore(pool, address, schema, options.preparedStatements ?? true);
 }
 
-/** Checks a connection out for `work`; a connection that broke is destroyed, not reused. */
-async function withClient<T>(
-  pool: pg.Pool,
-  log: Logger,
-  work: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
+/**
+ * Checks a connection out for `work`; a connection that broke (its failure is kept by
+ * {@link watchConnections}) is destroyed, not reused.
+ */
+async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
-  const onError = (error: Error) => {
-    broken = error;
-    log.warn({ err: error }, 'a PostgreSQL connection failed while in use');
-  };
-  client.on('error', onError);
   try {
     return await work(client);
   } catch (error) {
-    if (isConnectionError(error)) broken ??= error as Error;
+    if (isConnectionError(error)) broken = error as Error;
     throw error;
   } finally {
-    client.off('error', onError);
-    client.release(broken);
+    client.release(connectionFailure(client) ?? broken);
   }
 }
 
@@ -241,15 +222,11 @@ async function withClient<T>(
  * throws. A connection the server had already closed fails at BEGIN, before anything ran: then
  * the transaction starts once more on a fresh connection.
  */
-async function inTransaction<T>(
-  pool: pg.Pool,
-  log: Logger,
-  work: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
+async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     let begun = false;
     try {
-      return await withClient(pool, log, async (client) => {
+      return await withClient(pool, async (client) => {
         await client.query('BEGIN');
         begun = true;
         let result: T;

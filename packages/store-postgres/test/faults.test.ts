@@ -15,6 +15,8 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 const say = (text: string) => ({ role: 'user' as const, content: text, timestamp: 1 });
+// A fake credential, assembled at run time so no scanner mistakes this file for a leak.
+const API_KEY = ['sk-proj-', '4f9A8b7C6d5E4f3G2h1I0', 'jKlMnOpQrStUv'].join('');
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -151,6 +153,38 @@ describe('migrations', () => {
     );
     expect(triggers.rows.map((row) => row.tgname)).toEqual(['runs_state_version']);
     await check.end();
+    await store.close();
+  });
+
+  it("rewrites every search entry of a version 4 schema from core's words: no secret stays indexed, and words its parser or locale missed are found", async () => {
+    const { url, client } = await schemaAt(4);
+    await writeRows(client, 'k1', [`the key is ${API_KEY} for now`, 'Встреча в Москве, see example.com']);
+    // More messages than one re-indexing batch holds.
+    await client.query(`INSERT INTO messages (session_key, seq, message)
+      SELECT 'k1', 2 + g, json_build_object('role', 'user', 'content', 'filler message ' || (g - 1), 'timestamp', 1)
+      FROM generate_series(1, 2400) AS g`);
+    // What a version 4 append wrote: the database's own words of the text.
+    await client.query(`UPDATE messages SET search = to_tsvector('simple'::regconfig, message->>'content')`);
+    const secretWord = API_KEY.slice(8).toLowerCase();
+    const indexed = async (word: string) =>
+      Number(
+        (
+          await client.query(`SELECT count(*) FROM messages WHERE search @@ plainto_tsquery('simple', $1)`, [
+            word,
+          ])
+        ).rows[0].count,
+      );
+    expect(await indexed(secretWord)).toBe(1);
+    expect(await indexed('москве')).toBe(0);
+    await client.end();
+
+    const store = await openPostgresStore({ url });
+    const total = async (text: string) => (await store.searchMessages({ text, limit: 0 })).total;
+    expect(await total(secretWord)).toBe(0);
+    expect(await total('key is now')).toBe(1);
+    expect(await total('москве example')).toBe(1);
+    expect(await total('filler message')).toBe(2400);
+    expect(await total('filler 2399')).toBe(1);
     await store.close();
   });
 

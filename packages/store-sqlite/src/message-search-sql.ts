@@ -1,12 +1,16 @@
 import { type MessageSearchQuery, SEARCH_INDEX_MAX_CHARS, searchTerms } from '@colloquy/core';
+import { SEARCH_WORDS_FUNCTION } from './search-words-function.js';
 import { sqlLimit } from './session-list-plan.js';
 
 /**
- * The SQL expression for the text of a stored message (a JSON column) that search indexes, the
- * same text `searchableText` in core picks: a string `content`, or the `text` blocks joined by
- * spaces, cut to `SEARCH_INDEX_MAX_CHARS`; NULL for tool results and messages without text.
+ * The SQL expression for the text of a stored message (a JSON column) as written, the text
+ * `messageSearchText` in core picks: a string `content`, or the `text` blocks joined by spaces, cut to
+ * `SEARCH_INDEX_MAX_CHARS` (unless `cut` is false); NULL for tool results and messages without text.
+ * Schemas 4 to 8 indexed this text, with FTS5's own tokenizer; since schema 9 the index holds core's
+ * words ({@link SEARCH_WORDS_FUNCTION}), and this expression only tells whether an update changed a
+ * message's text (the `messages_search_update` trigger).
  *
- * It is evaluated for every indexed message, so it is written for speed: every JSON function reads
+ * It is written for speed: every JSON function reads
  * the column itself (SQLite parses a value once per statement and reuses the parse), content of one
  * block (the common case) is read by path without the `json_each` subquery, and blocks are only
  * ever addressed by their path in the message, so a block that is not an object (a bare string,
@@ -14,7 +18,7 @@ import { sqlLimit } from './session-list-plan.js';
  *
  * @param column - the JSON expression, e.g. `new.message`
  * @param cut - cut the text with `substr` (as the released migrations do; it also ends a text at its
- *   first NUL character); false leaves the cut to the caller (see {@link indexPendingSql})
+ *   first NUL character); false gives the whole text
  */
 export function indexedTextSql(column: string, cut = true): string {
   const cutText = (text: string) => (cut ? `substr(${text}, 1, ${SEARCH_INDEX_MAX_CHARS})` : text);
@@ -32,32 +36,38 @@ export function indexedTextSql(column: string, cut = true): string {
 }
 
 /**
- * The statement that indexes, into `index`, the messages the file's index does not hold yet (those
- * after the `search_state` watermark). The text expression is evaluated once a row: a plain
- * subquery would be flattened into the outer `WHERE`, evaluating it twice. A text of at most
- * `SEARCH_INDEX_MAX_CHARS` bytes is indexed whole, so the words after a NUL character in it are found
- * too (`substr`, which longer texts need, ends a text at its first NUL).
+ * The statement that indexes, into `index`, the messages the file's index does not hold yet: those
+ * after the `search_state` watermark, and those whose text an update changed (`search_stale`, schema
+ * 9). Each entry is the words core's rule gives ({@link SEARCH_WORDS_FUNCTION}), computed once a row:
+ * a plain subquery would be flattened into the outer `WHERE`, evaluating it twice.
  */
 export function indexPendingSql(index: string): string {
   return `WITH pending AS MATERIALIZED (
-      SELECT id, ${indexedTextSql('message', false)} AS body FROM messages
-      WHERE id > (SELECT indexed_up_to FROM search_state))
-    INSERT INTO ${index} (rowid, body)
-      SELECT id, CASE WHEN length(CAST(body AS BLOB)) <= ${SEARCH_INDEX_MAX_CHARS} THEN body
-        ELSE substr(body, 1, ${SEARCH_INDEX_MAX_CHARS}) END
-      FROM pending WHERE body IS NOT NULL`;
+      SELECT id, ${SEARCH_WORDS_FUNCTION}(message) AS body FROM messages
+        WHERE id > (SELECT indexed_up_to FROM search_state)
+      UNION ALL
+      SELECT m.id, ${SEARCH_WORDS_FUNCTION}(m.message) FROM search_stale AS s JOIN messages AS m ON m.id = s.id)
+    INSERT INTO ${index} (rowid, body) SELECT id, body FROM pending WHERE body IS NOT NULL`;
 }
+
+/**
+ * How the full-text indexes split their text (schema 9): at every ASCII character that is not a
+ * letter or a digit. The indexed text is core's words joined by spaces, and a word holds letters,
+ * digits and marks only, so the index's tokens are exactly core's words (and a query's quoted words
+ * exactly its terms).
+ */
+export const SEARCH_TOKENIZER = 'ascii';
 
 /**
  * The temporary index a read-only store searches besides the file's own: it cannot write the file,
  * so it indexes what a writer has not indexed yet here, per search, and drops it with the search's
- * read transaction. Tokenized exactly as `messages_search` (schema v4).
+ * read transaction. Tokenized exactly as `messages_search`.
  */
 export const PENDING_INDEX = 'messages_search_pending';
 
 /** Creates {@link PENDING_INDEX} in the connection's `temp` schema. */
 export const CREATE_PENDING_INDEX_SQL = `CREATE VIRTUAL TABLE temp.${PENDING_INDEX} USING fts5(
-  body, content = '', tokenize = 'unicode61 remove_diacritics 0'
+  body, content = '', tokenize = '${SEARCH_TOKENIZER}'
 )`;
 
 /** The statements of one search: its hits (when a limit allows any) and its count. */
@@ -66,7 +76,7 @@ export interface MessageSearchPlan {
   count: { sql: string; params: unknown[] };
 }
 
-/** The full-text index of the transcripts (schema v4). */
+/** The full-text index of the transcripts (schema 4, rebuilt with core's words in schema 9). */
 export const MESSAGE_INDEX = 'messages_search';
 
 /**

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { indexedTextSql } from './message-search-sql.js';
+import { indexedTextSql, indexPendingSql, MESSAGE_INDEX, SEARCH_TOKENIZER } from './message-search-sql.js';
+import { defineSearchWordsFunction } from './search-words-function.js';
 
 /**
  * One step of the schema history. `up` runs inside a transaction together with the bump of
@@ -40,6 +41,14 @@ export const COLLOQUY_APPLICATION_ID = 0x436f6c71;
  * - v8: fewer index entries move per turn: the session indexes over every session become indexes
  *   over archived sessions only (lists that include archived sessions merge the two walks), and
  *   `runs_by_status` becomes `runs_active`, over queued and running runs only.
+ * - v9: search indexes core's words (`searchWords` of `searchableText`: secrets of the built-in
+ *   patterns redacted before the text is cut, one word rule for every store), and message ids are
+ *   never reused. The index is rebuilt from every stored message, so entries written before (which
+ *   held secrets, and split words by FTS5's rule) are gone. `messages` is rebuilt with
+ *   `AUTOINCREMENT`: a plain rowid reused the ids of deleted messages, so after the session holding
+ *   the newest ones was deleted, new messages got ids at or below the index watermark and were never
+ *   indexed. An update that changes a message's text queues it in `search_stale` for the next
+ *   catch-up (a trigger cannot compute core's words).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -308,6 +317,48 @@ export const MIGRATIONS: readonly Migration[] = [
         CREATE INDEX runs_active ON runs (status, created_at DESC, run_id DESC)
           WHERE status IN ('queued', 'running');
       `);
+    },
+  },
+  {
+    version: 9,
+    description: "search indexes core's words with secrets redacted; message ids never reused",
+    up(db) {
+      defineSearchWordsFunction(db);
+      const newText = indexedTextSql('new.message', false);
+      db.exec(`
+        CREATE TABLE messages_v9 (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+          seq INTEGER NOT NULL,
+          message TEXT NOT NULL
+        );
+        INSERT INTO messages_v9 (id, session_key, seq, message)
+          SELECT id, session_key, seq, message FROM messages ORDER BY id;
+        DROP TABLE messages;
+        ALTER TABLE messages_v9 RENAME TO messages;
+        CREATE UNIQUE INDEX messages_by_session ON messages (session_key, seq);
+        CREATE TRIGGER messages_state_version AFTER INSERT ON messages BEGIN
+          UPDATE sessions SET state_version = state_version + 1 WHERE key = new.session_key;
+        END;
+
+        DROP TABLE messages_search;
+        CREATE VIRTUAL TABLE messages_search USING fts5(
+          body, content = '', contentless_delete = 1, tokenize = '${SEARCH_TOKENIZER}'
+        );
+        CREATE TABLE search_stale (id INTEGER PRIMARY KEY);
+        UPDATE search_state SET indexed_up_to = 0;
+        CREATE TRIGGER messages_search_delete AFTER DELETE ON messages BEGIN
+          DELETE FROM messages_search WHERE rowid = old.id;
+        END;
+        CREATE TRIGGER messages_search_update AFTER UPDATE OF message ON messages
+          WHEN old.id <= (SELECT indexed_up_to FROM search_state)
+            AND ${indexedTextSql('old.message', false)} IS NOT ${newText} BEGIN
+          DELETE FROM messages_search WHERE rowid = old.id;
+          INSERT OR IGNORE INTO search_stale (id) VALUES (old.id);
+        END;
+      `);
+      db.exec(indexPendingSql(MESSAGE_INDEX));
+      db.exec('UPDATE search_state SET indexed_up_to = (SELECT coalesce(max(id), 0) FROM messages)');
     },
   },
 ];

@@ -6,12 +6,16 @@ import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTempDir } from '../test/helpers/temp-dir.js';
+import { indexedTextSql } from './message-search-sql.js';
 import { COLLOQUY_APPLICATION_ID, MIGRATIONS, migrate, SQLITE_SCHEMA_VERSION } from './migrations.js';
 import { openSqliteStore } from './open-sqlite-store.js';
 import type { SqliteStore } from './sqlite-store.js';
 
 const temp = createTempDir();
 afterAll(() => temp.cleanup());
+
+// A fake credential, assembled at run time so no scanner mistakes this file for a leak.
+const API_KEY = ['sk-proj-', '4f9A8b7C6d5E4f3G2h1I0', 'jKlMnOpQrStUv'].join('');
 
 function thrown(fn: () => unknown): { code: string; message: string; details: Record<string, unknown> } {
   try {
@@ -182,6 +186,66 @@ describe('openSqliteStore', () => {
     expect((await store.listRuns({ statuses: ['done'] })).map((r) => r.runId)).toEqual(['r2']);
     expect((await store.integrityCheck()).ok).toBe(true);
     await store.close();
+  });
+
+  it('rebuilds the search index of a version 8 file: no secret stays indexed, no message stays unindexed, ids stop being reused', async () => {
+    const file = temp.file('v8-search.db');
+    writeOldStore(file, 8);
+    const old = new Database(file);
+    const key = 'agent:main:main';
+    const gone = 'agent:main:gone';
+    const session = makeSessionRecord(gone, { sessionId: 'sid-2' });
+    old
+      .prepare(
+        'INSERT INTO sessions (key, session_id, agent_id, kind, updated_at, record) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(gone, 'sid-2', 'main', session.kind, 1, JSON.stringify(session));
+    const append = old.prepare('INSERT INTO messages (session_key, seq, message) VALUES (?, ?, ?)');
+    const say = (text: string, seq: number) =>
+      JSON.stringify({ role: 'user', content: text, timestamp: 1, seq });
+    // What a version 8 search did before searching: index what is new with FTS5's own words.
+    const catchUp = () =>
+      old.exec(`INSERT INTO messages_search (rowid, body)
+          SELECT id, ${indexedTextSql('message')} FROM messages WHERE id > (SELECT indexed_up_to FROM search_state);
+        UPDATE search_state SET indexed_up_to = (SELECT max(id) FROM messages)`);
+    append.run(key, 2, say(`the key is ${API_KEY} for now`, 2));
+    append.run(gone, 1, say('newest', 1));
+    append.run(gone, 2, say('newest too', 2));
+    catchUp();
+    const secretWord = API_KEY.slice(8).toLowerCase();
+    const indexedOld = old
+      .prepare('SELECT count(*) FROM messages_search WHERE messages_search MATCH ?')
+      .pluck();
+    expect(indexedOld.get(`"${secretWord}"`)).toBe(1);
+    // Deleting the session holding the newest ids frees them: new messages get ids the watermark passed.
+    old.prepare('DELETE FROM sessions WHERE key = ?').run(gone);
+    append.run(key, 3, say('zebra one', 3));
+    append.run(key, 4, say('zebra two', 4));
+    const reused = old
+      .prepare('SELECT max(id) <= (SELECT indexed_up_to FROM search_state) FROM messages')
+      .pluck();
+    expect(reused.get()).toBe(1);
+    old.close();
+
+    const store = openSqliteStore({ file });
+    const total = async (text: string) => (await store.searchMessages({ text })).total;
+    expect(await total('zebra')).toBe(2);
+    expect(await total(secretWord)).toBe(0);
+    expect(await total('key is now')).toBe(1);
+    expect(await total('FROM v1')).toBe(1);
+    await store.putSession(makeSessionRecord(gone, { sessionId: 'sid-3' }));
+    await store.appendMessages(gone, [{ role: 'user', content: 'narwhal', timestamp: 2 }]);
+    expect(await total('narwhal')).toBe(1);
+    await store.deleteSession(gone);
+    await store.appendMessages(key, [{ role: 'user', content: 'narwhal again', timestamp: 3 }]);
+    expect(await total('narwhal')).toBe(1);
+    expect((await store.integrityCheck()).ok).toBe(true);
+    await store.close();
+    const check = new Database(file, { readonly: true });
+    expect(check.prepare(`SELECT sql FROM sqlite_schema WHERE name = 'messages'`).pluck().get()).toMatch(
+      /AUTOINCREMENT/,
+    );
+    check.close();
   });
 
   it('lets a second connection open a file another connection already migrated', async () => {

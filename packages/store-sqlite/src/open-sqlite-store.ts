@@ -71,7 +71,7 @@ export interface SqliteStoreOptions {
   /**
    * Reject a Store method called on the store instead of the `tx` handle inside `transaction(fn)`
    * (default true); see `SerializedStoreOptions.detectNestedCalls` in `@colloquy/core` for what it
-   * costs on Node 20 and when to turn it off.
+   * costs on Node 22 and when to turn it off.
    */
   detectNestedCalls?: boolean;
 }

@@ -78,6 +78,7 @@ import {
   PENDING_INDEX,
   planMessageSearch,
 } from './message-search-sql.js';
+import { defineSearchWordsFunction } from './search-words-function.js';
 import { sessionNotFound } from './sqlite-errors.js';
 
 export type { CheckpointResult, IntegrityReport } from './engine/maintenance.js';
@@ -146,6 +147,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     this.logger = init.logger;
     this.groupCommit = init.groupCommit;
     const db = this.db;
+    defineSearchWordsFunction(db);
     this.s = prepareStatements(db, this.readonly);
     this.dynamic = new DynamicStatements(db);
     this.tx = new Transactions({
@@ -274,8 +276,8 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    * Why not index in each append's own transaction (schema v4): FTS5 writes a new index segment
    * at every commit and merges segments as they pile up, which cost single-message appends two
    * thirds of their throughput; a batch pays that once, and only the tokenizing is left per
-   * message. The catch-up evaluates the text of each message once (`indexedTextSql`, through a
-   * materialized CTE) and feeds FTS5 in `rowid` order.
+   * message. The catch-up computes the words of each message once (core's rule, through the
+   * `colloquy_search_words` function and a materialized CTE) and feeds FTS5 in `rowid` order.
    */
   searchMessages(query: MessageSearchQuery): MessageSearchResult {
     const plan = planMessageSearch(query);
@@ -287,6 +289,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       this.tx.write(() => {
         this.s.searchCatchUp.run();
         this.s.searchMark.run();
+        this.s.searchClearStale.run();
       });
     }
     return this.tx.guard(() => runSearch(this.dynamic, plan));

@@ -10,7 +10,7 @@ import {
   type TranscriptMessage,
 } from '@colloquy/core';
 import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTempDir } from '../test/helpers/temp-dir.js';
 import { openSqliteStore } from './open-sqlite-store.js';
@@ -477,6 +477,24 @@ describe('SqliteStore', () => {
       expect(await words(store, 'gamma')).toBe(0);
       await store.appendMessages('k1', [say('gamma')]);
       expect(await words(other, 'gamma')).toBe(1);
+      expect(await store.integrityCheck()).toEqual({ ok: true, problems: [] });
+    });
+
+    it('re-indexes a message whose text an update changed, also an update by a tool without the store', async () => {
+      const file = temp.file('search-update.db');
+      const store = open(file);
+      await store.putSession(makeSessionRecord('k1'));
+      await store.appendMessages('k1', [say('before words'), say('kept words')]);
+      expect(await words(store, 'words')).toBe(2);
+      const raw = new Database(file);
+      raw
+        .prepare(`UPDATE messages SET message = json_set(message, '$.content', 'after edit') WHERE seq = 1`)
+        .run();
+      raw.close();
+      expect(await words(store, 'before')).toBe(0);
+      expect(await words(store, 'after edit')).toBe(1);
+      await store.setMessagePlatformId('k1', 2, 'platform-2');
+      expect(await words(store, 'kept words')).toBe(1);
       expect(await store.integrityCheck()).toEqual({ ok: true, problems: [] });
     });
 

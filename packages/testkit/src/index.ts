@@ -30,3 +30,5 @@ export type {
   ScriptTurn,
 } from './fakes/scripted-model.js';
 export { createScriptedModel, lastUserText, messageText } from './fakes/scripted-model.js';
+// --- fault tests ---
+export { collectUnhandledErrors, type UnhandledErrors } from './process/unhandled-errors.js';

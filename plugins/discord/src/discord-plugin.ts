@@ -106,6 +106,8 @@ interface AccountRuntime {
 
 /** A reply later than this after its trigger no longer quotes it. */
 const TRIGGER_TTL_MS = 10 * 60_000;
+/** The answer to a slash command the runtime did not take (it was shutting down, the store failed). */
+const NOT_TAKEN = 'The bot could not take this command just now; send it again in a moment.';
 
 const STATE_RANK: Record<AccountState, number> = {
   connected: 0,
@@ -241,10 +243,18 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
       answerCommand(interaction, { inbound, runCommand: ctx.runCommand.bind(ctx), log }).catch(failed);
       return;
     }
-    // No command runner: the runtime answers through send(), replying to the interaction id.
+    // No command runner: the runtime answers through send(), replying to the interaction id. A
+    // command it did not take is answered so, not left to the note that says it was passed on.
     pendingCommands
       .defer(interaction)
-      .then(() => ctx.receive(inbound))
+      .then(async () => {
+        try {
+          await ctx.receive(inbound);
+        } catch (error) {
+          failed(error);
+          await pendingCommands.answer(interaction.id, NOT_TAKEN);
+        }
+      })
       .catch(failed);
   };
 

@@ -1,4 +1,4 @@
-import { type ChannelPlugin, isColloquyError } from '@colloquy/core';
+import { type ChannelPlugin, ColloquyError, isColloquyError } from '@colloquy/core';
 import { FakeDiscord, type FakeDiscordOptions } from '@colloquy/testkit/discord-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDiscordPlugin, type DiscordConfigInput } from '../src/index.js';
@@ -293,6 +293,18 @@ describe('thread bindings', () => {
   });
 });
 
+/** Sends `/sessions all` to a plugin without a command runner; resolves with its deferred reply. */
+async function deferredSessionsCommand(fake: FakeDiscord, ctx: TestContext) {
+  await startPlugin(makePlugin(fake, {}, { commandReplyTimeoutMs: 200 }), ctx);
+  const token = fake.slashCommand({
+    channelId: fake.channelId('general'),
+    user: fake.addUser('alice'),
+    name: 'sessions',
+    args: 'all',
+  });
+  return fake.waitFor(() => fake.interactions.get(token)?.original);
+}
+
 describe('slash commands', () => {
   it('follows up when the answer is longer than one message', async () => {
     const fake = await startFake();
@@ -330,15 +342,20 @@ describe('slash commands', () => {
   it('closes a deferred command with a note when no answer comes in time', async () => {
     const fake = await startFake();
     const ctx = createTestContext();
-    await startPlugin(makePlugin(fake, {}, { commandReplyTimeoutMs: 200 }), ctx);
-    const token = fake.slashCommand({
-      channelId: fake.channelId('general'),
-      user: fake.addUser('alice'),
-      name: 'sessions',
-      args: 'all',
-    });
-    const record = await fake.waitFor(() => fake.interactions.get(token)?.original);
+    const record = await deferredSessionsCommand(fake, ctx);
     expect(record.content).toMatch(/answer follows in the chat/);
     expect(ctx.received.at(-1)).toMatchObject({ text: '/sessions all', mentionsBot: true });
+  });
+
+  it('says a command the runtime did not take was not taken, instead of passed on', async () => {
+    const fake = await startFake();
+    const ctx = createTestContext({
+      receive: async () => {
+        throw new ColloquyError('ABORTED', 'The runtime is shutting down.');
+      },
+    });
+    const record = await deferredSessionsCommand(fake, ctx);
+    expect(record.content).toMatch(/could not take this command/);
+    expect(ctx.received).toEqual([]);
   });
 });

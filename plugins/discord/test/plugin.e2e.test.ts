@@ -409,7 +409,22 @@ describe('Discord plugin against the fake Discord', () => {
     await fake.waitFor(() => plugin.status?.().state === 'connected');
   });
 
-  it('acknowledges heartbeats', async () => {
-    await fake.waitFor(() => fake.heartbeatAcks > 0, 5000, 'a heartbeat');
+  it('keeps its gateway session across heartbeats: still connected, no new identify, and still receiving', async () => {
+    const identifies = fake.identifies.length;
+    const acks = fake.heartbeatAcks;
+    await fake.waitFor(() => fake.heartbeatAcks >= acks + 2, 8000, 'two more heartbeats');
+    expect(plugin.status?.().state).toBe('connected');
+    expect(fake.identifies).toHaveLength(identifies);
+    const later = fake.say({
+      channelId: fake.dmChannel(alice),
+      author: alice,
+      content: 'after the heartbeats',
+    });
+    const inbound = await fake.waitFor(
+      () => ctx.received.find((m) => m.messageId === later.id),
+      5000,
+      'the message',
+    );
+    expect(inbound.text).toBe('after the heartbeats');
   });
 });

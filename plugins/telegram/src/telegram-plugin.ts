@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  type BackoffOptions,
   type ChannelCapabilities,
   type ChannelContext,
   type ChannelPlugin,
@@ -46,6 +47,18 @@ export interface TelegramPluginOptions {
   retry?: { maxRetryAttempts?: number; maxDelaySeconds?: number };
   /** How long `start()` waits for each account to connect before reporting it `reconnecting`. Default 15000. */
   startTimeoutMs?: number;
+  /**
+   * How long polling waits before it fetches again an update that was not stored (the store
+   * failed, the runtime was shutting down); the offset is not confirmed past it meanwhile.
+   * Default `{ initialDelayMs: 1000, maxDelayMs: 30000 }`, doubling.
+   */
+  refetchBackoff?: BackoffOptions;
+  /**
+   * How long a webhook request waits for its update to be stored. Past it the request is answered
+   * 500 and Telegram delivers the update again (the redelivery waits for the first attempt's
+   * outcome); it is never answered 200 before the update is stored. Default 10000.
+   */
+  webhookTimeoutMs?: number;
   /** Register `ctx.commands` with setMyCommands at start. Default true. */
   registerCommands?: boolean;
   /** The text (Telegram HTML) a user gets with a pairing code. Default names the `colloquy pairing approve` command. */
@@ -134,13 +147,19 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
     return runner;
   };
 
-  const onUpdate = async (c: Context, runner: AccountRunner): Promise<void> => {
+  const receiveUpdate = async (c: Context, runner: AccountRunner): Promise<void> => {
     const ctx = context;
     const accountId = runner.account.accountId;
     const seen = dedupe.get(accountId);
     const identity = runner.identity;
     const msg = c.update.message ?? c.update.channel_post;
-    if (!ctx || !seen || !identity || !msg || stopped) return;
+    if (stopped) {
+      throw new ColloquyError(
+        'ABORTED',
+        'The Telegram plugin is stopping and did not take this update; it stays with Telegram for the next poll.',
+      );
+    }
+    if (!ctx || !seen || !identity || !msg) return;
     if (!seen.add(c.update.update_id)) {
       log.debug({ accountId, updateId: c.update.update_id }, 'duplicate telegram update ignored');
       return;
@@ -182,6 +201,17 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
     }
   };
 
+  /** Updates being handled, by account and update id: a delivery of one again shares its outcome. */
+  const handling = new Map<string, Promise<void>>();
+  const onUpdate = (c: Context, runner: AccountRunner): Promise<void> => {
+    const key = `${runner.account.accountId}:${c.update.update_id}`;
+    const running = handling.get(key);
+    if (running) return running;
+    const task = receiveUpdate(c, runner).finally(() => handling.delete(key));
+    handling.set(key, task);
+    return task;
+  };
+
   const plugin: TelegramChannelPlugin = {
     id: TELEGRAM_CHANNEL,
     capabilities,
@@ -212,6 +242,8 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
               maxDelaySeconds: options.retry?.maxDelaySeconds ?? 60,
             },
             startTimeoutMs: options.startTimeoutMs ?? 15_000,
+            refetchBackoff: { initialDelayMs: 1000, maxDelayMs: 30_000, ...options.refetchBackoff },
+            webhookTimeoutMs: options.webhookTimeoutMs ?? 10_000,
             ...(ctx.lease ? { lease: ctx.lease.bind(ctx) } : {}),
           }),
         );

@@ -3,9 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { approvePairing, type DeliveryContext } from '@colloquy/core';
+import { approvePairing, ColloquyError, type DeliveryContext } from '@colloquy/core';
 import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTelegramPlugin, type TelegramChannelPlugin, type TelegramConfigInput } from '../src/index.js';
 import { createTestContext, type TestContext } from './support/test-context.js';
 
@@ -51,6 +51,8 @@ async function startPlugin(
     stateDir,
     pollTimeoutSeconds: 1,
     startTimeoutMs: 3000,
+    refetchBackoff: { initialDelayMs: 20, maxDelayMs: 200 },
+    webhookTimeoutMs: 300,
   });
   plugins.push(plugin);
   await plugin.start(context.ctx);
@@ -292,6 +294,65 @@ describe('telegram plugin against a fake Bot API', () => {
   });
 });
 
+describe('updates that were not stored', () => {
+  const refused = () => new ColloquyError('STORE_ERROR', 'The database is restarting.');
+
+  it('fetches an update again until it is stored, and confirms no offset past it before', async () => {
+    let refusals = 0;
+    let offsetsUntilStored: number[] = [];
+    const context = createTestContext({
+      receive: async (message) => {
+        if (message.text === 'flaky' && refusals++ < 2) throw refused();
+        offsetsUntilStored = fake.callsOf('getUpdates').map((call) => Number(call.params.offset ?? 0));
+      },
+    });
+    const { t } = await startPlugin({}, context);
+    const { updateId } = fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'flaky' });
+    await t.waitForReceived(1);
+    expect(refusals).toBe(3);
+    expect(Math.max(...offsetsUntilStored)).toBeLessThanOrEqual(updateId);
+    await fake.waitFor(
+      () => fake.confirmedOffset(TOKEN) > updateId || undefined,
+      4000,
+      'the offset confirmed',
+    );
+    expect(t.received.map((m) => m.text)).toEqual(['flaky']);
+  });
+
+  it('keeps a chat in order: its messages behind one that was not stored wait for it', async () => {
+    let refusals = 0;
+    const context = createTestContext({
+      receive: async (message) => {
+        if (message.text === 'first' && refusals++ === 0) throw refused();
+      },
+    });
+    const { t } = await startPlugin({}, context);
+    fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'first' });
+    fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'second' });
+    await t.waitForReceived(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(t.received.map((m) => m.text)).toEqual(['first', 'second']);
+  });
+
+  it('does not confirm an update that was not stored when it stops; the next poller gets it', async () => {
+    let refusals = 0;
+    const context = createTestContext({
+      receive: async () => {
+        refusals++;
+        throw refused();
+      },
+    });
+    const { plugin } = await startPlugin({}, context);
+    const { updateId } = fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'kept by Telegram' });
+    await fake.waitFor(() => refusals > 0 || undefined, 4000, 'the refusal');
+    await plugin.stopReceiving?.();
+    await plugin.stop();
+    expect(fake.confirmedOffset(TOKEN)).toBeLessThanOrEqual(updateId);
+    const { t } = await startPlugin();
+    expect((await t.waitForReceived(1)).text).toBe('kept by Telegram');
+  });
+});
+
 describe('one poller per token', () => {
   it('refuses a second poller for the same token in this process', async () => {
     await startPlugin();
@@ -375,6 +436,34 @@ describe('webhook mode', () => {
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
+  /** Posts one DM update to the `/tg` webhook of `base`, as Telegram (again, at each call). */
+  const delivery = (base: string, updateId: number, text: string) => (): Promise<Response> =>
+    fetch(`${base}/tg`, {
+      method: 'POST',
+      headers: { 'x-telegram-bot-api-secret-token': SECRET },
+      body: JSON.stringify({
+        update_id: updateId,
+        message: { message_id: 1, date: 1, chat: DM, from: ALICE, text },
+      }),
+    });
+
+  /** The plugin with one webhook account on `/tg`. */
+  const startWebhookPlugin = (context: TestContext) =>
+    startPlugin(
+      {
+        accounts: [
+          {
+            accountId: 'main',
+            token: TOKEN,
+            apiRoot: fake.apiRoot,
+            mode: 'webhook',
+            webhook: { path: '/tg', secretToken: SECRET },
+          },
+        ],
+      },
+      context,
+    );
+
   it('registers the webhook, checks the secret token and handles each update once', async () => {
     const { plugin, t } = await startPlugin({
       accounts: [
@@ -422,31 +511,42 @@ describe('webhook mode', () => {
         if (fail) throw new Error('store busy');
       },
     });
-    const { plugin, t } = await startPlugin(
-      {
-        accounts: [
-          {
-            accountId: 'main',
-            token: TOKEN,
-            apiRoot: fake.apiRoot,
-            mode: 'webhook',
-            webhook: { path: '/tg', secretToken: SECRET },
-          },
-        ],
-      },
-      context,
-    );
+    const { plugin, t } = await startWebhookPlugin(context);
     const base = await serve(plugin);
-    const body = JSON.stringify({
-      update_id: 9,
-      message: { message_id: 1, date: 1, chat: DM, from: ALICE, text: 'retry me' },
-    });
-    const post = (): Promise<Response> =>
-      fetch(`${base}/tg`, { method: 'POST', headers: { 'x-telegram-bot-api-secret-token': SECRET }, body });
+    const post = delivery(base, 9, 'retry me');
     expect((await post()).status).toBe(500);
     fail = false;
     expect((await post()).status).toBe(200);
     expect(t.received.map((m) => m.text)).toEqual(['retry me']);
+  });
+
+  it('never answers 200 before the update is stored: a slow one is answered 500, and its redelivery shares its outcome', async () => {
+    const attempts: { settle: (error?: Error) => void }[] = [];
+    const context = createTestContext({
+      receive: () =>
+        new Promise<void>((resolve, reject) => {
+          attempts.push({ settle: (error) => (error ? reject(error) : resolve()) });
+        }),
+    });
+    const { plugin, t } = await startWebhookPlugin(context);
+    const base = await serve(plugin);
+    let requests = 0;
+    servers.at(-1)?.on('request', () => requests++);
+    const post = delivery(base, 11, 'slow store');
+    // The store takes longer than the webhook may wait.
+    expect((await post()).status).toBe(500);
+    // Telegram delivers it again while the first attempt is still being handled; that attempt fails.
+    const again = post();
+    await vi.waitFor(() => expect(requests).toBe(2), { timeout: 2000 });
+    attempts[0]?.settle(new ColloquyError('STORE_ERROR', 'The database is restarting.'));
+    expect((await again).status).toBe(500);
+    expect(attempts).toHaveLength(1);
+    // The next delivery is stored.
+    const third = post();
+    await vi.waitFor(() => expect(attempts).toHaveLength(2), { timeout: 2000 });
+    attempts[1]?.settle();
+    expect((await third).status).toBe(200);
+    expect(t.received.map((m) => m.text)).toEqual(['slow store']);
   });
 });
 

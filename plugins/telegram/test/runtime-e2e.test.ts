@@ -1,7 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { approvePairing, MemoryStore, resolveConfig } from '@colloquy/core';
+import {
+  approvePairing,
+  type ChannelContext,
+  type ChannelPlugin,
+  ColloquyError,
+  type InboundMessage,
+  MemoryStore,
+  resolveConfig,
+} from '@colloquy/core';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/testkit';
 import { checkTelegramHtml, FakeTelegram } from '@colloquy/testkit/telegram-fake';
@@ -42,6 +50,7 @@ async function boot(
   script: Parameters<typeof createScriptedModel>[0] = (request) => `echo: ${lastUserText(request)}`,
   telegram: Partial<TelegramConfigInput> = {},
   existing: MemoryStore = new MemoryStore(),
+  receive?: (message: InboundMessage, runtimeReceive: ChannelContext['receive']) => Promise<void>,
 ): Promise<ScriptedModel> {
   const model = createScriptedModel(script);
   store = existing;
@@ -50,11 +59,24 @@ async function boot(
     stateDir,
     pollTimeoutSeconds: 1,
     startTimeoutMs: 3000,
+    refetchBackoff: { initialDelayMs: 20, maxDelayMs: 200 },
   });
+  // `receive` stands between the plugin and the runtime, to make a message fail on its way in.
+  const channel: ChannelPlugin = receive
+    ? {
+        ...plugin,
+        start: (ctx) =>
+          plugin.start(
+            Object.create(ctx, {
+              receive: { value: (message: InboundMessage) => receive(message, (m) => ctx.receive(m)) },
+            }) as ChannelContext,
+          ),
+      }
+    : plugin;
   runtime = createRuntime({
     config: resolveConfig({ agents: { defaults: { model: 'scripted/test' } } }),
     store,
-    plugins: [plugin],
+    plugins: [channel],
     models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: ref.slice(9) } : undefined),
     commandList: [{ name: 'new', description: 'Start a fresh session' }],
     ...(process.env.TG_DEBUG ? { logger: debugLogger } : {}),
@@ -222,6 +244,29 @@ describe('telegram through the runtime (scripted model)', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(model.requests.map((r) => lastUserText(r))).toEqual(['just once', 'and this']);
     expect(fake.sentTo(42)).toHaveLength(2);
+  });
+
+  it('stores and answers a DM once after its first receive failed, confirming no offset past it before', async () => {
+    let refusals = 0;
+    let offsetsUntilStored: number[] = [];
+    const model = await boot(undefined, {}, undefined, async (message, runtimeReceive) => {
+      if (message.text === 'during the restart' && refusals++ === 0) {
+        throw new ColloquyError('STORE_ERROR', 'The database is restarting.');
+      }
+      await runtimeReceive(message);
+      offsetsUntilStored = fake.callsOf('getUpdates').map((call) => Number(call.params.offset ?? 0));
+    });
+    const { updateId } = fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'during the restart' });
+    await fake.waitFor(() => fake.sentTo(42)[0], 5000, 'the reply');
+    await fake.waitFor(
+      () => fake.confirmedOffset(TOKEN) > updateId || undefined,
+      5000,
+      'the offset confirmed',
+    );
+    expect(refusals).toBe(2);
+    expect(Math.max(...offsetsUntilStored)).toBeLessThanOrEqual(updateId);
+    expect(model.requests.map((r) => lastUserText(r))).toEqual(['during the restart']);
+    expect(fake.sentTo(42).map((m) => m.visibleText)).toEqual(['echo: during the restart']);
   });
 
   it('pairs an unknown DM user before the model ever sees them', async () => {

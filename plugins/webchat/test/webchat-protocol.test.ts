@@ -206,12 +206,22 @@ describe('web chat direct messages', () => {
     expect(b.name).not.toBe(a.name);
   });
 
-  it('sends typing to every tab of the visitor', async () => {
+  it('sends typing to every tab of the visitor, and to no other visitor', async () => {
     const { base, plugin } = await start();
-    const c = await client(base);
-    const { chat } = await c.next('ready');
+    const first = await client(base);
+    const { chat } = await first.next('ready');
+    const second = await client(base, { cookie: first.cookie });
+    expect((await second.next('ready')).chat).toEqual(chat);
+    const stranger = await client(base);
+    await stranger.next('ready');
     await plugin.sendTyping!({ channel: 'webchat', to: chat.id, accountId: 'default' });
-    await c.next('typing', (f) => f.role === 'assistant');
+    await Promise.all([first, second].map((tab) => tab.next('typing', (f) => f.role === 'assistant')));
+    // Frames reach a socket in the order they are sent: a message sent to the stranger after the
+    // typing arrives after where a stray typing frame would have been.
+    const strangerChat = (await stranger.next('ready')).chat;
+    await plugin.send({ channel: 'webchat', to: strangerChat.id, accountId: 'default' }, { text: 'marker' });
+    await stranger.next('message', (f) => f.message.text === 'marker');
+    expect(stranger.all('typing')).toEqual([]);
   });
 
   it('does not stream runs of a session whose send policy is deny', async () => {

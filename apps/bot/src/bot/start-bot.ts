@@ -50,6 +50,12 @@ export interface BotOptions {
   plugins?: readonly ChannelPlugin[];
   /** How often channel states are written to `run.json`. Default 5000 ms. */
   statusIntervalMs?: number;
+  /**
+   * Called once when the bot can no longer run: on PostgreSQL, this instance lost its control
+   * connection, so the other instances take its runs over. Default: the bot stops (`stop()`). The
+   * `colloquy start` command shuts down and exits 1, for a supervisor to restart it.
+   */
+  onFailure?(error: Error): void;
 }
 
 /** A running bot. */
@@ -105,15 +111,26 @@ export async function startBot(options: BotOptions): Promise<Bot> {
   let unlock: (() => Promise<void>) | undefined;
   let cluster: PostgresCluster | undefined;
   let token: (Pick<StateSecret, 'value' | 'created'> & { file?: string }) | undefined;
+  // By default a failure stops the bot, once it runs (a start that is still under way stops right after).
+  let failed: Error | undefined;
+  let bot: Bot | undefined;
+  const onFailure =
+    options.onFailure ??
+    ((error: Error) => {
+      failed = error;
+      void bot?.stop();
+    });
   try {
     await ensureStateDir(options.config.stateDir, tightened);
     const url = options.config.storage.url;
     if (url === undefined) unlock = await lockStateDir(options.config.stateDir);
-    else cluster = await joinCluster(url, log);
+    else cluster = await joinCluster(url, log, onFailure);
     token = options.config.core.gateway.token
       ? { value: options.config.core.gateway.token, created: false }
       : await readOrCreateSecret(options.config.stateDir, STATE_FILES.adminToken);
-    return await launch(options, token, store, cluster, unlock);
+    bot = await launch(options, token, store, cluster, unlock);
+    if (failed) void bot.stop();
+    return bot;
   } catch (error) {
     // A token nobody was shown must not count as shown: the next start generates and prints one.
     if (token?.created && token.file) await rm(token.file, { force: true });
@@ -125,10 +142,15 @@ export async function startBot(options: BotOptions): Promise<Bot> {
 }
 
 /**
- * Joins the instances that share the PostgreSQL database. If this instance's control connection
- * fails, the others take its jobs over, so it stops (exit code 1) for its supervisor to restart it.
+ * Joins the instances that share the PostgreSQL database. If this instance can no longer run jobs
+ * (its control connection failed), the others take its jobs over, so it reports the failure
+ * (`onFailure`) to be stopped.
  */
-async function joinCluster(url: string, log: Logger): Promise<PostgresCluster> {
+async function joinCluster(
+  url: string,
+  log: Logger,
+  onFailure: (error: Error) => void,
+): Promise<PostgresCluster> {
   const { createPostgresCluster } = await import('@colloquy/cluster');
   return createPostgresCluster({
     url,
@@ -136,10 +158,9 @@ async function joinCluster(url: string, log: Logger): Promise<PostgresCluster> {
     onInstanceLost(error) {
       log.error(
         { err: error.message },
-        "lost the control connection to PostgreSQL: the other instances take this one's runs over; stopping",
+        'this instance can no longer run jobs (its connection to PostgreSQL failed): the other instances take its runs over; stopping',
       );
-      process.exitCode = 1;
-      process.kill(process.pid, 'SIGTERM');
+      onFailure(error);
     },
   });
 }

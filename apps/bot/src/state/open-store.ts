@@ -33,7 +33,7 @@ export async function openBotStore(config: BotConfig, log: Logger): Promise<Stor
   // 20 MB of memory, copying hot pages at every pass, and the bot's latency did not improve; it pays
   // off only at rates near a thousand messages a second (the runtime's steady bench).
   // No nested-call check: the runtime's transactions are tested with it on; off, a turn costs about 8%
-  // less CPU on Node 20 (see SerializedStoreOptions.detectNestedCalls).
+  // less CPU on Node 22 (see SerializedStoreOptions.detectNestedCalls).
   const store = openSqliteStore({
     file,
     logger: log,

@@ -7,6 +7,7 @@ export {
   HISTORY_MAX_BYTES,
   HISTORY_OMITTED_PLACEHOLDER,
   HISTORY_TEXT_LIMIT,
+  keepsMessage,
   sanitizeHistory,
 } from './sanitize-history.js';
-export { TRUNCATION_SUFFIX, truncateText, utf8ByteLength } from './truncate-text.js';
+export { cutText, TRUNCATION_SUFFIX, truncateText, utf8ByteLength } from './truncate-text.js';

@@ -86,6 +86,19 @@ describe('redactSecrets: provider keys and tokens', () => {
     ];
     for (const text of texts) expect(redactSecrets(text)).toEqual({ text, redacted: false });
   });
+
+  it('takes time in proportion to the text, also on long runs of dotted or dashed words', () => {
+    // Each rule used to rescan such a run from every word boundary in it: 32K characters took seconds.
+    const runs = [
+      'a.'.repeat(100_000),
+      'a-'.repeat(100_000),
+      'x.token-'.repeat(25_000),
+      'sk-'.repeat(60_000),
+    ];
+    const started = performance.now();
+    for (const text of runs) expect(redactSecrets(`${text} password=abcdefgh12`).redacted).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
 });
 
 describe('redactSecrets: configured secrets', () => {

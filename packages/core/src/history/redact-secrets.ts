@@ -38,9 +38,11 @@ const RULES: readonly Rule[] = [
       /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g,
     replace: mark,
   },
-  // scheme://user:password@host -> scheme://user:***@host
+  // scheme://user:password@host -> scheme://user:***@host. Tried only where `://` starts, with the
+  // scheme checked behind it, so a long run of scheme characters is not scanned again from each of
+  // its positions (which made redaction quadratic in the text's length).
   {
-    pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]*):([^\s@/?#]+)@/gi,
+    pattern: /(?=:\/\/)(?<=\b[a-z][a-z0-9+.-]*)(:\/\/[^\s:@/?#]*):([^\s@/?#]+)@/gi,
     replace: (_m, prefix) => `${prefix}:***@`,
   },
   // Authorization headers.
@@ -52,10 +54,11 @@ const RULES: readonly Rule[] = [
     pattern: /\b(authorization:\s*basic\s+)[A-Za-z0-9+/=]{8,}/gi,
     replace: (_m, head) => `${head}${REDACTION_MARK}`,
   },
-  // NAME=value / "apiKey": "value" for keys, tokens, secrets and passwords.
+  // NAME=value / "apiKey": "value" for keys, tokens, secrets and passwords. The match starts at the
+  // word that ends the name (what comes before it stays as it is), so no position is scanned twice.
   {
     pattern:
-      /\b([A-Za-z0-9_.-]*(?:api[_-]?key|access[_-]?key|secret|token|password|passwd|pwd))(["']?\s*[:=]\s*["']?)([^\s"',;]{8,})/gi,
+      /(api[_-]?key|access[_-]?key|secret|token|password|passwd|pwd)(["']?\s*[:=]\s*["']?)([^\s"',;]{8,})/gi,
     replace: (_m, name, separator) => `${name}${separator}${REDACTION_MARK}`,
   },
   // Provider API keys and bot tokens.

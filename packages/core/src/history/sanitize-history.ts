@@ -76,7 +76,7 @@ export function sanitizeHistory(
   options: SanitizeHistoryOptions = {},
 ): SanitizedHistory {
   const state = { redactor: createRedactor(options.secrets), truncated: false, redacted: false, dropped: 0 };
-  const kept = messages.filter((m) => options.includeTools === true || m.role !== 'toolResult');
+  const kept = messages.filter((m) => keepsMessage(m, options.includeTools));
   const cleaned = kept.map((m) => sanitizeMessage(m, state));
   const fitted = fitNewest(cleaned);
   return {
@@ -86,6 +86,17 @@ export function sanitizeHistory(
     ...fitted.cap,
     ...(state.dropped > 0 ? { droppedBlocks: state.dropped } : {}),
   };
+}
+
+/**
+ * Whether `sanitizeHistory` keeps a message: every role but `toolResult`, which it keeps only with
+ * `includeTools`. A page of history covers the messages it drops without showing them.
+ *
+ * @param message - a transcript message
+ * @param includeTools - as `SanitizeHistoryOptions.includeTools` (default false)
+ */
+export function keepsMessage(message: Pick<TranscriptMessage, 'role'>, includeTools = false): boolean {
+  return includeTools || message.role !== 'toolResult';
 }
 
 // --- one message ---

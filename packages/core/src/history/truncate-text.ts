@@ -15,10 +15,23 @@ export const TRUNCATION_SUFFIX = '\n…(truncated)…';
  */
 export function truncateText(text: string, limit: number): { text: string; truncated: boolean } {
   if (text.length <= limit) return { text, truncated: false };
+  return { text: cutText(text, limit) + TRUNCATION_SUFFIX, truncated: true };
+}
+
+/**
+ * Cuts `text` to at most `limit` UTF-16 units, never between the two halves of a surrogate pair,
+ * and adds nothing.
+ *
+ * @param text - the text
+ * @param limit - the most UTF-16 units kept
+ * @returns `text`, or its start
+ */
+export function cutText(text: string, limit: number): string {
+  if (text.length <= limit) return text;
   let cut = Math.max(0, Math.floor(limit));
   const last = text.charCodeAt(cut - 1);
   if (cut > 0 && last >= 0xd800 && last <= 0xdbff) cut -= 1;
-  return { text: text.slice(0, cut) + TRUNCATION_SUFFIX, truncated: true };
+  return text.slice(0, cut);
 }
 
 /**

@@ -400,7 +400,8 @@ export interface GatewayMethods {
   'agent.wait': [{ runId: string; timeoutMs: number }, AgentWaitResult];
   /**
    * Aborts one run (`runId`) or every active run of a session (`sessionKey`); `aborted` lists the runs
-   * aborted.
+   * aborted. With `sessionKey`, a yielded session's yield ends too: its wait is recorded as a run
+   * ended `killed` (listed in `aborted`) when no run of it was active.
    */
   'agent.abort': [{ runId?: string; sessionKey?: string; reason?: string }, { aborted: string[] }];
   /** Records how the announce step of a run ended (delivered, skipped, denied, failed). */

@@ -24,7 +24,8 @@ import type {
   TailOptions,
   WatchListQuery,
 } from '../interfaces/store.js';
-import { scoreSearchText, searchableText, searchTerms } from './search-text.js';
+import { serializeRecord } from './record-rows.js';
+import { scoreSearchWords, searchableText, searchTerms, searchWords } from './search-text.js';
 import {
   SerializedStore,
   type SerializedStoreOptions,
@@ -57,7 +58,9 @@ interface LoggedChange {
 
 /**
  * A Store held in memory: the reference implementation of the Store contract, for tests and
- * for embedding without persistence. Values are copied in and out, as a database would.
+ * for embedding without persistence. It keeps each record as its JSON, read back, as the SQL stores
+ * do: what JSON cannot hold (a cycle, a BigInt, nesting too deep to serialise) is refused with
+ * `INVALID_ARGUMENT`, and values are copied in and out, as a database would.
  *
  * @example
  * ```ts
@@ -97,6 +100,8 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   /** Each session's logged (`status`, `patch`) changes, oldest first; messages are not logged. */
   private readonly changeLogs = new Map<string, readonly LoggedChange[]>();
   private readonly watches = new Map<string, SessionWatch>();
+  /** The words search indexes, per stored message (stored messages are never changed in place). */
+  private readonly indexedWords = new WeakMap<StoredMessage, readonly string[]>();
   private undoLog: Undo[] | undefined;
 
   get operations(): SynchronousStoreOperations {
@@ -120,13 +125,13 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   // --- sessions ---
 
   getSession(key: string): SessionRecord | undefined {
-    return copy(this.sessions.get(key)!);
+    return copyOut(this.sessions.get(key));
   }
 
   putSession(record: SessionRecord): void {
     this.assertSessionIdFree(record.sessionId, record.key);
     const previous = this.sessions.get(record.key);
-    const { stateVersion: _ignored, ...rest } = copy(record);
+    const { stateVersion: _ignored, ...rest } = copyIn(record, 'session');
     const next: SessionRecord = previous?.stateVersion
       ? { ...rest, stateVersion: previous.stateVersion }
       : rest;
@@ -137,17 +142,17 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   patchSession(key: string, patch: SessionPatch): SessionRecord {
     const previous = this.sessions.get(key);
     if (!previous) throw sessionNotFound(key);
-    const next: Record<string, unknown> = { ...copy(previous) };
+    const next: Record<string, unknown> = { ...previous };
     for (const [field, value] of Object.entries(patch)) {
       if (field === 'key' || field === 'stateVersion' || value === undefined) continue;
       if (value === null) delete next[field];
-      else next[field] = copy(value);
+      else next[field] = value;
     }
-    const record = next as unknown as SessionRecord;
+    const record = copyIn(next as unknown as SessionRecord, 'session');
     this.assertSessionIdFree(record.sessionId, key);
     this.setSession(key, record, previous);
     if (isPatchChange(previous, record, Object.keys(patch))) this.noteChange(key, 'patch', 1);
-    return copy(this.sessions.get(key)!);
+    return copyOut(this.sessions.get(key)!);
   }
 
   deleteSession(key: string): boolean {
@@ -169,7 +174,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
 
   listSessions(query: SessionListQuery = {}): SessionRecord[] {
     const rows = this.matchingSessions(query);
-    return page(rows, query.limit, query.offset).map((s) => copy(s));
+    return page(rows, query.limit, query.offset).map((s) => copyOut(s));
   }
 
   countSessions(query: SessionListQuery = {}): number {
@@ -183,11 +188,11 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     const previous = this.transcripts.get(sessionKey);
     const transcript = previous ? [...previous] : [];
     let seq = transcript.at(-1)?.seq ?? 0;
-    const stored = messages.map((m) => ({ ...copy(m), seq: ++seq }));
+    const stored = messages.map((m) => ({ ...copyIn(m, 'transcript message'), seq: ++seq }));
     transcript.push(...stored);
     this.replaceMapEntry(this.transcripts, sessionKey, transcript);
     this.noteChange(sessionKey, 'message', stored.length);
-    return stored.map((m) => copy(m));
+    return stored.map((m) => copyOut(m));
   }
 
   readTail(sessionKey: string, limit: number, options: TailOptions = {}): StoredMessage[] {
@@ -202,7 +207,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     const after = options.afterSeq;
     const start = after === undefined ? 0 : lowerBound(transcript, (m) => m.seq > after);
     if (end <= start) return [];
-    return transcript.slice(Math.max(start, end - limit), end).map((m) => copy(m));
+    return transcript.slice(Math.max(start, end - limit), end).map((m) => copyOut(m));
   }
 
   countMessages(sessionKey: string): number {
@@ -215,8 +220,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     const scored: Array<MessageSearchHit & { score: number }> = [];
     for (const session of this.matchingSessions({ ...query, includeArchived: true, limit: undefined })) {
       for (const message of this.transcripts.get(session.key) ?? []) {
-        const text = searchableText(message);
-        const score = text === undefined ? 0 : scoreSearchText(text, terms);
+        const score = scoreSearchWords(this.wordsOf(message), terms);
         if (score > 0) scored.push({ sessionKey: session.key, message, score });
       }
     }
@@ -228,7 +232,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     );
     const hits = page(scored, query.limit, query.offset).map(({ sessionKey, message }) => ({
       sessionKey,
-      message: copy(message),
+      message: copyOut(message),
     }));
     return { hits, total: scored.length };
   }
@@ -251,12 +255,12 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
         runId: run.runId,
       });
     }
-    this.replaceMapEntry(this.runs, run.runId, copy(run));
+    this.replaceMapEntry(this.runs, run.runId, copyIn(run, 'run'));
     if (isStatusChange(undefined, run.status)) this.noteChange(run.sessionKey, 'status', 1);
   }
 
   getRun(runId: string): RunRecord | undefined {
-    return copy(this.runs.get(runId));
+    return copyOut(this.runs.get(runId));
   }
 
   updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): RunRecord {
@@ -264,10 +268,10 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     if (!previous) {
       throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
     }
-    const next = { ...copy(previous), ...withoutUndefined(copy(patch)), runId };
+    const next = copyIn({ ...previous, ...withoutUndefined(patch), runId }, 'run');
     this.replaceMapEntry(this.runs, runId, next);
     if (isStatusChange(previous.status, next.status)) this.noteChange(next.sessionKey, 'status', 1);
-    return copy(next);
+    return copyOut(next);
   }
 
   listRuns(query: RunListQuery = {}): RunRecord[] {
@@ -280,7 +284,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
       )
       .sort((a, b) => b.createdAt - a.createdAt || (a.runId < b.runId ? 1 : -1));
     const limited = query.limit === undefined ? rows : rows.slice(0, Math.max(0, query.limit));
-    return limited.map((r) => copy(r));
+    return limited.map((r) => copyOut(r));
   }
 
   // --- announce outbox ---
@@ -288,12 +292,12 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   putOutbox(entry: OutboxEntry): boolean {
     const id = outboxId(entry.childSessionKey, entry.runId);
     if (this.outbox.has(id)) return false;
-    this.replaceMapEntry(this.outbox, id, copy(entry));
+    this.replaceMapEntry(this.outbox, id, copyIn(entry, 'outbox entry'));
     return true;
   }
 
   getOutbox(childSessionKey: string, runId: string): OutboxEntry | undefined {
-    return copy(this.outbox.get(outboxId(childSessionKey, runId)));
+    return copyOut(this.outbox.get(outboxId(childSessionKey, runId)));
   }
 
   updateOutbox(
@@ -309,9 +313,9 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
         runId,
       });
     }
-    const next = { ...copy(previous), ...withoutUndefined(copy(patch)), childSessionKey, runId };
+    const next = copyIn({ ...previous, ...withoutUndefined(patch), childSessionKey, runId }, 'outbox entry');
     this.replaceMapEntry(this.outbox, id, next);
-    return copy(next);
+    return copyOut(next);
   }
 
   listOutbox(query: OutboxListQuery = {}): OutboxEntry[] {
@@ -325,7 +329,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
       )
       .sort((a, b) => a.createdAt - b.createdAt);
     const limited = query.limit === undefined ? rows : rows.slice(0, Math.max(0, query.limit));
-    return limited.map((e) => copy(e));
+    return limited.map((e) => copyOut(e));
   }
 
   // --- watching ---
@@ -344,7 +348,11 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   }
 
   putWatch(watch: SessionWatch): void {
-    this.replaceMapEntry(this.watches, watchId(watch.watcherKey, watch.targetKey), copy(watch));
+    this.replaceMapEntry(
+      this.watches,
+      watchId(watch.watcherKey, watch.targetKey),
+      copyIn(watch, 'session watch'),
+    );
   }
 
   listWatches(query: WatchListQuery = {}): SessionWatch[] {
@@ -356,7 +364,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
           (!query.due || (this.sessions.get(w.targetKey)?.stateVersion ?? 0) > w.afterVersion),
       )
       .sort((a, b) => a.createdAt - b.createdAt);
-    return page(rows, query.limit, undefined).map((w) => copy(w));
+    return page(rows, query.limit, undefined).map((w) => copyOut(w));
   }
 
   deleteWatch(watcherKey: string, targetKey: string, id?: string): boolean {
@@ -373,7 +381,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     const inbox = this.inboxes.get(entry.sessionKey);
     if (inbox?.has(entry.id)) return false;
     const next = new Map(inbox);
-    next.set(entry.id, copy(entry));
+    next.set(entry.id, copyIn(entry, 'inbox entry'));
     this.replaceMapEntry(this.inboxes, entry.sessionKey, next);
     return true;
   }
@@ -382,7 +390,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     return [...(this.inboxes.get(sessionKey)?.values() ?? [])]
       .filter((e) => e.consumedAt === undefined)
       .sort((a, b) => a.createdAt - b.createdAt)
-      .map((e) => copy(e));
+      .map((e) => copyOut(e));
   }
 
   listInboxSessionKeys(): string[] {
@@ -409,12 +417,12 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     this.replaceMapEntry(
       this.bindings,
       bindingId(binding.channel, binding.accountId, binding.threadId),
-      copy(binding),
+      copyIn(binding, 'thread binding'),
     );
   }
 
   getThreadBinding(channel: string, accountId: string, threadId: string): ThreadBinding | undefined {
-    return copy(this.bindings.get(bindingId(channel, accountId, threadId)));
+    return copyOut(this.bindings.get(bindingId(channel, accountId, threadId)));
   }
 
   listThreadBindings(query: { sessionKey?: string; channel?: string } = {}): ThreadBinding[] {
@@ -424,7 +432,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
           (query.sessionKey === undefined || b.sessionKey === query.sessionKey) &&
           (query.channel === undefined || b.channel === query.channel),
       )
-      .map((b) => copy(b));
+      .map((b) => copyOut(b));
   }
 
   deleteThreadBinding(channel: string, accountId: string, threadId: string): boolean {
@@ -440,12 +448,12 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     this.replaceMapEntry(
       this.pairings,
       pairingId(record.channel, record.accountId, record.peerId),
-      copy(record),
+      copyIn(record, 'pairing'),
     );
   }
 
   getPairing(channel: string, accountId: string, peerId: string): PairingRecord | undefined {
-    return copy(this.pairings.get(pairingId(channel, accountId, peerId)));
+    return copyOut(this.pairings.get(pairingId(channel, accountId, peerId)));
   }
 
   listPairings(query: PairingListQuery): PairingRecord[] {
@@ -458,7 +466,7 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
           (query.code === undefined || (p.status === 'pending' && p.code === query.code)),
       )
       .sort((a, b) => a.createdAt - b.createdAt)
-      .map((p) => copy(p));
+      .map((p) => copyOut(p));
   }
 
   deletePairing(channel: string, accountId: string, peerId: string): boolean {
@@ -469,6 +477,17 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   }
 
   // --- internals ---
+
+  /** The words search indexes for a stored message, computed at its first search. */
+  private wordsOf(message: StoredMessage): readonly string[] {
+    let words = this.indexedWords.get(message);
+    if (words === undefined) {
+      const text = searchableText(message);
+      words = text === undefined ? [] : searchWords(text);
+      this.indexedWords.set(message, words);
+    }
+    return words;
+  }
 
   private matchingSessions(query: SessionListQuery): SessionRecord[] {
     const now = query.now ?? Date.now();
@@ -539,8 +558,18 @@ function sessionNotFound(key: string): ColloquyError {
   return new ColloquyError('SESSION_NOT_FOUND', `No session "${key}".`, { key });
 }
 
-function copy<T>(value: T): T {
-  return value === undefined ? value : structuredClone(value);
+/**
+ * The copy of a record the store keeps: its JSON read back, as a SQL store keeps it.
+ *
+ * @throws `INVALID_ARGUMENT` when JSON cannot hold the record (see `serializeRecord`)
+ */
+function copyIn<T>(value: T, what: string): T {
+  return JSON.parse(serializeRecord(value, what)) as T;
+}
+
+/** A copy of a kept record for a caller (kept records are plain JSON, so JSON copies them whole). */
+function copyOut<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

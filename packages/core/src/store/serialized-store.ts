@@ -102,11 +102,12 @@ export interface SerializedStoreOptions {
    * Reject a Store method called on the store itself (instead of the `tx` handle) inside
    * `transaction(fn)` with `STORE_ERROR` (default true). Such a call waits for the transaction, which
    * waits for it: without the check it hangs forever. The check follows the transaction's async
-   * context with an `AsyncLocalStorage`, which on Node 20 makes every promise created while a
+   * context with an `AsyncLocalStorage`, which on Node 22 makes every promise created while a
    * transaction is open run an async hook: about 8% of the CPU of a Telegram turn in the reference
-   * app's bench. An application whose transaction code is tested with the check on may turn it off
-   * (the reference app does; `@colloquy/runtime`'s tests run with it on). On Node 24 it costs
-   * little.
+   * app's bench (measured on Node 20, which tracks it the same way). An application whose
+   * transaction code is tested with the check on may turn it off (the reference app does;
+   * `@colloquy/runtime`'s tests run with it on). On Node 24, whose `AsyncLocalStorage` follows the
+   * context without async hooks, it costs little.
    */
   detectNestedCalls?: boolean;
 }

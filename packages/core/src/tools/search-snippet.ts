@@ -1,4 +1,6 @@
-import type { Redactor } from '../history/index.js';
+import { cutText, type Redactor } from '../history/index.js';
+import type { TranscriptMessage } from '../interfaces/records.js';
+import { messageSearchText, SEARCH_INDEX_MAX_CHARS } from '../store/search-text.js';
 
 /** The most UTF-16 units of a sessions_search snippet, not counting the `…` marks. */
 export const SEARCH_SNIPPET_CHARS = 240;
@@ -14,19 +16,25 @@ export interface Snippet {
 }
 
 /**
- * A short excerpt of a message around the first word of the query: the whole text is redacted
- * first (so a cut never exposes part of a secret), whitespace is folded, and the window is cut to
- * `SEARCH_SNIPPET_CHARS` without splitting a surrogate pair, with `…` where text was cut.
+ * A short excerpt of a message around the first word of the query. The message's whole text is
+ * redacted first (configured secrets and the built-in patterns), and only then cut to the part search
+ * indexes (`SEARCH_INDEX_MAX_CHARS`) and to the window, so no cut ever exposes part of a secret.
+ * Whitespace is folded, and the window is cut to `SEARCH_SNIPPET_CHARS` without splitting a surrogate
+ * pair, with `…` where text was cut.
  *
- * @param text - the message text search indexes
+ * @param message - the matching message, as the store returned it
  * @param terms - the query words (`searchTerms`)
  * @param redactor - the history redactor, with the configured secrets
  */
-export function searchSnippet(text: string, terms: readonly string[], redactor: Redactor): Snippet {
-  const redaction = redactor(text);
-  const flat = redaction.text.replace(/\s+/g, ' ').trim();
+export function searchSnippet(
+  message: TranscriptMessage,
+  terms: readonly string[],
+  redactor: Redactor,
+): Snippet {
+  const redaction = redactor(messageSearchText(message) ?? '');
+  const flat = cutText(redaction.text, SEARCH_INDEX_MAX_CHARS).replace(/\s+/g, ' ').trim();
   const words = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-  const found = words === '' ? -1 : flat.search(new RegExp(`(?<![\\p{L}\\p{N}])(?:${words})`, 'iu'));
+  const found = words === '' ? -1 : flat.search(new RegExp(`(?<![\\p{L}\\p{M}\\p{N}])(?:${words})`, 'iu'));
   let start = found <= LEAD ? 0 : found - LEAD;
   let end = Math.min(flat.length, start + SEARCH_SNIPPET_CHARS);
   if (end === flat.length) start = Math.max(0, end - SEARCH_SNIPPET_CHARS);

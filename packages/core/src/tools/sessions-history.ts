@@ -1,5 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { type SanitizedHistory, type SanitizedMessage, sanitizeHistory } from '../history/index.js';
+import {
+  keepsMessage,
+  type SanitizedHistory,
+  type SanitizedMessage,
+  type SanitizeHistoryOptions,
+  sanitizeHistory,
+} from '../history/index.js';
 import type { StoredMessage } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
 import { clampInt, dropNonFinite } from './sessions-list.js';
@@ -92,18 +98,15 @@ export function createSessionsHistoryTool(scope: ToolScope): AgentTool<typeof Se
           limit,
           ...(offset > 0 ? { offset } : {}),
         });
-        const sanitized = sanitizeHistory(messages, {
-          includeTools: args.value.includeTools ?? false,
-          secrets: configuredSecrets(scope.options.config),
-        });
-        const nextOffset = offset + coveredCount(messages, sanitized);
-        const hasMore = nextOffset < total;
-        const result: SessionsHistoryResult = {
-          sessionKey: displayKey(scope, target.session.key),
-          ...sanitized,
-          hasMore,
-          ...(hasMore ? { nextOffset } : {}),
-        };
+        const page = pageOfHistory(
+          messages,
+          { offset, total },
+          {
+            includeTools: args.value.includeTools ?? false,
+            secrets: configuredSecrets(scope.options.config),
+          },
+        );
+        const result: SessionsHistoryResult = { sessionKey: displayKey(scope, target.session.key), ...page };
         return toolResult(result);
       } catch (error) {
         const f = gatewayFailure(error, 'Reading the history failed.');
@@ -114,14 +117,44 @@ export function createSessionsHistoryTool(scope: ToolScope): AgentTool<typeof Se
 }
 
 /**
- * How many of the fetched messages (oldest first) this page accounts for, counted from the newest:
- * all of them, unless the size cap kept only the newest ones, in which case paging must resume at
- * the oldest message it dropped. The too-large placeholder stands for the newest shown message.
+ * One page of sessions_history from the messages read for it: sanitised and capped as
+ * `sanitizeHistory` does, with `hasMore` and the `nextOffset` that reads on from the oldest message
+ * this page did not account for. Paging from offset 0 by `nextOffset` shows every kept message exactly
+ * once (the too-large placeholder stands for the one message it replaces).
+ *
+ * @param fetched - the messages read for the page, oldest first: the newest `limit` before `offset`
+ * @param position - the page's `offset` (messages skipped back from the newest) and the transcript's `total`
+ * @param options - as `sanitizeHistory`
+ * @returns the page, without its session key
  */
-function coveredCount(fetched: readonly StoredMessage[], page: SanitizedHistory): number {
+export function pageOfHistory(
+  fetched: readonly StoredMessage[],
+  position: { offset: number; total: number },
+  options: SanitizeHistoryOptions,
+): Omit<SessionsHistoryResult, 'sessionKey'> {
+  const sanitized = sanitizeHistory(fetched, options);
+  const nextOffset = position.offset + coveredCount(fetched, sanitized, options.includeTools);
+  const hasMore = nextOffset < position.total;
+  return { ...sanitized, hasMore, ...(hasMore ? { nextOffset } : {}) };
+}
+
+/**
+ * How many of the fetched messages (oldest first) a page accounts for, counted from the newest: all
+ * of them, unless the size cap kept only the newest kept ones (`keepsMessage`), in which case the
+ * page reaches back to the oldest message it shows, and paging resumes just before it. The too-large
+ * placeholder shows the newest kept message and nothing older.
+ */
+function coveredCount(
+  fetched: readonly StoredMessage[],
+  page: SanitizedHistory,
+  includeTools: boolean | undefined,
+): number {
   if (!page.hardCapped) return fetched.length;
-  const oldestShown = page.messages[0]?.seq ?? fetched.findLast((m) => m.role !== 'toolResult')?.seq;
-  if (oldestShown === undefined) return fetched.length;
-  const firstIndex = fetched.findIndex((m) => m.seq >= oldestShown);
-  return firstIndex < 0 ? fetched.length : fetched.length - firstIndex;
+  let unaccounted = page.messages.length;
+  let index = fetched.length;
+  while (unaccounted > 0 && index > 0) {
+    index -= 1;
+    if (keepsMessage(fetched[index]!, includeTools)) unaccounted -= 1;
+  }
+  return fetched.length - index;
 }

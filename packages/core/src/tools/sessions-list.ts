@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { type SanitizedMessage, sanitizeHistory } from '../history/index.js';
+import { keepsMessage, type SanitizedMessage, sanitizeHistory } from '../history/index.js';
 import type { SessionsListParams as GatewayListParams } from '../interfaces/gateway.js';
 import type { SessionKind, SessionRecord } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
 import { deriveChannelField, isReservedSessionKey } from '../keys/index.js';
 import { mapWithConcurrency } from './concurrency.js';
-import { jsonBytes, largestFitting } from './fit-json.js';
+import { arrayJsonBytes, jsonBytes } from './fit-json.js';
+import { type FittedRows, fitRows } from './fit-rows.js';
 import { configuredSecrets, displayKey, failure, gatewayFailure, type ToolScope } from './tool-context.js';
 import { validateToolArgs } from './validate-args.js';
 import {
@@ -26,7 +27,10 @@ export const SESSIONS_LIST_MAX_MESSAGES = 20;
 /** History fetches in flight at once for `messageLimit`. */
 export const SESSIONS_LIST_HISTORY_CONCURRENCY = 4;
 
-/** The most UTF-8 bytes of sessions_list's result JSON (64 KiB); rows are dropped from the end to fit. */
+/**
+ * The most UTF-8 bytes of sessions_list's result JSON (64 KiB). To fit, a row's oldest messages are
+ * left out, and rows are dropped from the end (a row is always shown, if only without messages).
+ */
 export const SESSIONS_LIST_MAX_BYTES = 64 * 1024;
 
 export const SessionsListParams = Type.Object(
@@ -116,14 +120,25 @@ export interface SessionListRow {
   lastAccountId?: string;
   /** A best-effort locator of the transcript (see `Store.transcriptLocator`). */
   transcriptPath?: string;
-  /** The last `messageLimit` messages, sanitised and without tool results (only when `messageLimit > 0`). */
+  /**
+   * The last `messageLimit` messages, oldest first, sanitised and without tool results (only when
+   * `messageLimit > 0`). Fewer when the oldest of them were left out to fit: see `messagesTrimmed`.
+   */
   messages?: SanitizedMessage[];
+  /**
+   * How many of the oldest of the last `messageLimit` messages (tool results aside) were left out of
+   * `messages` to keep within the size caps: 64 KiB for the whole result, 80 KiB for one session's
+   * messages. Absent when none were. Read them with sessions_history.
+   */
+  messagesTrimmed?: number;
 }
 
 /**
  * The result of sessions_list. `nextOffset` is present when more rows match; `truncated` when
- * rows were dropped to fit `SESSIONS_LIST_MAX_BYTES`; `filtered` says how many sessions
- * visibility hid, and why.
+ * something was left out to fit `SESSIONS_LIST_MAX_BYTES` (rows' oldest messages, see
+ * `SessionListRow.messagesTrimmed`, or rows for the next page); `filtered` says how many sessions
+ * visibility hid, and why. A page shows at least one row whenever rows remain, so following
+ * `nextOffset` always moves forward.
  */
 export interface SessionsListResult {
   /** How many rows `sessions` holds. */
@@ -132,9 +147,9 @@ export interface SessionsListResult {
   sessions: SessionListRow[];
   /** The `offset` of the next page, when more rows match. */
   nextOffset?: number;
-  /** Present when rows were dropped to fit the size cap. */
+  /** Present when rows, or the oldest messages of rows (`messagesTrimmed`), were left out to fit the size cap. */
   truncated?: true;
-  /** Why rows were dropped, for the model. */
+  /** What was left out to fit, and how to read it, for the model. */
   truncationReason?: string;
   /** How many sessions visibility hid, and why. */
   filtered?: { hidden: number; reason: string };
@@ -207,29 +222,80 @@ async function listSessions(
     await mapWithConcurrency(rows, SESSIONS_LIST_HISTORY_CONCURRENCY, async (row, i) => {
       const { messages } = await gateway.call('chat.history', { key: allowed[i]!.key, limit: messageLimit });
       row.messages = sanitizeHistory(messages, { includeTools: false, secrets }).messages;
+      // The 80 KiB cap of a history keeps its newest messages (the placeholder stands for one).
+      const capped = messages.filter((m) => keepsMessage(m)).length - row.messages.length;
+      if (capped > 0) row.messagesTrimmed = capped;
     });
   }
 
   const hidden = hiddenCount(wider, { total: page.total, refused });
   const filtered =
     hidden > 0 ? { filtered: { hidden, reason: hiddenReason(visible.visibility, sandboxed) } } : {};
-  const build = (kept: number): SessionsListResult => {
-    const consumed = kept === rows.length ? page.sessions.length : positions[kept]!;
-    const nextOffset = offset + consumed;
+  // Paging resumes at the page position of the first row not accounted for.
+  const positionAfter = (consumed: number) =>
+    consumed === rows.length ? page.sessions.length : positions[consumed]!;
+  const build = (fit: FittedRows<SessionListRow>): SessionsListResult => {
+    const nextOffset = offset + positionAfter(fit.consumed);
+    const reason = truncationReason({
+      trimmed: fit.rows.filter((row) => row.messagesTrimmed !== undefined).length,
+      skipped: fit.skipped,
+      ...(fit.consumed < rows.length ? { nextOffset } : {}),
+    });
     return {
-      count: kept,
-      sessions: rows.slice(0, kept),
+      count: fit.rows.length,
+      sessions: fit.rows,
       ...(nextOffset < page.total ? { nextOffset } : {}),
-      ...(kept < rows.length
-        ? {
-            truncated: true,
-            truncationReason: `The rows did not fit in ${SESSIONS_LIST_MAX_BYTES / 1024} KiB of JSON; call again with offset ${nextOffset} (or a lower messageLimit) for the rest.`,
-          }
-        : {}),
+      ...(reason !== undefined ? { truncated: true, truncationReason: reason } : {}),
       ...filtered,
     };
   };
-  return build(largestFitting(rows.length, (kept) => jsonBytes(build(kept)) <= SESSIONS_LIST_MAX_BYTES));
+  // The rows get what the rest of the result leaves at its largest: every field present, each
+  // number at its most.
+  const largestNextOffset = offset + page.sessions.length;
+  const widest: SessionsListResult = {
+    count: rows.length,
+    sessions: [],
+    nextOffset: largestNextOffset,
+    truncated: true,
+    truncationReason: truncationReason({
+      trimmed: rows.length,
+      skipped: rows.length,
+      nextOffset: largestNextOffset,
+    }),
+    ...filtered,
+  };
+  // `sessions` sits one level deep in the result; its empty `[]` in `widest` makes way for the rows.
+  const budget = SESSIONS_LIST_MAX_BYTES - (jsonBytes(widest) - arrayJsonBytes([], 1));
+  return build(fitRows(rows, budget, 1));
+}
+
+/**
+ * Says what was left out to fit the size cap, and how to read it; undefined when nothing was.
+ *
+ * @param left - rows shown without some of their oldest messages, rows skipped, and the offset of the
+ *   rows left for the next page (when some were)
+ */
+function truncationReason(left: {
+  trimmed: number;
+  skipped: number;
+  nextOffset?: number;
+}): string | undefined {
+  const parts: string[] = [];
+  if (left.trimmed > 0) {
+    parts.push(
+      `the oldest messages of ${left.trimmed} session(s) were left out (see messagesTrimmed; sessions_history reads them)`,
+    );
+  }
+  if (left.skipped > 0) {
+    parts.push(`${left.skipped} session(s) too large to list even without messages were skipped`);
+  }
+  if (left.nextOffset !== undefined) {
+    parts.push(
+      `more rows did not fit: call again with offset ${left.nextOffset} (or a lower messageLimit) for the rest`,
+    );
+  }
+  if (parts.length === 0) return undefined;
+  return `The result is capped at ${SESSIONS_LIST_MAX_BYTES / 1024} KiB of JSON: ${parts.join('; ')}.`;
 }
 
 function toRow(

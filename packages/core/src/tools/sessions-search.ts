@@ -4,8 +4,9 @@ import type { MessageRole } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
 import { isReservedSessionKey } from '../keys/index.js';
 import type { SessionLineage } from '../policy/index.js';
-import { searchableText, searchTerms } from '../store/search-text.js';
+import { searchTerms } from '../store/search-text.js';
 import { searchSnippet } from './search-snippet.js';
+import { queryTouchesSecret } from './secret-query.js';
 import { clampInt, dropNonFinite } from './sessions-list.js';
 import {
   configuredSecrets,
@@ -92,6 +93,9 @@ export interface SessionsSearchToolResult {
   filtered?: { hidden: number; reason: string };
 }
 
+/** What sessions_search answers when nothing matches. */
+const noHits = (): SessionsSearchToolResult => ({ count: 0, hits: [], redacted: false });
+
 /** Creates the `sessions_search` tool for one requester. */
 export function createSessionsSearchTool(scope: ToolScope): AgentTool<typeof SessionsSearchParams> {
   return {
@@ -120,8 +124,12 @@ export function createSessionsSearchTool(scope: ToolScope): AgentTool<typeof Ses
         if (!target.ok) return failure(target.failure.status, target.failure.error);
         only = target.session.key;
       }
+      // The index holds configured secrets (a store does not know them): a query that could confirm
+      // one gets the answer of a query that matches nothing, after the same work as any search.
+      const touchesSecret = queryTouchesSecret(args.value.query, configuredSecrets(scope.options.config));
       try {
-        return toolResult(await search(scope, { ...args.value, terms, only }));
+        const result = await search(scope, { ...args.value, terms, only });
+        return toolResult(touchesSecret ? noHits() : result);
       } catch (error) {
         const f = gatewayFailure(error, 'Searching the transcripts failed.');
         return failure(f.status, f.error);
@@ -169,7 +177,7 @@ async function search(
       if (!isReservedSessionKey(sessionKey)) refused++;
       continue;
     }
-    const snippet = searchSnippet(searchableText(message) ?? '', args.terms, redactor);
+    const snippet = searchSnippet(message, args.terms, redactor);
     redacted ||= snippet.redacted;
     hits.push({
       sessionKey: displayKey(scope, sessionKey),

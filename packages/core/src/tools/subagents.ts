@@ -274,11 +274,12 @@ async function kill(
 ): Promise<ToolResult<SubagentsResult>> {
   const shown = displayKey(scope, node.session.key);
   const requester = displayKey(scope, scope.options.requesterKey);
-  // The target's descendants, deepest first, then the target itself.
-  const below = nodes.filter((n) => n.ancestors.includes(node.session.key)).sort((a, b) => b.depth - a.depth);
+  // The target first, then its descendants from the top down (`nodes` is breadth first): a killed
+  // session is never woken by the killed announces of the sessions below it, nor spawns anew.
+  const below = nodes.filter((n) => n.ancestors.includes(node.session.key));
   const killed: { sessionKey: string; runIds: string[] }[] = [];
   let count = 0;
-  for (const victim of [...below, node]) {
+  for (const victim of [node, ...below]) {
     const reason =
       victim === node
         ? `Killed by ${requester} with subagents kill.`

@@ -264,8 +264,8 @@ function waitResult(run: RunRecord): AgentWaitResult {
 }
 
 /**
- * `agent.abort`: stops one run (`runId`) or every active run of a session (`sessionKey`).
- * Stopped runs end `killed` with `reason` as their error.
+ * `agent.abort`: stops one run (`runId`) or every active run of a session (`sessionKey`), whose
+ * yield ends too (see `abortSessionRuns`). Stopped runs end `killed` with `reason` as their error.
  *
  * @throws `RUN_NOT_FOUND`, `SESSION_NOT_FOUND`, `INVALID_ARGUMENT`
  */

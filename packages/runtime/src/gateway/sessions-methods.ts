@@ -174,8 +174,9 @@ export async function sessionsPatch(
 }
 
 /**
- * `sessions.delete`: stops the session's queued and running runs (`killed`), then deletes the
- * session with its transcript, inbox and thread bindings. Runs and outbox rows are kept.
+ * `sessions.delete`: stops the session's queued and running runs and ends its yield (`killed`),
+ * then deletes the session with its transcript, inbox and thread bindings. Runs and outbox rows
+ * are kept.
  *
  * @returns `{ deleted: false }` when the session does not exist
  */

@@ -6,6 +6,7 @@ import {
   createPairingAccess,
   createThreadBindingAccess,
   type InboundMessage,
+  type SessionRecord,
   silentLogger,
 } from '@colloquy/core';
 import { defaultDeliverFor, defaultLaneFor, enqueueRun, enqueueRunIf } from '../agent/enqueue-run.js';
@@ -65,7 +66,8 @@ export interface Runtime {
   /**
    * Queues a turn for an idle session that has unread inbox entries; returns its run id, or
    * `undefined` when there is nothing to do (empty inbox, or a queued or running turn will read
-   * it: a running turn wakes its session again when it ends, unless `autoWake` is off).
+   * it: a running turn wakes its session again when it ends, unless `autoWake` is off). A killed
+   * sub-agent is not woken: what reaches its inbox waits for its next run.
    */
   wake(sessionKey: string): Promise<string | undefined>;
   /** The outbound delivery pipeline (send policy, plugin send, `delivery` event). */
@@ -199,7 +201,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     // The inbox first: it is empty after nearly every turn, and then the session is not read.
     if ((await store.listInbox(sessionKey)).length === 0) return undefined;
     const session = await store.getSession(sessionKey);
-    if (!session) return undefined;
+    if (!session || isKilledSubagent(session)) return undefined;
     if (ctx.queue.pendingCount(sessionKey) > 0 || ctx.enqueuing.has(sessionKey)) return undefined;
     const run = await enqueueRun(ctx, {
       sessionKey,
@@ -213,12 +215,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   /**
    * With a cluster: queues a wake turn when, in one transaction holding the session row, the
-   * session has unread inbox entries and no run queued or running on any instance.
+   * session has unread inbox entries, no run queued or running on any instance, and is not a
+   * killed sub-agent.
    */
   async function wakeShared(sessionKey: string): Promise<string | undefined> {
     if (!ctx.accepting) return undefined;
     const session = await store.getSession(sessionKey);
-    if (!session) return undefined;
+    if (!session || isKilledSubagent(session)) return undefined;
     const run = await enqueueRunIf(
       ctx,
       {
@@ -229,7 +232,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         meta: { wake: true },
       },
       undefined,
-      async (tx) => (await tx.listInbox(sessionKey)).length > 0 && !(await hasActiveRun(tx, sessionKey)),
+      async (tx) => {
+        const current = await tx.getSession(sessionKey);
+        if (!current || isKilledSubagent(current)) return false;
+        return (await tx.listInbox(sessionKey)).length > 0 && !(await hasActiveRun(tx, sessionKey));
+      },
     );
     return run?.runId;
   }
@@ -389,6 +396,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     subagents: ctx.subagents,
   };
   return runtime;
+}
+
+/**
+ * True for a sub-agent that was killed (`subagents kill`, `agent.abort`): nothing in its inbox (its
+ * own sub-agents' killed announces, a watch notice, a yield timeout) wakes it; a new run for it
+ * (a message sent to it) reads that inbox.
+ */
+function isKilledSubagent(session: SessionRecord): boolean {
+  return session.kind === 'subagent' && session.status === 'killed';
 }
 
 /** The lease of a runtime alone: never lost (the plugin's `stop` ends the connection). */

@@ -5,8 +5,17 @@ import { silentLogger } from '@colloquy/core';
 export interface SignalHandlerOptions {
   /** Signals to handle. Default `SIGINT` and `SIGTERM`. */
   signals?: readonly NodeJS.Signals[];
-  /** Called after shutdown with the exit code (0 ok, 1 failed or forced). Default `process.exit`. */
+  /**
+   * Called after shutdown with the exit code: 0 after a signal, 1 after a `failure`, a shutdown that
+   * failed, or a second signal. Default `process.exit`.
+   */
   exit?: (code: number) => void;
+  /**
+   * Aborted when the process can no longer do its job (a cluster instance that lost its control
+   * connection): takes the same shutdown path as a signal, then exits 1, so a supervisor that
+   * restarts only on failure restarts it. The abort reason is logged. Default: none.
+   */
+  failure?: AbortSignal;
   /** Drain budget passed to `shutdown`. Default: `runtime.shutdownDrainMs` from the config. */
   drainMs?: number;
   /**
@@ -20,9 +29,10 @@ export interface SignalHandlerOptions {
 }
 
 /**
- * Routes SIGINT and SIGTERM to the one shutdown path: the first signal drains and shuts the runtime
- * down, then exits; a second signal exits at once with code 1 (a repeat within `repeatWindowMs` of
- * the first, the same Ctrl-C forwarded by a package manager, is ignored).
+ * Routes SIGINT, SIGTERM and a `failure` to the one shutdown path: the first of them drains and
+ * shuts the runtime down, then exits with the code its cause calls for (0 for a signal, 1 for a
+ * failure or a shutdown that failed); a second signal exits at once with code 1 (a repeat within
+ * `repeatWindowMs` of the first, the same Ctrl-C forwarded by a package manager, is ignored).
  *
  * @param runtime - anything with `shutdown({ drainMs })` (the runtime)
  * @param options - signals, exit function, drain budget, logger
@@ -42,9 +52,21 @@ export function installSignalHandlers(
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const log = options.logger ?? silentLogger;
   const repeatWindowMs = options.repeatWindowMs ?? 500;
+  const failure = options.failure;
   let stopping = false;
   let firstAt = 0;
-  const handler = (signal: NodeJS.Signals) => {
+  /** Shuts down once; `code` is the exit code a clean shutdown ends with. */
+  const shutDown = (code: 0 | 1) => {
+    stopping = true;
+    runtime.shutdown(options.drainMs === undefined ? {} : { drainMs: options.drainMs }).then(
+      () => exit(code),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        exit(1);
+      },
+    );
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
     if (stopping && Date.now() - firstAt < repeatWindowMs) {
       log.debug({ signal }, 'the same signal again (forwarded by a parent process): ignored');
       return;
@@ -54,19 +76,23 @@ export function installSignalHandlers(
       exit(1);
       return;
     }
-    stopping = true;
-    firstAt = Date.now();
     log.info({ signal }, 'shutting down');
-    runtime.shutdown(options.drainMs === undefined ? {} : { drainMs: options.drainMs }).then(
-      () => exit(0),
-      (error: unknown) => {
-        log.error({ err: error }, 'shutdown failed');
-        exit(1);
-      },
-    );
+    firstAt = Date.now();
+    shutDown(0);
   };
-  for (const signal of signals) process.on(signal, handler);
+  const onFailure = () => {
+    if (stopping) {
+      log.warn({ err: failure?.reason }, 'a failure while shutting down: the shutdown goes on');
+      return;
+    }
+    log.error({ err: failure?.reason }, 'shutting down after a failure');
+    shutDown(1);
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  if (failure?.aborted) onFailure();
+  else failure?.addEventListener('abort', onFailure, { once: true });
   return () => {
-    for (const signal of signals) process.off(signal, handler);
+    for (const signal of signals) process.off(signal, onSignal);
+    failure?.removeEventListener('abort', onFailure);
   };
 }

@@ -141,7 +141,7 @@ export function createAnnounceDrain(ctx: RuntimeContext, deps: AnnounceDrainDeps
       if (!deps.isRunning()) return;
       await delivery.guarded(row, () => delivery.settle(row, requester));
     }
-    if (ctx.autoWake && !(requester.kind === 'subagent' && requester.status === 'killed')) {
+    if (ctx.autoWake) {
       try {
         await ctx.wake(requesterKey);
       } catch (error) {

@@ -156,6 +156,32 @@ describe.each(STORE_KINDS)('paging and search through the runtime (%s store)', (
       expect(String(next.messages.at(-1)?.content)).toMatch(new RegExp(`^big${39 - shown} `));
     });
 
+    it('shows the message older than a too-large tool result on the next page', async () => {
+      const key = 'agent:main:subagent:c04';
+      const hugeResult = Array.from({ length: 28 }, (_, i) => ({
+        type: 'text' as const,
+        text: `${i} ${'t'.repeat(3000)}`,
+      }));
+      await h.store.appendMessages(key, [
+        user('the older message'),
+        { role: 'toolResult', content: hugeResult, toolCallId: 't-huge', timestamp: T0 + 1 },
+      ]);
+      const history = h.tools(MAIN).sessions_history;
+      const first = await call<HistoryPage>(history, { sessionKey: key, includeTools: true, limit: 5 });
+      expect(first.messages).toEqual([
+        { role: 'assistant', content: '[sessions_history omitted: message too large]' },
+      ]);
+      expect(first).toMatchObject({ hardCapped: true, hasMore: true, nextOffset: 1 });
+      const second = await call<HistoryPage>(history, {
+        sessionKey: key,
+        includeTools: true,
+        limit: 5,
+        offset: first.nextOffset,
+      });
+      expect(second.messages.map((m) => m.content)).toEqual(['the older message']);
+      expect(second.hasMore).toBe(false);
+    });
+
     it('refuses a session the guard hides, whatever the offset', async () => {
       const failure = await call<Failure>(h.tools(MAIN).sessions_history, {
         sessionKey: 'agent:ops:main',

@@ -199,9 +199,10 @@ describe('subagents kill', () => {
       sessionKey: child.childSessionKey,
       count: 2,
     });
+    // The target first, then the sessions below it.
     expect(killed.killed).toEqual([
-      { sessionKey: grandchild.childSessionKey, runIds: [grandchild.runId] },
       { sessionKey: child.childSessionKey, runIds: [child.runId] },
+      { sessionKey: grandchild.childSessionKey, runIds: [grandchild.runId] },
     ]);
     const store = harness.store;
     expect((await store.getRun(child.runId))?.status).toBe('killed');

@@ -23,7 +23,8 @@ export type StoreKind = (typeof STORE_KINDS)[number];
 
 /**
  * A store of the given kind: sqlite ones live in a temp dir removed by `cleanup`; postgres ones are a
- * fresh database on the run's throwaway server (see postgres-global-setup.ts).
+ * fresh database on the run's throwaway server (see postgres-global-setup.ts). `file` reopens a store
+ * made before (the sqlite file, or the postgres database URL), as a restart would.
  */
 export async function makeStore(
   kind: StoreKind,
@@ -31,8 +32,8 @@ export async function makeStore(
 ): Promise<{ store: Store; file?: string; cleanup(): void }> {
   if (kind === 'memory') return { store: new MemoryStore(), cleanup: () => {} };
   if (kind === 'postgres') {
-    const url = await createTestDatabase(inject('postgresUrl'));
-    return { store: await openPostgresStore({ url }), cleanup: () => {} };
+    const url = file ?? (await createTestDatabase(inject('postgresUrl')));
+    return { store: await openPostgresStore({ url }), file: url, cleanup: () => {} };
   }
   const dir = file ? undefined : mkdtempSync(join(tmpdir(), 'colloquy-runtime-'));
   const path = file ?? join(dir!, 'colloquy.db');

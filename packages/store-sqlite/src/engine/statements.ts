@@ -42,6 +42,7 @@ export interface Statements {
   searchPending: Stmt<[], number>;
   searchCatchUp: Stmt<[]>;
   searchMark: Stmt<[]>;
+  searchClearStale: Stmt<[]>;
 
   // --- runs ---
   insertRun: Stmt<unknown[]>;
@@ -143,12 +144,14 @@ export function prepareStatements(db: Database.Database, readonly: boolean): Sta
 
     // --- message search ---
     searchPending: one(
-      'SELECT (SELECT coalesce(max(id), 0) FROM messages) > (SELECT indexed_up_to FROM search_state)',
+      `SELECT (SELECT coalesce(max(id), 0) FROM messages) > (SELECT indexed_up_to FROM search_state)
+         OR EXISTS (SELECT 1 FROM search_stale)`,
     ),
     searchCatchUp: db.prepare(indexPendingSql(MESSAGE_INDEX)),
     searchMark: db.prepare(
       'UPDATE search_state SET indexed_up_to = (SELECT coalesce(max(id), 0) FROM messages)',
     ),
+    searchClearStale: db.prepare('DELETE FROM search_stale'),
 
     // --- runs ---
     insertRun: db.prepare(

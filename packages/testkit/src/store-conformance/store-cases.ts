@@ -24,6 +24,24 @@ const userMessage = (text: string, timestamp = T0): TranscriptMessage => ({
   timestamp,
 });
 
+/** `{ a: { a: ... 'end' } }`, `depth` objects deep. */
+function nestedValue(depth: number): unknown {
+  let value: unknown = 'end';
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return value;
+}
+
+/** How deep `nestedValue` nests, and what it holds at the bottom (read without recursion). */
+function nestingOf(value: unknown): { depth: number; leaf: unknown } {
+  let depth = 0;
+  let inner = value;
+  while (typeof inner === 'object' && inner !== null && 'a' in inner) {
+    inner = inner.a;
+    depth += 1;
+  }
+  return { depth, leaf: inner };
+}
+
 async function expectCode(pending: Promise<unknown>, code: string): Promise<void> {
   let thrown: unknown;
   try {
@@ -324,6 +342,48 @@ export function describeStoreCases(
 
     it('refuses to append to an unknown session', async () => {
       await expectCode(store.appendMessages('missing', [userMessage('x')]), 'SESSION_NOT_FOUND');
+    });
+
+    it('refuses a message JSON cannot hold (a cycle, a BigInt) with INVALID_ARGUMENT', async () => {
+      const cycle: Record<string, unknown> = {};
+      cycle.self = cycle;
+      const holding = (value: unknown): TranscriptMessage => ({
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'c1', name: 'odd', arguments: value }],
+        timestamp: T0,
+      });
+      await expectCode(store.appendMessages('k1', [holding(cycle)]), 'INVALID_ARGUMENT');
+      await expectCode(store.appendMessages('k1', [holding({ n: 1n })]), 'INVALID_ARGUMENT');
+      expect(await store.countMessages('k1')).toBe(0);
+    });
+
+    it('keeps a block nested 900 levels deep, and refuses one nested 5,000 deep with INVALID_ARGUMENT', async () => {
+      const withArguments = (depth: number): TranscriptMessage => ({
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'c1', name: 'deep', arguments: nestedValue(depth) }],
+        timestamp: T0,
+      });
+      await store.appendMessages('k1', [withArguments(900)]);
+      const [kept] = await store.readTail('k1', 1);
+      const block = Array.isArray(kept?.content) ? kept.content[0] : undefined;
+      expect(block?.type === 'toolCall' && nestingOf(block.arguments)).toEqual({ depth: 900, leaf: 'end' });
+      await expectCode(
+        store.appendMessages('k1', [userMessage('a'), withArguments(5000)]),
+        'INVALID_ARGUMENT',
+      );
+      expect(await store.countMessages('k1')).toBe(1);
+      await expectCode(
+        store.putSession(makeSessionRecord('k3', { meta: { deep: nestedValue(5000) } })),
+        'INVALID_ARGUMENT',
+      );
+      await expectCode(store.patchSession('k2', { meta: { deep: nestedValue(5000) } }), 'INVALID_ARGUMENT');
+      await expectCode(
+        store.createRun(makeRunRecord('r1', 'k1', { meta: { deep: nestedValue(5000) } })),
+        'INVALID_ARGUMENT',
+      );
+      expect(await store.getSession('k3')).toBeUndefined();
+      expect((await store.getSession('k2'))?.meta).toBeUndefined();
+      expect(await store.getRun('r1')).toBeUndefined();
     });
   });
 

@@ -47,6 +47,8 @@ export function createTestContext(
     bindings?: MemoryBindings;
     commands?: ChannelCommand[];
     runCommand?: (message: InboundMessage) => Promise<string>;
+    /** Called before a message is recorded; throwing refuses it, as a runtime that cannot take it does. */
+    receive?: (message: InboundMessage) => Promise<void>;
   } = {},
 ): TestContext {
   const controller = new AbortController();
@@ -65,6 +67,7 @@ export function createTestContext(
     signal: controller.signal,
     abort: () => controller.abort(),
     async receive(message) {
+      await options.receive?.(message);
       received.push(message);
     },
     ...(runCommand

@@ -1,5 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ChannelCommand, ChannelContext, ChannelLease, Logger } from '@colloquy/core';
+import {
+  type BackoffOptions,
+  backoffDelay,
+  type ChannelCommand,
+  type ChannelContext,
+  type ChannelLease,
+  type Logger,
+  sleep,
+} from '@colloquy/core';
 import { autoRetry } from '@grammyjs/auto-retry';
 import { Bot, type Context, GrammyError, webhookCallback } from 'grammy';
 import type { TelegramAccountConfig } from '../config.js';
@@ -14,7 +22,11 @@ export type AccountState = 'starting' | 'standby' | 'connected' | 'reconnecting'
 export interface AccountRunnerOptions {
   account: TelegramAccountConfig;
   log: Logger;
-  /** Handles one `message` or `channel_post` update; throwing makes a webhook delivery fail (Telegram retries). */
+  /**
+   * Handles one `message` or `channel_post` update: resolves once it is stored (or deliberately
+   * dropped), rejects when it was not. A rejected update is not acknowledged to Telegram: polling
+   * fetches it again, a webhook delivery fails (Telegram retries).
+   */
   onUpdate: (ctx: Context, runner: AccountRunner) => Promise<void>;
   commands: readonly ChannelCommand[];
   registerCommands: boolean;
@@ -22,6 +34,10 @@ export interface AccountRunnerOptions {
   retry: { maxRetryAttempts: number; maxDelaySeconds: number };
   /** How long `start()` waits for the first connection before reporting `reconnecting`. */
   startTimeoutMs: number;
+  /** How long polling waits, after an update was not stored, before it fetches that update again. */
+  refetchBackoff: BackoffOptions;
+  /** How long a webhook request waits for its update to be stored before it answers 500 (the update goes on). */
+  webhookTimeoutMs: number;
   /**
    * The runtime's lease (`ChannelContext.lease`): polling starts only while this instance holds
    * `telegram:<botId>`, so several instances of one bot never poll at once. Webhooks need none.
@@ -86,17 +102,36 @@ export class AccountRunner {
    * once its write is durable, which may take an event-loop turn, so handling them one by one made the
    * intake of a burst the sum of those waits. The next getUpdates, which confirms the offset of every
    * update before it, waits until all of them have been handled, so a crash still loses none.
+   *
+   * Only what is stored is acknowledged: an update that was not (the store failed, the runtime is
+   * shutting down) and the later updates of its chat, held back to keep the chat's order, are
+   * fetched again. The getUpdates that follows asks from the first of them, after a backoff, and so
+   * does the one `bot.stop()` sends to confirm the offset (without the wait): Telegram keeps them for
+   * the next poll, or the next poller.
    */
   #receiveConcurrently(options: AccountRunnerOptions): void {
     const pending = new Set<Promise<void>>();
     const chats = new Map<string, Promise<void>>();
+    /** Updates of this batch not stored, and the chats they belong to. */
+    const unstored = new Set<number>();
+    const heldChats = new Set<string>();
+    let refetches = 0;
     this.bot.on(['message', 'channel_post'], (ctx) => {
       const chat = String(ctx.chat.id);
-      const task = (chats.get(chat) ?? Promise.resolve())
-        .then(() => options.onUpdate(ctx, this))
-        .catch((error: unknown) => {
-          this.#log.error({ err: error, updateId: ctx.update.update_id }, 'telegram update failed');
-        });
+      const updateId = ctx.update.update_id;
+      const task = (chats.get(chat) ?? Promise.resolve()).then(async () => {
+        if (heldChats.has(chat)) {
+          unstored.add(updateId);
+          return;
+        }
+        try {
+          await options.onUpdate(ctx, this);
+        } catch (error) {
+          heldChats.add(chat);
+          unstored.add(updateId);
+          this.#log.warn({ err: error, updateId }, 'telegram update not stored; it is fetched again');
+        }
+      });
       chats.set(chat, task);
       pending.add(task);
       void task.then(() => {
@@ -105,8 +140,24 @@ export class AccountRunner {
       });
     });
     this.bot.api.config.use(async (prev, method, payload, signal) => {
-      if (method === 'getUpdates' && pending.size > 0) await Promise.all([...pending]);
-      return prev(method, payload, signal);
+      if (method !== 'getUpdates') return prev(method, payload, signal);
+      if (pending.size > 0) await Promise.all([...pending]);
+      if (unstored.size === 0) {
+        refetches = 0;
+        return prev(method, payload, signal);
+      }
+      const from = Math.min(...unstored);
+      // While polling runs; the getUpdates of bot.stop() only confirms, and does not wait.
+      if (this.bot.isRunning()) {
+        // grammY types its signal with the abort-controller shim; at run time it is Node's.
+        const aborted = signal as unknown as AbortSignal | undefined;
+        await sleep(backoffDelay(refetches++, options.refetchBackoff), aborted).catch(() => {});
+      }
+      const answer = await prev(method, { ...payload, offset: from } as typeof payload, signal);
+      // Asked for from the first unstored update: the answer brings those updates again.
+      unstored.clear();
+      heldChats.clear();
+      return answer;
     });
   }
 
@@ -288,8 +339,9 @@ export class AccountRunner {
     }
     this.#webhook = webhookCallback(this.bot, 'http', {
       secretToken: webhook.secretToken,
-      onTimeout: 'return',
-      timeoutMilliseconds: 10_000,
+      // handleWebhook keeps the time: grammY's timeout would answer 200 before the update is stored
+      // (or leave a late failure unhandled).
+      timeoutMilliseconds: Number.POSITIVE_INFINITY,
     });
     this.state = 'connected';
     this.detail = `webhook at ${webhook.path} as @${this.bot.botInfo.username}`;
@@ -297,8 +349,10 @@ export class AccountRunner {
   }
 
   /**
-   * Serves one webhook request (after the secret token check grammY performs).
-   * Answers 503 until the account is connected.
+   * Serves one webhook request (after the secret token check grammY performs). Answers 503 until
+   * the account is connected, 200 once the update is stored, and 500 when it was not, or not within
+   * `webhookTimeoutMs` (it goes on; the delivery Telegram sends again shares its outcome): Telegram
+   * delivers every update not answered 200 again.
    */
   handleWebhook(req: IncomingMessage, res: ServerResponse): void {
     const handler = this.#webhook;
@@ -306,11 +360,22 @@ export class AccountRunner {
       res.writeHead(503, { 'content-type': 'text/plain' }).end('Telegram account not ready');
       return;
     }
-    handler(req, res).catch((error: unknown) => {
-      this.#log.error({ err: error }, 'telegram webhook update failed');
+    const refuse = (body: string) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      if (!res.writableEnded) res.end('update failed');
-    });
+      if (!res.writableEnded) res.end(body);
+    };
+    const timer = setTimeout(() => {
+      this.#log.warn('telegram webhook update not stored in time; Telegram delivers it again');
+      refuse('update not stored in time');
+    }, this.#options.webhookTimeoutMs);
+    handler(req, res).then(
+      () => clearTimeout(timer),
+      (error: unknown) => {
+        clearTimeout(timer);
+        this.#log.error({ err: error }, 'telegram webhook update failed');
+        refuse('update failed');
+      },
+    );
   }
 
   #fail(detail: string): void {

@@ -7,7 +7,6 @@ import {
   type SessionKind,
   type SessionRecord,
   sanitizeHistory,
-  searchableText,
   searchSnippet,
   searchTerms,
 } from '@colloquy/core';
@@ -218,7 +217,7 @@ async function search(args: readonly string[], io: CliIo): Promise<number> {
       messageIndex: message.seq - 1,
       role: message.role,
       at: message.timestamp,
-      snippet: searchSnippet(searchableText(message) ?? '', terms, redactor).snippet,
+      snippet: searchSnippet(message, terms, redactor).snippet,
     }));
     const next = offset + hits.length;
     if (values.json) {

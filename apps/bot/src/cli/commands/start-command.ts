@@ -23,7 +23,8 @@ const FLAGS = {
 
 /**
  * `colloquy start`: loads the config (or the embedded default), starts the bot, prints where it is,
- * and runs until SIGINT or SIGTERM, which take the one shutdown path.
+ * and runs until SIGINT or SIGTERM (exit 0), or a failure that leaves the bot unable to run (exit 1),
+ * which take the one shutdown path.
  *
  * @param args - arguments after `start`
  * @param io - streams and environment
@@ -58,9 +59,11 @@ export async function startCommand(args: readonly string[], io: CliIo): Promise<
     secrets,
     destination: io.out,
   });
-  // Signals are handled from here on, so a Ctrl-C during start-up also takes the shutdown path.
+  // Signals are handled from here on, so a Ctrl-C during start-up also takes the shutdown path, and
+  // so does a failure that leaves the bot unable to run (it then exits 1, for a supervisor to restart it).
   let stopRequested = false;
-  const started = startBot({ config, logger });
+  const failure = new AbortController();
+  const started = startBot({ config, logger, onFailure: (error) => failure.abort(error) });
   const exitCode = new Promise<number>((resolve) => {
     installSignalHandlers(
       {
@@ -70,7 +73,7 @@ export async function startCommand(args: readonly string[], io: CliIo): Promise<
           await running?.stop(options);
         },
       },
-      { logger, exit: resolve },
+      { logger, exit: resolve, failure: failure.signal },
     );
   });
   let bot: Bot;
