@@ -7,6 +7,7 @@ import { deriveChannelField, isReservedSessionKey } from '../keys/index.js';
 import { mapWithConcurrency } from './concurrency.js';
 import { arrayJsonBytes, jsonBytes } from './fit-json.js';
 import { type FittedRows, fitRows } from './fit-rows.js';
+import { withoutHiddenSources } from './message-sources.js';
 import { configuredSecrets, displayKey, failure, gatewayFailure, type ToolScope } from './tool-context.js';
 import { validateToolArgs } from './validate-args.js';
 import {
@@ -221,7 +222,8 @@ async function listSessions(
     const secrets = configuredSecrets(config);
     await mapWithConcurrency(rows, SESSIONS_LIST_HISTORY_CONCURRENCY, async (row, i) => {
       const { messages } = await gateway.call('chat.history', { key: allowed[i]!.key, limit: messageLimit });
-      row.messages = sanitizeHistory(messages, { includeTools: false, secrets }).messages;
+      const readable = await withoutHiddenSources(scope, messages);
+      row.messages = sanitizeHistory(readable, { includeTools: false, secrets }).messages;
       // The 80 KiB cap of a history keeps its newest messages (the placeholder stands for one).
       const capped = messages.filter((m) => keepsMessage(m)).length - row.messages.length;
       if (capped > 0) row.messagesTrimmed = capped;
@@ -345,8 +347,7 @@ async function childrenOf(
   sessions: readonly SessionRecord[],
 ): Promise<Map<string, string[]>> {
   const result = new Map<string, string[]>();
-  const parents = sessions.filter((s) => s.kind !== 'cron' && s.kind !== 'hook' && s.kind !== 'node');
-  await mapWithConcurrency(parents, SESSIONS_LIST_HISTORY_CONCURRENCY, async (session) => {
+  await mapWithConcurrency(sessions, SESSIONS_LIST_HISTORY_CONCURRENCY, async (session) => {
     const { sessions: kids } = await scope.options.gateway.call('sessions.list', {
       spawnedBy: session.key,
       limit: 50,

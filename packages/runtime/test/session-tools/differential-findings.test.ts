@@ -60,29 +60,52 @@ describe.each(STORE_KINDS)('differential findings (%s store)', (storeKind) => {
   // Seed 1250343593, shrunk: `agent:ops:discord:group:ops-room [all, a2a off] sessions_history` of
   // agent:ops:subagent:seed-kid named agent:sec:subagent:<uuid>, the sub-agent it had spawned, as
   // the source of its announce.
-  it.fails('sessions_history names, as a message source, a session the caller may not see', async () => {
+  it('sessions_history names no session the caller may not see as a message source', async () => {
     h = await boot(storeKind, { sessions: { visibility: 'agent' } });
     await seed(h.store, OPS_MAIN);
     await seed(h.store, 'agent:ops:discord:group:room');
     await seed(h.store, 'agent:sec:main');
-    await h.store.appendMessages('agent:ops:discord:group:room', [
-      {
-        role: 'user',
-        content: 'amber',
-        timestamp: T0,
-        provenance: {
-          kind: 'inter_session',
-          sourceSessionKey: 'agent:sec:main',
-          sourceTool: 'sessions_send',
-        },
+    const from = (sourceSessionKey: string, content: string) => ({
+      role: 'user' as const,
+      content,
+      timestamp: T0,
+      provenance: {
+        kind: 'announce' as const,
+        sourceSessionKey,
+        sourceRunId: `run-${content}`,
+        sourceTool: 'sessions_spawn',
       },
+    });
+    await h.store.appendMessages('agent:ops:discord:group:room', [
+      from('agent:sec:main', 'hidden'),
+      from('agent:ops:subagent:gone', 'missing'),
+      from(OPS_MAIN, 'visible'),
     ]);
     const tools = h.tools(OPS_MAIN);
     expect(await call(tools.sessions_history, { sessionKey: 'agent:sec:main' })).toMatchObject({
       status: 'forbidden',
     });
-    const history = await call(tools.sessions_history, { sessionKey: 'agent:ops:discord:group:room' });
+    const history = await call<{ messages: { provenance?: object }[] }>(tools.sessions_history, {
+      sessionKey: 'agent:ops:discord:group:room',
+    });
     expect(JSON.stringify(history)).not.toContain('agent:sec:main');
+    const [hidden, missing, visible] = history.messages.map((m) => m.provenance);
+    // A hidden source and a deleted one read alike; a visible one keeps its key and run.
+    expect(hidden).toEqual({ kind: 'announce', sourceTool: 'sessions_spawn' });
+    expect(missing).toEqual(hidden);
+    expect(visible).toEqual({
+      kind: 'announce',
+      sourceSessionKey: OPS_MAIN,
+      sourceRunId: 'run-visible',
+      sourceTool: 'sessions_spawn',
+    });
+    // sessions_list's messages are read the same way.
+    const list = await call<{ sessions: { key: string; messages?: { provenance?: object }[] }[] }>(
+      tools.sessions_list,
+      { messageLimit: 3 },
+    );
+    const room = list.sessions.find((row) => row.key === 'agent:ops:discord:group:room');
+    expect(room?.messages?.map((m) => m.provenance)).toEqual([hidden, missing, visible]);
   });
 
   // Seed 1306481876, shrunk: after `cron:nightly sessions_spawn {task: "amber"}`,
@@ -103,7 +126,7 @@ describe.each(STORE_KINDS)('differential findings (%s store)', (storeKind) => {
       expect(keys).toEqual(expect.arrayContaining(['cron:nightly', 'agent:main:subagent:nightly-kid']));
     });
 
-    it.fails('names its child in childSessions, like any other session', async () => {
+    it('names its child in childSessions, like any other session', async () => {
       const cron = (await bootWithCronChild()).find((row) => row.key === 'cron:nightly');
       expect(cron?.childSessions).toEqual(['agent:main:subagent:nightly-kid']);
     });

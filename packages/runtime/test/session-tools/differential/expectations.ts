@@ -136,20 +136,6 @@ class CallModel {
   }
 
   /**
-   * True when a listing shows no `childSessions` for `session` although it spawned some: a cron,
-   * hook or node session listed under `agent` or `all`, while
-   * `KNOWN_DISCREPANCIES.childSessionsSkipCronHookNode` holds.
-   */
-  skipsChildrenOf(session: WorldSession): boolean {
-    const visibility = effectiveVisibility(this.settings);
-    return (
-      KNOWN_DISCREPANCIES.childSessionsSkipCronHookNode &&
-      (visibility === 'agent' || visibility === 'all') &&
-      ['cron', 'hook', 'node'].includes(session.kind)
-    );
-  }
-
-  /**
    * Whether a listing or a search shows `key`: every visible session, but for the descendants of
    * other agents outside the page's scope while `KNOWN_DISCREPANCIES.listingsMissDescendantsOfOtherAgents`
    * holds (and those count as hidden when countable). `parent` is the listed session whose
@@ -206,7 +192,6 @@ function checkList(model: CallModel, args: Answer, answer: Answer): void {
       .existing()
       .filter((child) => child.spawnedBy === session.key && model.listable(child.key, 'list', session.key))
       .map((child) => model.display(child.key));
-    if (model.skipsChildrenOf(session)) children.length = 0;
     expect(sorted(row.childSessions ?? []), `the children ${row.key} shows`).toEqual(sorted(children));
   }
   const existing = model.world.existing().filter(inFilter);
@@ -279,12 +264,15 @@ function checkTargeted(
   return model.world.get(target.key);
 }
 
-/** The sessions named in a history page's provenance must be visible too. */
+/** The sessions named in a history page's provenance must exist and be visible too. */
 function checkProvenance(model: CallModel, answer: Answer): void {
-  if (KNOWN_DISCREPANCIES.historyProvenanceNamesHiddenSessions) return;
   for (const message of answer.messages as { provenance?: { sourceSessionKey?: string } }[]) {
     const source = message.provenance?.sourceSessionKey;
-    if (source === undefined || !model.world.get(source)) continue;
+    if (source === undefined) continue;
+    expect(
+      model.world.get(source),
+      `history names ${source}, which exists, as a message's source`,
+    ).toBeDefined();
     expect(model.may(source, 'list'), `history names ${source} as a message's source`).toBe(true);
   }
 }

@@ -12,21 +12,10 @@ export const KNOWN_DISCREPANCIES = {
    */
   hiddenCountMissesForksOffThePage: true,
   /**
-   * `sessions_history` keeps each message's `provenance.sourceSessionKey`, so reading a visible
-   * session names the sessions that wrote into it (a sender, a sub-agent announcing its result)
-   * even when the caller may not see them.
-   */
-  historyProvenanceNamesHiddenSessions: true,
-  /**
    * Under `agent` and `all`, `sessions_list` and `sessions_search` look only at the agents in
    * scope, so they leave out the caller's descendants of other agents, which the guard lets it read
    * (`sessions_history` on them works), and count them in `filtered.hidden` where countable; a
    * listed session's `childSessions` leaves them out too when its parent is not the caller.
    */
   listingsMissDescendantsOfOtherAgents: true,
-  /**
-   * Under `agent` and `all`, `sessions_list` gives no `childSessions` for cron, hook and node
-   * sessions, though they may spawn sub-agents (under `tree` it does).
-   */
-  childSessionsSkipCronHookNode: true,
 } as const;
