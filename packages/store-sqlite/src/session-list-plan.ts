@@ -1,4 +1,4 @@
-import type { SessionListQuery } from '@colloquy/core';
+import { foldAlsoKeys, type SessionListQuery } from '@colloquy/core';
 
 /** One SQL statement of a plan with its parameters. */
 export interface PlanPart {
@@ -36,10 +36,11 @@ const EMPTY: SessionListPlan = { parts: [] };
  * @param now - the clock for `activeMinutes`
  */
 export function planSessionList(
-  query: SessionListQuery,
+  asked: SessionListQuery,
   mode: 'rows' | 'count',
   now: number,
 ): SessionListPlan {
+  const query = foldAlsoKeys(asked);
   if (query.keys?.length === 0 || query.agentIds?.length === 0) return EMPTY;
   const limit = mode === 'rows' ? sqlLimit(query.limit) : -1;
   if (limit === 0) return EMPTY;
@@ -60,9 +61,11 @@ export function planSessionList(
     filters.push('label = ?');
     params.push(query.label);
   }
+  const scope: string[] = [];
+  const scopeParams: unknown[] = [];
   if (query.keys !== undefined) {
-    filters.push('key IN (SELECT value FROM json_each(?))');
-    params.push(JSON.stringify([...new Set(query.keys)]));
+    scope.push('key IN (SELECT value FROM json_each(?))');
+    scopeParams.push(JSON.stringify([...new Set(query.keys)]));
     sides = [unindexed(live)];
   } else if (pointLookup) {
     // The unique session_id index or the label index finds the few rows; no walk needed.
@@ -90,8 +93,16 @@ export function planSessionList(
     params.push(now - query.activeMinutes * 60_000);
   }
   if (query.agentIds !== undefined) {
-    filters.push('agent_id IN (SELECT value FROM json_each(?))');
-    params.push(JSON.stringify([...new Set(query.agentIds)]));
+    scope.push('agent_id IN (SELECT value FROM json_each(?))');
+    scopeParams.push(JSON.stringify([...new Set(query.agentIds)]));
+  }
+  if (query.alsoKeys !== undefined) {
+    // Left after folding only beside `keys` or `agentIds`: `(keys AND agentIds) OR key IN alsoKeys`.
+    filters.push(`(${scope.join(' AND ')} OR key IN (SELECT value FROM json_each(?)))`);
+    params.push(...scopeParams, JSON.stringify([...new Set(query.alsoKeys)]));
+  } else {
+    filters.push(...scope);
+    params.push(...scopeParams);
   }
 
   const select = mode === 'rows' ? 'SELECT key, updated_at, record, state_version' : 'SELECT count(*)';

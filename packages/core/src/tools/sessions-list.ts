@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { defaultAgentId } from '../config/index.js';
 import { keepsMessage, type SanitizedMessage, sanitizeHistory } from '../history/index.js';
 import type { SessionsListParams as GatewayListParams } from '../interfaces/gateway.js';
 import type { SessionKind, SessionRecord } from '../interfaces/records.js';
@@ -11,13 +12,16 @@ import { withoutHiddenSources } from './message-sources.js';
 import { configuredSecrets, displayKey, failure, gatewayFailure, type ToolScope } from './tool-context.js';
 import { validateToolArgs } from './validate-args.js';
 import {
+  ancestorsInTree,
   countWiderScope,
   forkLineages,
   hiddenCount,
   hiddenReason,
+  isTreeScoped,
   knownKinds,
   mayAccess,
   mayShow,
+  type VisibleScope,
   visibleScope,
 } from './visible-scope.js';
 
@@ -202,6 +206,7 @@ async function listSessions(
     countWiderScope(
       visible,
       async (scoped) => (await gateway.call('sessions.list', { ...filter, ...scoped, limit: 1 })).total,
+      defaultAgentId(config),
     ),
   ]);
 
@@ -216,7 +221,7 @@ async function listSessions(
     return shown;
   });
 
-  const children = visible.tree ?? (await childrenOf(scope, allowed));
+  const children = isTreeScoped(visible) ? visible.tree! : await childrenOf(scope, visible, allowed);
   const rows = allowed.map((session) => toRow(scope, session, children, page.transcriptLocators));
   if (messageLimit > 0) {
     const secrets = configuredSecrets(config);
@@ -344,6 +349,7 @@ function toRow(
 
 async function childrenOf(
   scope: ToolScope,
+  visible: VisibleScope,
   sessions: readonly SessionRecord[],
 ): Promise<Map<string, string[]>> {
   const result = new Map<string, string[]>();
@@ -352,11 +358,12 @@ async function childrenOf(
       spawnedBy: session.key,
       limit: 50,
     });
-    // A visible session may have spawned under an agent the caller may not see: never name those.
+    // A visible session may have spawned under an agent the caller may not see: never name those,
+    // unless the caller sees them as its own descendants (the tree holds the chain up to it).
     // A forked kid holds the history of `session`, which the caller sees: no further lineage to check.
-    const shown = kids
-      .map((k) => k.key)
-      .filter((key) => mayAccess(scope, key, { ancestors: [session.key], inheritsFrom: 0 }, 'list'));
+    const above = visible.tree?.has(session.key) ? ancestorsInTree(visible.tree, session.key) : [];
+    const lineage = { ancestors: [session.key, ...above], inheritsFrom: 0 };
+    const shown = kids.map((k) => k.key).filter((key) => mayAccess(scope, key, lineage, 'list'));
     if (shown.length > 0) result.set(session.key, shown);
   });
   return result;

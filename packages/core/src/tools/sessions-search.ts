@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { defaultAgentId } from '../config/index.js';
 import { createRedactor } from '../history/index.js';
 import type { MessageRole } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
@@ -22,6 +23,7 @@ import {
   forkLineages,
   hiddenCount,
   hiddenReason,
+  isTreeScoped,
   knownKinds,
   mayShow,
   type VisibleScope,
@@ -164,6 +166,7 @@ async function search(
       : countWiderScope(
           visible,
           async (extra) => (await gateway.call('sessions.search', { ...filter, ...extra, limit: 0 })).total,
+          defaultAgentId(config),
         ),
   ]);
   const lineages = await hitLineages(scope, visible, page.hits);
@@ -211,7 +214,7 @@ async function hitLineages(
   visible: VisibleScope,
   hits: readonly { sessionKey: string }[],
 ): Promise<Map<string, SessionLineage>> {
-  if (visible.tree !== undefined || hits.length === 0) return new Map();
+  if (isTreeScoped(visible) || hits.length === 0) return new Map();
   const keys = [...new Set(hits.map((hit) => hit.sessionKey))];
   const { sessions } = await scope.options.gateway.call('sessions.list', { keys, includeArchived: true });
   return forkLineages(scope, visible, sessions);

@@ -1,7 +1,8 @@
-import type { ColloquyConfig } from '../config/index.js';
+import { defaultAgentId } from '../config/agent-config.js';
+import type { ColloquyConfig, SessionVisibility } from '../config/index.js';
 import type { SessionKind, SessionRecord } from '../interfaces/records.js';
 import { SESSION_KINDS } from '../interfaces/records.js';
-import { isReservedSessionKey } from '../keys/index.js';
+import { agentIdFromSessionKey, isReservedSessionKey } from '../keys/index.js';
 import {
   checkSessionAccess,
   effectiveVisibility,
@@ -16,13 +17,19 @@ const MAX_TREE_SIZE = 2_000;
 /**
  * Which sessions a listing or a search may even look at, as a store filter (the guard still
  * checks every row it returns): the requester's spawn tree (`tree`), the requester alone (`self`),
- * its agent (`agent`), or the agents agent-to-agent admits (`all`).
+ * its agent (`agent`), or the agents agent-to-agent admits (`all`); under `agent` and `all`, plus
+ * the requester's descendants of other agents, which the guard lets it read at every visibility
+ * wider than `self`.
  */
 export interface VisibleScope {
-  visibility: string;
-  /** The requester and its descendants, key -> parent key (`tree` and `self` only). */
+  visibility: SessionVisibility;
+  /**
+   * The requester and its descendants, key -> parent key: under `tree` and `self` the whole scope,
+   * under `agent` and `all` the part of it that the agents of `filter` may leave out. Absent when
+   * `filter` holds every session.
+   */
   tree?: Map<string, string | undefined>;
-  /** The store filter: exact keys, or agent ids, or nothing (any session). */
+  /** The store filter: exact keys, or agent ids plus the descendants of other agents, or nothing (any session). */
   filter: ScopeFilter;
   /**
    * The store filter of what `filtered.hidden` may count: the sessions the requester could see
@@ -32,10 +39,14 @@ export interface VisibleScope {
   countable: ScopeFilter;
 }
 
-/** A store filter by exact keys and/or agent ids; an absent field does not filter. */
+/**
+ * A store filter by exact keys and/or agent ids, widened by `alsoKeys` (see
+ * `SessionListQuery.alsoKeys`); an absent field does not filter.
+ */
 export interface ScopeFilter {
   keys?: string[];
   agentIds?: string[];
+  alsoKeys?: string[];
 }
 
 /** Works out the {@link VisibleScope} of the requester, walking its spawn tree when needed. */
@@ -48,8 +59,17 @@ export async function visibleScope(scope: ToolScope): Promise<VisibleScope> {
     const tree = await spawnTree(scope, visibility);
     return { visibility, tree, filter: { keys: [...tree.keys()] }, countable };
   }
-  if (visibility === 'agent') return { visibility, filter: { agentIds: [agentId] }, countable };
-  return { visibility, filter: countable, countable };
+  const agents = visibility === 'agent' ? [agentId] : countable.agentIds;
+  if (agents === undefined) return { visibility, filter: {}, countable };
+  // The guard lets the requester read what it spawned, recursively, whichever agent runs it
+  // (spawned as another agent): a listing shows those sessions too.
+  const tree = await spawnTree(scope, 'tree');
+  const defaultAgent = defaultAgentId(config);
+  const alsoKeys = [...tree.keys()].filter(
+    (key) => !agents.includes(agentIdFromSessionKey(key) ?? defaultAgent),
+  );
+  const filter = { agentIds: agents, ...(alsoKeys.length > 0 ? { alsoKeys } : {}) };
+  return { visibility, tree, filter, countable };
 }
 
 /**
@@ -95,22 +115,29 @@ export interface WiderCounts {
  *
  * @param visible - the requester's scope
  * @param count - counts what the listing or search matches under an extra store filter
+ * @param defaultAgent - the agent of keys without one (`cron:...`)
  */
 export async function countWiderScope(
   visible: VisibleScope,
   count: (filter: ScopeFilter) => Promise<number>,
+  defaultAgent: string,
 ): Promise<WiderCounts> {
   const reserved = { keys: [...RESERVED_KEYS] };
-  const byKeys = visible.filter.keys !== undefined;
+  const { alsoKeys, ...narrowed } = visible.filter;
+  const byKeys = narrowed.keys !== undefined;
   const [countable, reservedCountable, reservedShown, shownCountable] = await Promise.all([
     count(visible.countable),
     count({ ...visible.countable, ...reserved }),
     // A page scoped by keys never holds a reserved session; one scoped like `countable` holds its.
-    byKeys || sameFilter(visible.filter, visible.countable)
-      ? undefined
-      : count({ ...visible.filter, ...reserved }),
-    // A tree's keys may name other agents' sessions; an agent scope lies within `countable`.
-    byKeys ? count({ ...visible.countable, ...visible.filter }) : undefined,
+    // Reserved sessions are nobody's descendants, so never among `alsoKeys`.
+    byKeys || sameFilter(narrowed, visible.countable) ? undefined : count({ ...narrowed, ...reserved }),
+    // A tree's keys may name other agents' sessions, and so may `alsoKeys` beside the agents of
+    // `agent` and `all`, which lie within `countable`.
+    byKeys
+      ? count({ ...visible.countable, ...narrowed })
+      : alsoKeys !== undefined
+        ? count(withinCountable(narrowed, alsoKeys, visible.countable, defaultAgent))
+        : undefined,
   ]);
   const shown = byKeys ? 0 : (reservedShown ?? reservedCountable);
   return {
@@ -119,6 +146,21 @@ export async function countWiderScope(
     reservedShown: shown,
     ...(shownCountable !== undefined ? { shownCountable } : {}),
   };
+}
+
+/** An agent scope widened by the keys among `alsoKeys` of the countable agents. */
+function withinCountable(
+  agents: ScopeFilter,
+  alsoKeys: readonly string[],
+  countable: ScopeFilter,
+  defaultAgent: string,
+): ScopeFilter {
+  const countableAgents = countable.agentIds;
+  const kept = alsoKeys.filter(
+    (key) =>
+      countableAgents === undefined || countableAgents.includes(agentIdFromSessionKey(key) ?? defaultAgent),
+  );
+  return kept.length > 0 ? { ...agents, alsoKeys: kept } : agents;
 }
 
 /**
@@ -209,7 +251,12 @@ const LINEAGE_CONCURRENCY = 4;
  * too. Under `agent` and `all`, a forked session is checked against the sessions it inherited.
  */
 export function needsLineage(visible: VisibleScope, session: Pick<SessionRecord, 'forked'>): boolean {
-  return visible.tree === undefined && session.forked === true;
+  return !isTreeScoped(visible) && session.forked === true;
+}
+
+/** True under `tree` and `self`, where the requester's spawn tree is the whole scope. */
+export function isTreeScoped(visible: VisibleScope): boolean {
+  return visible.visibility === 'tree' || visible.visibility === 'self';
 }
 
 /** Why sessions were hidden, naming the settings that govern it. */

@@ -79,6 +79,7 @@ export async function sessionsList(
     'spawnedBy',
     'agentIds',
     'keys',
+    'alsoKeys',
     'includeArchived',
     'limit',
     'offset',
@@ -91,6 +92,7 @@ export async function sessionsList(
   const spawnedBy = p.optionalString('spawnedBy');
   const agentIds = p.optionalStrings('agentIds');
   const keys = p.optionalStrings('keys');
+  const alsoKeys = p.optionalStrings('alsoKeys');
   const includeArchived = p.optionalBoolean('includeArchived');
   const query: SessionListQuery = { now: ctx.clock.now() };
   if (kinds && kinds.length > 0) query.kinds = kinds;
@@ -98,6 +100,7 @@ export async function sessionsList(
   if (spawnedBy) query.spawnedBy = normalizeSessionKey(spawnedBy);
   if (agentIds) query.agentIds = agentIds.map((id) => id.trim().toLowerCase());
   if (keys) query.keys = keys.map(normalizeSessionKey);
+  if (alsoKeys) query.alsoKeys = alsoKeys.map(normalizeSessionKey);
   if (includeArchived) query.includeArchived = true;
   const sessions = await ctx.store.listSessions({
     ...query,

@@ -153,12 +153,59 @@ describe.each(STORE_KINDS)('differential findings (%s store)', (storeKind) => {
       expect(history.messages).toHaveLength(1);
     });
 
-    it.fails('is listed and searched like the sessions it can read', async () => {
+    it('is listed and searched like the sessions it can read', async () => {
       const tools = await bootWithChild();
       const list = await call<{ sessions: { key: string }[] }>(tools.sessions_list, {});
       expect(list.sessions.map((s) => s.key)).toContain('agent:ops:subagent:kid');
       const search = await call<{ count: number }>(tools.sessions_search, { query: 'amber' });
       expect(search.count).toBe(1);
+    });
+
+    it("is named as a child, also of the caller's own sub-agents, and never counted as hidden", async () => {
+      h = await startToolsHarness(
+        {
+          tools: {
+            sessions: { visibility: 'agent' },
+            agentToAgent: { enabled: true, allow: ['main', 'ops'] },
+          },
+          agents: { list: [{ id: 'main', default: true }, { id: 'ops' }, { id: 'sec' }] },
+        },
+        {},
+        { storeKind },
+      );
+      await seed(h.store, MAIN);
+      await seed(h.store, OPS_MAIN);
+      await seed(h.store, 'agent:ops:subagent:kid', { spawnedBy: MAIN, spawnDepth: 1 });
+      await seed(h.store, 'agent:main:subagent:mid', { spawnedBy: MAIN, spawnDepth: 1 });
+      await seed(h.store, 'agent:sec:subagent:grandkid', {
+        spawnedBy: 'agent:main:subagent:mid',
+        spawnDepth: 2,
+      });
+      for (const key of [OPS_MAIN, 'agent:ops:subagent:kid', 'agent:sec:subagent:grandkid']) {
+        await h.store.appendMessages(key, [{ role: 'assistant', content: 'amber report', timestamp: T0 }]);
+      }
+      const tools = h.tools(MAIN);
+      const list = await call<{
+        sessions: { key: string; childSessions?: string[] }[];
+        filtered?: { hidden: number };
+      }>(tools.sessions_list, {});
+      const children = Object.fromEntries(list.sessions.map((row) => [row.key, row.childSessions]));
+      expect(Object.keys(children).sort()).toEqual(
+        ['agent:main:subagent:mid', 'agent:ops:subagent:kid', 'agent:sec:subagent:grandkid', 'main'].sort(),
+      );
+      expect(children.main?.sort()).toEqual(['agent:main:subagent:mid', 'agent:ops:subagent:kid']);
+      expect(children['agent:main:subagent:mid']).toEqual(['agent:sec:subagent:grandkid']);
+      // agent:ops:main is the one countable session hidden: ops is admitted, visibility is agent.
+      expect(list.filtered?.hidden).toBe(1);
+      const search = await call<{ hits: { sessionKey: string }[]; filtered?: { hidden: number } }>(
+        tools.sessions_search,
+        { query: 'amber' },
+      );
+      expect(search.hits.map((hit) => hit.sessionKey).sort()).toEqual([
+        'agent:ops:subagent:kid',
+        'agent:sec:subagent:grandkid',
+      ]);
+      expect(search.filtered?.hidden).toBe(1);
     });
   });
 });

@@ -2,6 +2,7 @@ import type {
   InboxEntry,
   OutboxEntry,
   PairingRecord,
+  SessionListQuery,
   Store,
   StoreTransaction,
   ThreadBinding,
@@ -240,6 +241,40 @@ export function describeStoreCases(
       expect(await store.listSessions({ now, kinds: [] })).toHaveLength(5);
     });
 
+    it('widens the scope of keys and agentIds by alsoKeys, the other filters still applied', async () => {
+      await seed();
+      const keys = async (query: Omit<SessionListQuery, 'now'>) =>
+        (await store.listSessions({ now, ...query })).map((s) => s.key);
+      const opsAndGroup = { agentIds: ['ops'], alsoKeys: ['agent:main:tg:group:1', 'missing'] };
+      expect(await keys(opsAndGroup)).toEqual(['agent:main:tg:group:1', 'agent:ops:main']);
+      expect(await store.countSessions({ now, ...opsAndGroup })).toBe(2);
+      expect(await keys({ ...opsAndGroup, kinds: ['main'] })).toEqual(['agent:ops:main']);
+      expect(await keys({ ...opsAndGroup, activeMinutes: 30 })).toEqual(['agent:main:tg:group:1']);
+      expect(await keys({ agentIds: ['ops'], alsoKeys: ['agent:main:subagent:b'] })).toEqual([
+        'agent:ops:main',
+      ]);
+      expect(
+        await keys({ agentIds: ['ops'], alsoKeys: ['agent:main:subagent:b'], includeArchived: true }),
+      ).toEqual(['agent:main:subagent:b', 'agent:ops:main']);
+      // Beside keys: (keys AND agentIds) OR alsoKeys.
+      expect(
+        await keys({
+          keys: ['cron:daily', 'agent:ops:main'],
+          agentIds: ['ops'],
+          alsoKeys: ['agent:main:main'],
+        }),
+      ).toEqual(['agent:main:main', 'agent:ops:main']);
+      // An empty narrowing leaves alsoKeys alone; no narrowing leaves alsoKeys nothing to add.
+      expect(await keys({ agentIds: [], alsoKeys: ['agent:ops:main'] })).toEqual(['agent:ops:main']);
+      expect(await keys({ keys: [], alsoKeys: ['agent:ops:main'] })).toEqual(['agent:ops:main']);
+      expect(await keys({ alsoKeys: ['agent:ops:main'] })).toHaveLength(5);
+      expect(await keys({ agentIds: ['ops'], alsoKeys: [] })).toEqual(['agent:ops:main']);
+      // Paging runs over the union, newest first.
+      const union = { agentIds: ['ops'], alsoKeys: ['agent:main:main', 'agent:main:tg:group:1'] };
+      expect(await keys({ ...union, offset: 1, limit: 1 })).toEqual(['agent:main:tg:group:1']);
+      expect(await keys({ ...union, kinds: ['main', 'group'], offset: 2 })).toEqual(['agent:ops:main']);
+    });
+
     it('applies limit after sorting, and counts ignoring limit', async () => {
       await seed();
       expect((await store.listSessions({ now, limit: 2 })).map((s) => s.key)).toEqual([
@@ -463,6 +498,36 @@ export function describeStoreCases(
         hits: [],
         total: 0,
       });
+    });
+
+    it('widens the scope of keys and agentIds by alsoKeys, kinds still applied', async () => {
+      await seed();
+      const text = 'harbour crane';
+      const opsAndGroup = { text, agentIds: ['ops'], alsoKeys: ['agent:main:tg:group:1', 'missing'] };
+      const found = await store.searchMessages(opsAndGroup);
+      expect(found.total).toBe(2);
+      expect(keysOf(found.hits).sort()).toEqual(['agent:main:tg:group:1#2', 'agent:ops:main#1']);
+      expect(await store.searchMessages({ ...opsAndGroup, limit: 0 })).toEqual({ hits: [], total: 2 });
+      expect(keysOf((await store.searchMessages({ ...opsAndGroup, kinds: ['main'] })).hits)).toEqual([
+        'agent:ops:main#1',
+      ]);
+      expect(
+        (
+          await store.searchMessages({
+            text,
+            keys: ['agent:main:main'],
+            agentIds: ['ops'],
+            alsoKeys: ['agent:ops:main'],
+          })
+        ).total,
+      ).toBe(1);
+      expect((await store.searchMessages({ text, agentIds: [], alsoKeys: ['agent:ops:main'] })).total).toBe(
+        1,
+      );
+      expect((await store.searchMessages({ text, alsoKeys: ['agent:ops:main'] })).total).toBe(4);
+      const page1 = await store.searchMessages({ ...opsAndGroup, limit: 1 });
+      const page2 = await store.searchMessages({ ...opsAndGroup, limit: 1, offset: 1 });
+      expect([...keysOf(page1.hits), ...keysOf(page2.hits)]).toEqual(keysOf(found.hits));
     });
 
     it('keeps and finds a message whose text holds a NUL character, with its platform id', async () => {

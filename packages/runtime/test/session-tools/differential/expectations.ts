@@ -135,20 +135,6 @@ class CallModel {
     return visibility === 'all' && this.countable(key);
   }
 
-  /**
-   * Whether a listing or a search shows `key`: every visible session, but for the descendants of
-   * other agents outside the page's scope while `KNOWN_DISCREPANCIES.listingsMissDescendantsOfOtherAgents`
-   * holds (and those count as hidden when countable). `parent` is the listed session whose
-   * `childSessions` would name it.
-   */
-  listable(key: string, access: 'list' | 'history', parent?: string): boolean {
-    if (!this.may(key, access)) return false;
-    if (!KNOWN_DISCREPANCIES.listingsMissDescendantsOfOtherAgents) return true;
-    const visibility = effectiveVisibility(this.settings);
-    if (visibility === 'tree' || visibility === 'self' || parent === this.requester) return true;
-    return this.inPageScope(key);
-  }
-
   /** The internal key of a key as the tools show it (`main` is the requester's agent's main session). */
   internal(shown: string): string {
     return shown === 'main' ? `agent:${this.requesterAgent}:main` : shown;
@@ -190,18 +176,18 @@ function checkList(model: CallModel, args: Answer, answer: Answer): void {
     });
     const children = model.world
       .existing()
-      .filter((child) => child.spawnedBy === session.key && model.listable(child.key, 'list', session.key))
+      .filter((child) => child.spawnedBy === session.key && model.may(child.key, 'list'))
       .map((child) => model.display(child.key));
     expect(sorted(row.childSessions ?? []), `the children ${row.key} shows`).toEqual(sorted(children));
   }
   const existing = model.world.existing().filter(inFilter);
-  const visible = existing.filter((s) => model.listable(s.key, 'list'));
+  const visible = existing.filter((s) => model.may(s.key, 'list'));
   if ((args.offset ?? 0) === 0 && ((args.limit as number | undefined) ?? 200) >= existing.length) {
     expect(sorted(rows.map((r) => model.internal(r.key))), 'every visible session is listed').toEqual(
       sorted(visible.map((s) => s.key)),
     );
   }
-  const hidden = existing.filter((s) => model.countable(s.key) && !model.listable(s.key, 'list'));
+  const hidden = existing.filter((s) => model.countable(s.key) && !model.may(s.key, 'list'));
   const scope = existing.filter((s) => model.inPageScope(s.key)).length;
   const pageCoversScope = (args.offset ?? 0) === 0 && ((args.limit as number | undefined) ?? 200) >= scope;
   expectHidden(
@@ -319,9 +305,9 @@ function checkSearch(
     const session = model.world.get(m.key);
     return session !== undefined && inFilter(session);
   });
-  const visible = scoped.filter((m) => model.listable(m.key, 'history'));
+  const visible = scoped.filter((m) => model.may(m.key, 'history'));
   checkHits(model, answer, visible, limit, offset, scoped.length);
-  const hidden = scoped.filter((m) => model.countable(m.key) && !model.listable(m.key, 'history'));
+  const hidden = scoped.filter((m) => model.countable(m.key) && !model.may(m.key, 'history'));
   const scope = scoped.filter((m) => model.inPageScope(m.key)).length;
   const pageCoversScope = offset === 0 && limit >= scope;
   expectHidden(

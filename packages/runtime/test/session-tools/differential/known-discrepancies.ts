@@ -11,11 +11,4 @@ export const KNOWN_DISCREPANCIES = {
    * when they fall on the page, so a page that does not cover the scope counts fewer.
    */
   hiddenCountMissesForksOffThePage: true,
-  /**
-   * Under `agent` and `all`, `sessions_list` and `sessions_search` look only at the agents in
-   * scope, so they leave out the caller's descendants of other agents, which the guard lets it read
-   * (`sessions_history` on them works), and count them in `filtered.hidden` where countable; a
-   * listed session's `childSessions` leaves them out too when its parent is not the caller.
-   */
-  listingsMissDescendantsOfOtherAgents: true,
 } as const;
