@@ -5,6 +5,12 @@ const LIVE = 'archived_at IS NULL';
 /** The condition of archived sessions, as the partial indexes of schema 4 write it. */
 const ARCHIVED = 'archived_at IS NOT NULL';
 
+/**
+ * The condition of forked sessions, as the partial index `sessions_forked` (schema 6) writes it: a
+ * query spells it the same way so the planner can use that index.
+ */
+export const FORKED_SQL = "(record ->> 'forked') = 'true'";
+
 /** One statement and its parameters. */
 export interface Sql {
   text: string;
@@ -41,6 +47,7 @@ export function sessionListSql(
   if (query.sessionId !== undefined) filters.push(`session_id = ${param(query.sessionId)}`);
   if (query.label !== undefined) filters.push(`label = ${param(query.label)}`);
   if (query.spawnedBy !== undefined) filters.push(`spawned_by = ${param(query.spawnedBy)}`);
+  if (query.onlyForked) filters.push(FORKED_SQL);
   if (query.activeMinutes !== undefined)
     filters.push(`updated_at >= ${param(now - query.activeMinutes * 60_000)}`);
   const scope = [

@@ -17,12 +17,19 @@ export interface SessionListPlan {
 const EMPTY: SessionListPlan = { parts: [] };
 
 /**
+ * The condition of forked sessions, as the partial index `sessions_forked` (schema 10) writes it: a
+ * query must spell it the same way for SQLite to use that index.
+ */
+export const FORKED_SQL = "json_extract(record, '$.forked') = 1";
+
+/**
  * Turns a {@link SessionListQuery} into SQL that walks indexes in `updated_at DESC, key` order and
  * stops after `offset + limit` rows, so a list costs O(result), not O(store):
  *
  * - `keys`: primary-key lookups, sorted afterwards (at most `keys.length` rows);
  * - `sessionId`, `label`: the unique `session_id` index or the label index, sorted afterwards;
  * - `spawnedBy`: the `sessions_by_spawner` index;
+ * - `onlyForked`: the `sessions_forked` index;
  * - otherwise the recency index of live sessions, or with `kinds` one walk of the per-kind index for
  *   each kind; `includeArchived` adds the same walks over the archived sessions' indexes.
  *
@@ -72,6 +79,8 @@ export function planSessionList(
     sides = [unindexed(live)];
   } else if (query.spawnedBy !== undefined) {
     sides = [{ index: 'sessions_by_spawner', where: live ? [LIVE.where] : [] }];
+  } else if (query.onlyForked) {
+    sides = [{ index: 'sessions_forked', where: live ? [LIVE.where] : [] }];
   } else {
     perKind = kinds.length > 0;
     sides = (live ? [LIVE] : [LIVE, ARCHIVED]).map((side) => ({
@@ -84,6 +93,7 @@ export function planSessionList(
     filters.push('spawned_by = ?');
     params.push(query.spawnedBy);
   }
+  if (query.onlyForked) filters.push(FORKED_SQL);
   if (kinds.length > 0 && !perKind) {
     filters.push('kind IN (SELECT value FROM json_each(?))');
     params.push(JSON.stringify(kinds));

@@ -31,6 +31,8 @@ export interface SessionsListParams {
    * filters still apply). No effect when neither `keys` nor `agentIds` is given.
    */
   alsoKeys?: string[];
+  /** Only sessions seeded with forked history (`SessionRecord.forked`), when true. */
+  onlyForked?: boolean;
   /** Include archived sessions (default false). */
   includeArchived?: boolean;
   /** At most this many rows (default: no limit). */

@@ -39,6 +39,11 @@ export interface SessionListQuery {
   sessionId?: string;
   /** Only sessions with exactly this label. */
   label?: string;
+  /**
+   * Only sessions seeded with forked history (`SessionRecord.forked`), when true. An index keeps
+   * this O(result): forks are few beside the sessions they sit among.
+   */
+  onlyForked?: boolean;
   /** Include archived sessions (default false). */
   includeArchived?: boolean;
   /** At most this many rows (default: no limit). Applied after sorting. */

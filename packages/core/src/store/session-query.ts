@@ -16,6 +16,7 @@ export function matchesSessionQuery(session: SessionRecord, query: SessionListQu
   if (!inSessionScope(session, query)) return false;
   if (query.sessionId !== undefined && session.sessionId !== query.sessionId) return false;
   if (query.label !== undefined && session.label !== query.label) return false;
+  if (query.onlyForked && session.forked !== true) return false;
   return true;
 }
 

@@ -21,6 +21,7 @@ import {
   knownKinds,
   mayAccess,
   mayShow,
+  refusedForks,
   type VisibleScope,
   visibleScope,
 } from './visible-scope.js';
@@ -201,14 +202,16 @@ async function listSessions(
   };
 
   const visible = await visibleScope(scope);
-  const [page, wider] = await Promise.all([
+  const [page, wider, forks] = await Promise.all([
     gateway.call('sessions.list', { ...filter, ...visible.filter, limit, ...(offset > 0 ? { offset } : {}) }),
     countWiderScope(
       visible,
       async (scoped) => (await gateway.call('sessions.list', { ...filter, ...scoped, limit: 1 })).total,
       defaultAgentId(config),
     ),
+    refusedForks(scope, visible, filter),
   ]);
+  const refusedFork = new Set(forks);
 
   // Each shown row remembers its position in the page, so paging resumes after the last one shown.
   const lineages = await forkLineages(scope, visible, page.sessions);
@@ -217,7 +220,7 @@ async function listSessions(
   const allowed = page.sessions.filter((session, position) => {
     const shown = mayShow(scope, visible, session.key, 'list', lineages.get(session.key));
     if (shown) positions.push(position);
-    else if (!isReservedSessionKey(session.key)) refused++;
+    else if (!isReservedSessionKey(session.key) && !refusedFork.has(session.key)) refused++;
     return shown;
   });
 
@@ -235,7 +238,7 @@ async function listSessions(
     });
   }
 
-  const hidden = hiddenCount(wider, { total: page.total, refused });
+  const hidden = hiddenCount(wider, { total: page.total, refused: refused + forks.length });
   const filtered =
     hidden > 0 ? { filtered: { hidden, reason: hiddenReason(visible.visibility, sandboxed) } } : {};
   // Paging resumes at the page position of the first row not accounted for.

@@ -1,5 +1,6 @@
 import { defaultAgentId } from '../config/agent-config.js';
 import type { ColloquyConfig, SessionVisibility } from '../config/index.js';
+import type { SessionsListParams } from '../interfaces/gateway.js';
 import type { SessionKind, SessionRecord } from '../interfaces/records.js';
 import { SESSION_KINDS } from '../interfaces/records.js';
 import { agentIdFromSessionKey, isReservedSessionKey } from '../keys/index.js';
@@ -88,7 +89,10 @@ function reachableAgents(config: ColloquyConfig, agentId: string): string[] | 'a
 export interface ScopedMatches {
   /** How many sessions or messages matched in `VisibleScope.filter`. */
   total: number;
-  /** How many of the page's rows or hits the guard refused, reserved keys left out. */
+  /**
+   * How many matches in the page's scope the guard refused, reserved keys left out: the refused
+   * rows or hits of the page, and every match in {@link refusedForks}.
+   */
   refused: number;
 }
 
@@ -164,13 +168,46 @@ function withinCountable(
 }
 
 /**
+ * The forked sessions in the scope of a listing or a search under `agent` and `all` that the guard
+ * refuses: a fork holds the history of the session it was forked from, and only callers that may
+ * read that one see it (spec section 11). They are of agents the requester could see, so
+ * `filtered.hidden` counts them, over the whole scope whichever page is shown (counted only where a
+ * page met them, the number would change with the page). Under `tree` and `self` none is refused
+ * (see {@link needsLineage}). The requester's descendants of other agents (`alsoKeys`) are left out:
+ * what they inherited, the requester or its descendants wrote. The forks are listed through their
+ * own index, so this costs a lineage walk per fork in the scope, never a walk of the scope.
+ *
+ * @param filter - the listing's or the search's own filters (kinds, activeness, archived ones)
+ * @returns the keys of the refused forks
+ */
+export async function refusedForks(
+  scope: ToolScope,
+  visible: VisibleScope,
+  filter: Pick<SessionsListParams, 'kinds' | 'activeMinutes' | 'includeArchived'>,
+): Promise<string[]> {
+  if (isTreeScoped(visible)) return [];
+  const { alsoKeys: _descendants, ...agents } = visible.filter;
+  const { sessions } = await scope.options.gateway.call('sessions.list', {
+    ...filter,
+    ...agents,
+    onlyForked: true,
+  });
+  const lineages = await forkLineages(scope, visible, sessions);
+  return sessions
+    .filter((session) => !mayShow(scope, visible, session.key, 'list', lineages.get(session.key)))
+    .filter((session) => !isReservedSessionKey(session.key))
+    .map((session) => session.key);
+}
+
+/**
  * The `filtered.hidden` of a listing or a search: what matched among the sessions the requester
  * could see under a wider visibility of its own, less what it may see. Reserved sessions and the
  * sessions of agents it may never see are not counted, so the number reveals nothing about them:
  * not how many there are, how active they are, or what they hold (spec section 11).
  *
  * @param wider - from {@link countWiderScope}
- * @param shown - what matched in the page's scope, and how many of the page's rows were refused
+ * @param shown - what matched in the page's scope, and how many of its matches the guard refused:
+ *   those of the page, and those of the forks {@link refusedForks} found
  * @returns a count, never negative
  */
 export function hiddenCount(wider: WiderCounts, shown: ScopedMatches): number {

@@ -80,6 +80,7 @@ export async function sessionsList(
     'agentIds',
     'keys',
     'alsoKeys',
+    'onlyForked',
     'includeArchived',
     'limit',
     'offset',
@@ -102,6 +103,7 @@ export async function sessionsList(
   if (keys) query.keys = keys.map(normalizeSessionKey);
   if (alsoKeys) query.alsoKeys = alsoKeys.map(normalizeSessionKey);
   if (includeArchived) query.includeArchived = true;
+  if (p.optionalBoolean('onlyForked')) query.onlyForked = true;
   const sessions = await ctx.store.listSessions({
     ...query,
     ...(limit === undefined ? {} : { limit: Math.floor(limit) }),

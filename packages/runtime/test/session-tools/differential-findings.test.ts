@@ -4,10 +4,9 @@ import { STORE_KINDS } from '../support/harness.js';
 import { call, seed, startToolsHarness, T0, type ToolsHarness } from './tools-fixture.js';
 
 /**
- * What the differential property suite found at odds with spec sections 9 and 11 and left for a
- * decision, each reduced to its shrunk sequence. These cases state the behaviour the model
- * expects, so they fail today (`it.fails`); `differential/known-discrepancies.ts` names the same
- * entries. A fix makes its case fail here: then turn it into a plain test and drop the entry.
+ * What the differential property suite found at odds with spec sections 9 and 11, each reduced to
+ * its shrunk sequence and kept as a regression test on every store: the visibility model of the
+ * suite tolerates none of them.
  */
 
 const MAIN = 'agent:main:main';
@@ -51,9 +50,25 @@ describe.each(STORE_KINDS)('differential findings (%s store)', (storeKind) => {
       expect((await list({ limit: 1 })).filtered?.hidden).toBe(1);
     });
 
-    it.fails('is counted as hidden by a page it does not fall on', async () => {
+    it('is counted as hidden by a page it does not fall on', async () => {
       const list = await bootWithFork();
       expect((await list({ limit: 1, offset: 1 })).filtered?.hidden).toBe(1);
+      expect((await list({ limit: 1, offset: 2 })).filtered?.hidden).toBe(1);
+    });
+
+    it('has its matching messages counted as hidden by every page of a search', async () => {
+      await bootWithFork();
+      for (const key of [OPS_MAIN, 'agent:ops:discord:dm:bob', 'agent:ops:subagent:fork']) {
+        await h!.store.appendMessages(key, [{ role: 'assistant', content: 'amber note', timestamp: T0 }]);
+      }
+      const search = (offset: number) =>
+        call<{ hits: unknown[]; filtered?: { hidden: number } }>(h!.tools(OPS_MAIN).sessions_search, {
+          query: 'amber',
+          limit: 1,
+          offset,
+        });
+      for (const offset of [0, 1, 2])
+        expect((await search(offset)).filtered?.hidden, `offset ${offset}`).toBe(1);
     });
   });
 

@@ -3,6 +3,7 @@ import type {
   OutboxEntry,
   PairingRecord,
   SessionListQuery,
+  SessionRecord,
   Store,
   StoreTransaction,
   ThreadBinding,
@@ -273,6 +274,49 @@ export function describeStoreCases(
       const union = { agentIds: ['ops'], alsoKeys: ['agent:main:main', 'agent:main:tg:group:1'] };
       expect(await keys({ ...union, offset: 1, limit: 1 })).toEqual(['agent:main:tg:group:1']);
       expect(await keys({ ...union, kinds: ['main', 'group'], offset: 2 })).toEqual(['agent:ops:main']);
+    });
+
+    it('lists only forked sessions with onlyForked, the other filters still applied', async () => {
+      await seed();
+      const fork = (key: string, minutes: number, extra: Partial<SessionRecord> = {}) =>
+        store.putSession(
+          makeSessionRecord(key, {
+            kind: 'subagent',
+            spawnedBy: 'agent:main:main',
+            forked: true,
+            updatedAt: T0 + minutes * 60_000,
+            ...extra,
+          }),
+        );
+      await fork('agent:ops:subagent:f1', 15);
+      await fork('agent:main:subagent:f2', 25);
+      await fork('agent:main:subagent:f3', 35, { archivedAt: T0 + 40 * 60_000 });
+      const keys = async (query: Omit<SessionListQuery, 'now'>) =>
+        (await store.listSessions({ now, ...query })).map((s) => s.key);
+      expect(await keys({ onlyForked: true })).toEqual(['agent:main:subagent:f2', 'agent:ops:subagent:f1']);
+      expect(await store.countSessions({ now, onlyForked: true })).toBe(2);
+      expect(await keys({ onlyForked: true, includeArchived: true })).toEqual([
+        'agent:main:subagent:f3',
+        'agent:main:subagent:f2',
+        'agent:ops:subagent:f1',
+      ]);
+      expect(await keys({ onlyForked: true, agentIds: ['main'] })).toEqual(['agent:main:subagent:f2']);
+      expect(
+        await keys({
+          onlyForked: true,
+          agentIds: ['main'],
+          alsoKeys: ['agent:ops:subagent:f1', 'agent:ops:main'],
+        }),
+      ).toEqual(['agent:main:subagent:f2', 'agent:ops:subagent:f1']);
+      expect(await keys({ onlyForked: true, spawnedBy: 'agent:main:main' })).toHaveLength(2);
+      expect(await keys({ onlyForked: true, kinds: ['main'] })).toEqual([]);
+      expect(await keys({ onlyForked: true, offset: 1, limit: 1 })).toEqual(['agent:ops:subagent:f1']);
+      expect(await keys({ onlyForked: false })).toHaveLength(7);
+      // A session written again without the flag leaves the list.
+      await store.putSession(
+        makeSessionRecord('agent:ops:subagent:f1', { kind: 'subagent', updatedAt: T0 + 15 * 60_000 }),
+      );
+      expect(await keys({ onlyForked: true })).toEqual(['agent:main:subagent:f2']);
     });
 
     it('applies limit after sorting, and counts ignoring limit', async () => {
