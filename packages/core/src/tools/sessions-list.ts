@@ -224,7 +224,8 @@ async function listSessions(
     return shown;
   });
 
-  const children = isTreeScoped(visible) ? visible.tree! : await childrenOf(scope, visible, allowed);
+  const children =
+    isTreeScoped(visible) && visible.tree ? visible.tree : await childrenOf(scope, visible, allowed);
   const rows = allowed.map((session) => toRow(scope, session, children, page.transcriptLocators));
   if (messageLimit > 0) {
     const secrets = configuredSecrets(config);

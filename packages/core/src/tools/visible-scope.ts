@@ -25,9 +25,9 @@ const MAX_TREE_SIZE = 2_000;
 export interface VisibleScope {
   visibility: SessionVisibility;
   /**
-   * The requester and its descendants, key -> parent key: under `tree` and `self` the whole scope,
-   * under `agent` and `all` the part of it that the agents of `filter` may leave out. Absent when
-   * `filter` holds every session.
+   * The requester and its descendants, key -> parent key: under `tree` and `self` the whole scope;
+   * under `agent` and `all` where `filter` adds its descendants of other agents from, and their
+   * ancestry for the guard. Absent when `filter` holds every session.
    */
   tree?: Map<string, string | undefined>;
   /** The store filter: exact keys, or agent ids plus the descendants of other agents, or nothing (any session). */
