@@ -14,6 +14,8 @@ import { mapWithConcurrency } from './concurrency.js';
 import { lineageOf, type ToolScope } from './tool-context.js';
 
 const MAX_TREE_SIZE = 2_000;
+/** Children lists in flight at once while walking a spawn tree. */
+const TREE_WALK_CONCURRENCY = 4;
 
 /**
  * Which sessions a listing or a search may even look at, as a store filter (the guard still
@@ -338,18 +340,23 @@ async function spawnTree(
   if (visibility === 'self') return tree;
   let frontier = [scope.options.requesterKey];
   while (frontier.length > 0 && tree.size < MAX_TREE_SIZE) {
-    const next: string[] = [];
-    for (const parent of frontier) {
+    // One level at a time, its parents' children read with a few lists in flight; the tree is
+    // then built in the frontier's order, as a walk one list at a time would build it.
+    const levels = await mapWithConcurrency(frontier, TREE_WALK_CONCURRENCY, async (parent) => {
       const { sessions } = await scope.options.gateway.call('sessions.list', {
         spawnedBy: parent,
         includeArchived: true,
       });
-      for (const child of sessions) {
+      return sessions;
+    });
+    const next: string[] = [];
+    levels.forEach((children, i) => {
+      for (const child of children) {
         if (tree.has(child.key)) continue;
-        tree.set(child.key, parent);
+        tree.set(child.key, frontier[i]);
         next.push(child.key);
       }
-    }
+    });
     frontier = next;
   }
   return tree;
