@@ -229,6 +229,7 @@ export {
   SESSION_CHANGE_WINDOW,
   summarizeChanges,
 } from './store/session-changes.js';
+export { foldAlsoKeys } from './store/session-query.js';
 export { createThreadBindingAccess } from './store/thread-binding-access.js';
 export { threadBindingKey } from './store/thread-binding-key.js';
 export type {

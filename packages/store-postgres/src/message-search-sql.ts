@@ -1,4 +1,4 @@
-import { type MessageSearchQuery, searchTerms } from '@colloquy/core';
+import { foldAlsoKeys, type MessageSearchQuery, searchTerms } from '@colloquy/core';
 import { searchQuery } from './search-vector.js';
 import type { Sql } from './session-list-sql.js';
 import { sqlLimit } from './session-list-sql.js';
@@ -18,7 +18,8 @@ export interface MessageSearchSql {
  *
  * @returns the statements, or `undefined` when nothing can match (no words, an empty filter)
  */
-export function messageSearchSql(query: MessageSearchQuery): MessageSearchSql | undefined {
+export function messageSearchSql(asked: MessageSearchQuery): MessageSearchSql | undefined {
+  const query = foldAlsoKeys(asked);
   const terms = searchTerms(query.text);
   if (terms.length === 0 || query.keys?.length === 0 || query.agentIds?.length === 0) return undefined;
   const values: unknown[] = [searchQuery(terms)];
@@ -29,8 +30,16 @@ export function messageSearchSql(query: MessageSearchQuery): MessageSearchSql | 
   const filters: string[] = [];
   const kinds = [...new Set(query.kinds ?? [])];
   if (kinds.length > 0) filters.push(`s.kind = ANY(${param(kinds)})`);
-  if (query.keys !== undefined) filters.push(`s.key = ANY(${param([...new Set(query.keys)])})`);
-  if (query.agentIds !== undefined) filters.push(`s.agent_id = ANY(${param([...new Set(query.agentIds)])})`);
+  const scope = [
+    ...(query.keys !== undefined ? [`s.key = ANY(${param([...new Set(query.keys)])})`] : []),
+    ...(query.agentIds !== undefined ? [`s.agent_id = ANY(${param([...new Set(query.agentIds)])})`] : []),
+  ];
+  // `alsoKeys` is left after folding only beside `keys` or `agentIds`: `(keys AND agentIds) OR key IN alsoKeys`.
+  if (query.alsoKeys !== undefined) {
+    filters.push(`(${scope.join(' AND ')} OR s.key = ANY(${param([...new Set(query.alsoKeys)])}))`);
+  } else {
+    filters.push(...scope);
+  }
   const from = `FROM messages AS m${filters.length > 0 ? ' JOIN sessions AS s ON s.key = m.session_key' : ''}`;
   const where = ` WHERE ${['m.search @@ $1::tsquery', ...filters].join(' AND ')}`;
   const count: Sql = { text: `SELECT count(*) AS count ${from}${where}`, values: [...values] };

@@ -1,6 +1,7 @@
 import { ColloquyError, SEARCH_INDEX_MAX_CHARS, type TranscriptMessage } from '@colloquy/core';
 import type { ClientBase } from 'pg';
 import { searchVector } from './search-vector.js';
+import { FORKED_SQL } from './session-list-sql.js';
 
 /**
  * One step of the schema history; it runs in the migrating transaction, as SQL or, where it needs the
@@ -297,6 +298,13 @@ const MIGRATIONS: readonly Migration[] = [
       await reindexMessages(client);
       await client.query('CREATE INDEX messages_search ON messages USING gin (search)');
     },
+  },
+  {
+    version: 6,
+    description: 'forked sessions indexed',
+    // The session tools list the forks in a scope (`onlyForked`) to count the ones the guard
+    // refuses; forks are few, and this index finds them without walking the scope.
+    sql: `CREATE INDEX sessions_forked ON sessions (updated_at DESC, key) WHERE ${FORKED_SQL};`,
   },
 ];
 

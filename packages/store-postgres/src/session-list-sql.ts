@@ -1,9 +1,15 @@
-import type { SessionListQuery } from '@colloquy/core';
+import { foldAlsoKeys, type SessionListQuery } from '@colloquy/core';
 
 /** The condition of live sessions, as the partial indexes of schema 4 write it. */
 const LIVE = 'archived_at IS NULL';
 /** The condition of archived sessions, as the partial indexes of schema 4 write it. */
 const ARCHIVED = 'archived_at IS NOT NULL';
+
+/**
+ * The condition of forked sessions, as the partial index `sessions_forked` (schema 6) writes it: a
+ * query spells it the same way so the planner can use that index.
+ */
+export const FORKED_SQL = "(record ->> 'forked') = 'true'";
 
 /** One statement and its parameters. */
 export interface Sql {
@@ -24,10 +30,11 @@ export interface Sql {
  * @returns the statement, or `undefined` when nothing can match
  */
 export function sessionListSql(
-  query: SessionListQuery,
+  asked: SessionListQuery,
   mode: 'rows' | 'count',
   now: number,
 ): Sql | undefined {
+  const query = foldAlsoKeys(asked);
   if (query.keys?.length === 0 || query.agentIds?.length === 0) return undefined;
   const limit = mode === 'rows' ? sqlLimit(query.limit) : -1;
   if (limit === 0) return undefined;
@@ -39,11 +46,20 @@ export function sessionListSql(
   const filters: string[] = [];
   if (query.sessionId !== undefined) filters.push(`session_id = ${param(query.sessionId)}`);
   if (query.label !== undefined) filters.push(`label = ${param(query.label)}`);
-  if (query.keys !== undefined) filters.push(`key = ANY(${param([...new Set(query.keys)])})`);
   if (query.spawnedBy !== undefined) filters.push(`spawned_by = ${param(query.spawnedBy)}`);
+  if (query.onlyForked) filters.push(FORKED_SQL);
   if (query.activeMinutes !== undefined)
     filters.push(`updated_at >= ${param(now - query.activeMinutes * 60_000)}`);
-  if (query.agentIds !== undefined) filters.push(`agent_id = ANY(${param([...new Set(query.agentIds)])})`);
+  const scope = [
+    ...(query.keys !== undefined ? [`key = ANY(${param([...new Set(query.keys)])})`] : []),
+    ...(query.agentIds !== undefined ? [`agent_id = ANY(${param([...new Set(query.agentIds)])})`] : []),
+  ];
+  // `alsoKeys` is left after folding only beside `keys` or `agentIds`: `(keys AND agentIds) OR key IN alsoKeys`.
+  if (query.alsoKeys !== undefined) {
+    filters.push(`(${scope.join(' AND ')} OR key = ANY(${param([...new Set(query.alsoKeys)])}))`);
+  } else {
+    filters.push(...scope);
+  }
   const kinds = [...new Set(query.kinds ?? [])];
   const where = (extra: string[]) => {
     const all = [...extra, ...filters];

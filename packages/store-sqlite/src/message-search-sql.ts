@@ -1,4 +1,4 @@
-import { type MessageSearchQuery, SEARCH_INDEX_MAX_CHARS, searchTerms } from '@colloquy/core';
+import { foldAlsoKeys, type MessageSearchQuery, SEARCH_INDEX_MAX_CHARS, searchTerms } from '@colloquy/core';
 import { SEARCH_WORDS_FUNCTION } from './search-words-function.js';
 import { sqlLimit } from './session-list-plan.js';
 
@@ -90,9 +90,10 @@ export const MESSAGE_INDEX = 'messages_search';
  * @returns the plan, or `undefined` when nothing can match (no words, an empty filter)
  */
 export function planMessageSearch(
-  query: MessageSearchQuery,
+  asked: MessageSearchQuery,
   indexes: readonly string[] = [MESSAGE_INDEX],
 ): MessageSearchPlan | undefined {
+  const query = foldAlsoKeys(asked);
   const terms = searchTerms(query.text);
   if (terms.length === 0 || query.keys?.length === 0 || query.agentIds?.length === 0) return undefined;
   const params: unknown[] = [terms.map((t) => `"${t}"`).join(' ')];
@@ -102,13 +103,23 @@ export function planMessageSearch(
     filters.push('s.kind IN (SELECT value FROM json_each(?))');
     params.push(JSON.stringify(kinds));
   }
+  const scope: string[] = [];
+  const scopeParams: unknown[] = [];
   if (query.keys !== undefined) {
-    filters.push('s.key IN (SELECT value FROM json_each(?))');
-    params.push(JSON.stringify([...new Set(query.keys)]));
+    scope.push('s.key IN (SELECT value FROM json_each(?))');
+    scopeParams.push(JSON.stringify([...new Set(query.keys)]));
   }
   if (query.agentIds !== undefined) {
-    filters.push('s.agent_id IN (SELECT value FROM json_each(?))');
-    params.push(JSON.stringify([...new Set(query.agentIds)]));
+    scope.push('s.agent_id IN (SELECT value FROM json_each(?))');
+    scopeParams.push(JSON.stringify([...new Set(query.agentIds)]));
+  }
+  if (query.alsoKeys !== undefined) {
+    // Left after folding only beside `keys` or `agentIds`: `(keys AND agentIds) OR key IN alsoKeys`.
+    filters.push(`(${scope.join(' AND ')} OR s.key IN (SELECT value FROM json_each(?)))`);
+    params.push(...scopeParams, JSON.stringify([...new Set(query.alsoKeys)]));
+  } else {
+    filters.push(...scope);
+    params.push(...scopeParams);
   }
   const joinSessions = filters.length > 0 ? ' JOIN sessions AS s ON s.key = m.session_key' : '';
   const from = (index: string) => `${index} JOIN messages AS m ON m.id = ${index}.rowid${joinSessions}`;

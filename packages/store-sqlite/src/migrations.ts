@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { indexedTextSql, indexPendingSql, MESSAGE_INDEX, SEARCH_TOKENIZER } from './message-search-sql.js';
 import { defineSearchWordsFunction } from './search-words-function.js';
+import { FORKED_SQL } from './session-list-plan.js';
 
 /**
  * One step of the schema history. `up` runs inside a transaction together with the bump of
@@ -49,6 +50,8 @@ export const COLLOQUY_APPLICATION_ID = 0x436f6c71;
  *   the newest ones was deleted, new messages got ids at or below the index watermark and were never
  *   indexed. An update that changes a message's text queues it in `search_stale` for the next
  *   catch-up (a trigger cannot compute core's words).
+ * - v10: an index of forked sessions (`record.forked`), newest first, so the session tools can
+ *   list the forks in a scope (`onlyForked`) without walking it.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -359,6 +362,15 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
       db.exec(indexPendingSql(MESSAGE_INDEX));
       db.exec('UPDATE search_state SET indexed_up_to = (SELECT coalesce(max(id), 0) FROM messages)');
+    },
+  },
+  {
+    version: 10,
+    description: 'forked sessions indexed',
+    up(db) {
+      db.exec(
+        `CREATE INDEX sessions_forked ON sessions (updated_at DESC, key, archived_at) WHERE ${FORKED_SQL};`,
+      );
     },
   },
 ];

@@ -1,4 +1,4 @@
-import type { SessionListQuery } from '@colloquy/core';
+import { foldAlsoKeys, type SessionListQuery } from '@colloquy/core';
 
 /** One SQL statement of a plan with its parameters. */
 export interface PlanPart {
@@ -17,12 +17,19 @@ export interface SessionListPlan {
 const EMPTY: SessionListPlan = { parts: [] };
 
 /**
+ * The condition of forked sessions, as the partial index `sessions_forked` (schema 10) writes it: a
+ * query must spell it the same way for SQLite to use that index.
+ */
+export const FORKED_SQL = "json_extract(record, '$.forked') = 1";
+
+/**
  * Turns a {@link SessionListQuery} into SQL that walks indexes in `updated_at DESC, key` order and
  * stops after `offset + limit` rows, so a list costs O(result), not O(store):
  *
  * - `keys`: primary-key lookups, sorted afterwards (at most `keys.length` rows);
  * - `sessionId`, `label`: the unique `session_id` index or the label index, sorted afterwards;
  * - `spawnedBy`: the `sessions_by_spawner` index;
+ * - `onlyForked`: the `sessions_forked` index;
  * - otherwise the recency index of live sessions, or with `kinds` one walk of the per-kind index for
  *   each kind; `includeArchived` adds the same walks over the archived sessions' indexes.
  *
@@ -36,10 +43,11 @@ const EMPTY: SessionListPlan = { parts: [] };
  * @param now - the clock for `activeMinutes`
  */
 export function planSessionList(
-  query: SessionListQuery,
+  asked: SessionListQuery,
   mode: 'rows' | 'count',
   now: number,
 ): SessionListPlan {
+  const query = foldAlsoKeys(asked);
   if (query.keys?.length === 0 || query.agentIds?.length === 0) return EMPTY;
   const limit = mode === 'rows' ? sqlLimit(query.limit) : -1;
   if (limit === 0) return EMPTY;
@@ -60,15 +68,19 @@ export function planSessionList(
     filters.push('label = ?');
     params.push(query.label);
   }
+  const scope: string[] = [];
+  const scopeParams: unknown[] = [];
   if (query.keys !== undefined) {
-    filters.push('key IN (SELECT value FROM json_each(?))');
-    params.push(JSON.stringify([...new Set(query.keys)]));
+    scope.push('key IN (SELECT value FROM json_each(?))');
+    scopeParams.push(JSON.stringify([...new Set(query.keys)]));
     sides = [unindexed(live)];
   } else if (pointLookup) {
     // The unique session_id index or the label index finds the few rows; no walk needed.
     sides = [unindexed(live)];
   } else if (query.spawnedBy !== undefined) {
     sides = [{ index: 'sessions_by_spawner', where: live ? [LIVE.where] : [] }];
+  } else if (query.onlyForked) {
+    sides = [{ index: 'sessions_forked', where: live ? [LIVE.where] : [] }];
   } else {
     perKind = kinds.length > 0;
     sides = (live ? [LIVE] : [LIVE, ARCHIVED]).map((side) => ({
@@ -81,6 +93,7 @@ export function planSessionList(
     filters.push('spawned_by = ?');
     params.push(query.spawnedBy);
   }
+  if (query.onlyForked) filters.push(FORKED_SQL);
   if (kinds.length > 0 && !perKind) {
     filters.push('kind IN (SELECT value FROM json_each(?))');
     params.push(JSON.stringify(kinds));
@@ -90,8 +103,16 @@ export function planSessionList(
     params.push(now - query.activeMinutes * 60_000);
   }
   if (query.agentIds !== undefined) {
-    filters.push('agent_id IN (SELECT value FROM json_each(?))');
-    params.push(JSON.stringify([...new Set(query.agentIds)]));
+    scope.push('agent_id IN (SELECT value FROM json_each(?))');
+    scopeParams.push(JSON.stringify([...new Set(query.agentIds)]));
+  }
+  if (query.alsoKeys !== undefined) {
+    // Left after folding only beside `keys` or `agentIds`: `(keys AND agentIds) OR key IN alsoKeys`.
+    filters.push(`(${scope.join(' AND ')} OR key IN (SELECT value FROM json_each(?)))`);
+    params.push(...scopeParams, JSON.stringify([...new Set(query.alsoKeys)]));
+  } else {
+    filters.push(...scope);
+    params.push(...scopeParams);
   }
 
   const select = mode === 'rows' ? 'SELECT key, updated_at, record, state_version' : 'SELECT count(*)';

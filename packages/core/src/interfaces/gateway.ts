@@ -26,6 +26,13 @@ export interface SessionsListParams {
   agentIds?: string[];
   /** Only these exact internal keys. */
   keys?: string[];
+  /**
+   * Also the sessions with these exact internal keys, whatever `keys` and `agentIds` say (the other
+   * filters still apply). No effect when neither `keys` nor `agentIds` is given.
+   */
+  alsoKeys?: string[];
+  /** Only sessions seeded with forked history (`SessionRecord.forked`), when true. */
+  onlyForked?: boolean;
   /** Include archived sessions (default false). */
   includeArchived?: boolean;
   /** At most this many rows (default: no limit). */
@@ -49,6 +56,11 @@ export interface SessionsSearchParams {
   keys?: string[];
   /** Only sessions of these agents. */
   agentIds?: string[];
+  /**
+   * Also the sessions with these exact internal keys, whatever `keys` and `agentIds` say (the other
+   * filters still apply). No effect when neither `keys` nor `agentIds` is given.
+   */
+  alsoKeys?: string[];
   /** Most hits (default 10, at most 50); 0 only counts. */
   limit?: number;
   /** Skip this many hits first (default 0). */

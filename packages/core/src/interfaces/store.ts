@@ -29,10 +29,21 @@ export interface SessionListQuery {
   agentIds?: readonly string[];
   /** Only these exact keys. */
   keys?: readonly string[];
+  /**
+   * Also the sessions with these exact keys, whatever `keys` and `agentIds` say (the other filters
+   * still apply): a scope of some agents plus a few sessions of others. No effect when neither
+   * `keys` nor `agentIds` narrows the query.
+   */
+  alsoKeys?: readonly string[];
   /** Only the session with this `sessionId` (at most one row, since session ids are unique). */
   sessionId?: string;
   /** Only sessions with exactly this label. */
   label?: string;
+  /**
+   * Only sessions seeded with forked history (`SessionRecord.forked`), when true. An index keeps
+   * this O(result): forks are few beside the sessions they sit among.
+   */
+  onlyForked?: boolean;
   /** Include archived sessions (default false). */
   includeArchived?: boolean;
   /** At most this many rows (default: no limit). Applied after sorting. */
@@ -56,6 +67,12 @@ export interface MessageSearchQuery {
   keys?: readonly string[];
   /** Only sessions of these agents. */
   agentIds?: readonly string[];
+  /**
+   * Also the sessions with these exact keys, whatever `keys` and `agentIds` say (the other filters
+   * still apply): a scope of some agents plus a few sessions of others. No effect when neither
+   * `keys` nor `agentIds` narrows the query.
+   */
+  alsoKeys?: readonly string[];
   /** At most this many hits (default: no limit; 0 only counts). */
   limit?: number;
   /** Skip this many hits first (default 0). */

@@ -492,7 +492,14 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   private matchingSessions(query: SessionListQuery): SessionRecord[] {
     const now = query.now ?? Date.now();
     const byId = query.sessionId === undefined ? undefined : this.sessionKeysById.get(query.sessionId);
-    const keys = query.sessionId === undefined ? query.keys : byId === undefined ? [] : [byId];
+    const keys =
+      query.sessionId !== undefined
+        ? byId === undefined
+          ? []
+          : [byId]
+        : query.keys && query.alsoKeys
+          ? [...query.keys, ...query.alsoKeys]
+          : query.keys;
     const candidates =
       keys === undefined ? this.sessions.values() : keys.flatMap((k) => this.sessions.get(k) ?? []).values();
     const seen = new Set<string>();

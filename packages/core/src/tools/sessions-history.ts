@@ -8,6 +8,7 @@ import {
 } from '../history/index.js';
 import type { StoredMessage } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
+import { withoutHiddenSources } from './message-sources.js';
 import { clampInt, dropNonFinite } from './sessions-list.js';
 import {
   configuredSecrets,
@@ -99,7 +100,7 @@ export function createSessionsHistoryTool(scope: ToolScope): AgentTool<typeof Se
           ...(offset > 0 ? { offset } : {}),
         });
         const page = pageOfHistory(
-          messages,
+          await withoutHiddenSources(scope, messages),
           { offset, total },
           {
             includeTools: args.value.includeTools ?? false,

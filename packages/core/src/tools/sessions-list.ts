@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { defaultAgentId } from '../config/index.js';
 import { keepsMessage, type SanitizedMessage, sanitizeHistory } from '../history/index.js';
 import type { SessionsListParams as GatewayListParams } from '../interfaces/gateway.js';
 import type { SessionKind, SessionRecord } from '../interfaces/records.js';
@@ -7,16 +8,21 @@ import { deriveChannelField, isReservedSessionKey } from '../keys/index.js';
 import { mapWithConcurrency } from './concurrency.js';
 import { arrayJsonBytes, jsonBytes } from './fit-json.js';
 import { type FittedRows, fitRows } from './fit-rows.js';
+import { withoutHiddenSources } from './message-sources.js';
 import { configuredSecrets, displayKey, failure, gatewayFailure, type ToolScope } from './tool-context.js';
 import { validateToolArgs } from './validate-args.js';
 import {
+  ancestorsInTree,
   countWiderScope,
   forkLineages,
   hiddenCount,
   hiddenReason,
+  isTreeScoped,
   knownKinds,
   mayAccess,
   mayShow,
+  refusedForks,
+  type VisibleScope,
   visibleScope,
 } from './visible-scope.js';
 
@@ -196,13 +202,16 @@ async function listSessions(
   };
 
   const visible = await visibleScope(scope);
-  const [page, wider] = await Promise.all([
+  const [page, wider, forks] = await Promise.all([
     gateway.call('sessions.list', { ...filter, ...visible.filter, limit, ...(offset > 0 ? { offset } : {}) }),
     countWiderScope(
       visible,
       async (scoped) => (await gateway.call('sessions.list', { ...filter, ...scoped, limit: 1 })).total,
+      defaultAgentId(config),
     ),
+    refusedForks(scope, visible, filter),
   ]);
+  const refusedFork = new Set(forks);
 
   // Each shown row remembers its position in the page, so paging resumes after the last one shown.
   const lineages = await forkLineages(scope, visible, page.sessions);
@@ -211,24 +220,26 @@ async function listSessions(
   const allowed = page.sessions.filter((session, position) => {
     const shown = mayShow(scope, visible, session.key, 'list', lineages.get(session.key));
     if (shown) positions.push(position);
-    else if (!isReservedSessionKey(session.key)) refused++;
+    else if (!isReservedSessionKey(session.key) && !refusedFork.has(session.key)) refused++;
     return shown;
   });
 
-  const children = visible.tree ?? (await childrenOf(scope, allowed));
+  const children =
+    isTreeScoped(visible) && visible.tree ? visible.tree : await childrenOf(scope, visible, allowed);
   const rows = allowed.map((session) => toRow(scope, session, children, page.transcriptLocators));
   if (messageLimit > 0) {
     const secrets = configuredSecrets(config);
     await mapWithConcurrency(rows, SESSIONS_LIST_HISTORY_CONCURRENCY, async (row, i) => {
       const { messages } = await gateway.call('chat.history', { key: allowed[i]!.key, limit: messageLimit });
-      row.messages = sanitizeHistory(messages, { includeTools: false, secrets }).messages;
+      const readable = await withoutHiddenSources(scope, messages);
+      row.messages = sanitizeHistory(readable, { includeTools: false, secrets }).messages;
       // The 80 KiB cap of a history keeps its newest messages (the placeholder stands for one).
       const capped = messages.filter((m) => keepsMessage(m)).length - row.messages.length;
       if (capped > 0) row.messagesTrimmed = capped;
     });
   }
 
-  const hidden = hiddenCount(wider, { total: page.total, refused });
+  const hidden = hiddenCount(wider, { total: page.total, refused: refused + forks.length });
   const filtered =
     hidden > 0 ? { filtered: { hidden, reason: hiddenReason(visible.visibility, sandboxed) } } : {};
   // Paging resumes at the page position of the first row not accounted for.
@@ -342,20 +353,21 @@ function toRow(
 
 async function childrenOf(
   scope: ToolScope,
+  visible: VisibleScope,
   sessions: readonly SessionRecord[],
 ): Promise<Map<string, string[]>> {
   const result = new Map<string, string[]>();
-  const parents = sessions.filter((s) => s.kind !== 'cron' && s.kind !== 'hook' && s.kind !== 'node');
-  await mapWithConcurrency(parents, SESSIONS_LIST_HISTORY_CONCURRENCY, async (session) => {
+  await mapWithConcurrency(sessions, SESSIONS_LIST_HISTORY_CONCURRENCY, async (session) => {
     const { sessions: kids } = await scope.options.gateway.call('sessions.list', {
       spawnedBy: session.key,
       limit: 50,
     });
-    // A visible session may have spawned under an agent the caller may not see: never name those.
+    // A visible session may have spawned under an agent the caller may not see: never name those,
+    // unless the caller sees them as its own descendants (the tree holds the chain up to it).
     // A forked kid holds the history of `session`, which the caller sees: no further lineage to check.
-    const shown = kids
-      .map((k) => k.key)
-      .filter((key) => mayAccess(scope, key, { ancestors: [session.key], inheritsFrom: 0 }, 'list'));
+    const above = visible.tree?.has(session.key) ? ancestorsInTree(visible.tree, session.key) : [];
+    const lineage = { ancestors: [session.key, ...above], inheritsFrom: 0 };
+    const shown = kids.map((k) => k.key).filter((key) => mayAccess(scope, key, lineage, 'list'));
     if (shown.length > 0) result.set(session.key, shown);
   });
   return result;

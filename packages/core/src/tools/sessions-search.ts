@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { defaultAgentId } from '../config/index.js';
 import { createRedactor } from '../history/index.js';
-import type { MessageRole } from '../interfaces/records.js';
+import type { MessageRole, SessionKind } from '../interfaces/records.js';
 import { type AgentTool, toolResult } from '../interfaces/tool.js';
 import { isReservedSessionKey } from '../keys/index.js';
 import type { SessionLineage } from '../policy/index.js';
@@ -22,8 +23,10 @@ import {
   forkLineages,
   hiddenCount,
   hiddenReason,
+  isTreeScoped,
   knownKinds,
   mayShow,
+  refusedForks,
   type VisibleScope,
   visibleScope,
 } from './visible-scope.js';
@@ -157,14 +160,18 @@ async function search(
   // A single allowed session needs no other scope and hides nothing; else the visible sessions
   // (the guard still checks every hit).
   const scoped = args.only !== undefined ? filter : { ...filter, ...visible.filter };
-  const [page, wider] = await Promise.all([
+  const [page, wider, forkMatches] = await Promise.all([
     gateway.call('sessions.search', { ...scoped, limit, ...(offset > 0 ? { offset } : {}) }),
     args.only !== undefined
       ? undefined
       : countWiderScope(
           visible,
           async (extra) => (await gateway.call('sessions.search', { ...filter, ...extra, limit: 0 })).total,
+          defaultAgentId(config),
         ),
+    args.only !== undefined
+      ? { keys: new Set<string>(), matches: 0 }
+      : refusedForkMatches(scope, visible, filter),
   ]);
   const lineages = await hitLineages(scope, visible, page.hits);
 
@@ -174,7 +181,7 @@ async function search(
   let refused = 0;
   for (const { sessionKey, message } of page.hits) {
     if (!mayShow(scope, visible, sessionKey, 'history', lineages.get(sessionKey))) {
-      if (!isReservedSessionKey(sessionKey)) refused++;
+      if (!isReservedSessionKey(sessionKey) && !forkMatches.keys.has(sessionKey)) refused++;
       continue;
     }
     const snippet = searchSnippet(message, args.terms, redactor);
@@ -187,7 +194,9 @@ async function search(
       snippet: snippet.snippet,
     });
   }
-  const hidden = wider ? hiddenCount(wider, { total: page.total, refused }) : 0;
+  const hidden = wider
+    ? hiddenCount(wider, { total: page.total, refused: refused + forkMatches.matches })
+    : 0;
   const nextOffset = offset + page.hits.length;
   return {
     count: hits.length,
@@ -205,13 +214,31 @@ async function search(
   };
 }
 
+/**
+ * The forks in the search's scope that the guard refuses (see `refusedForks`; archived ones too, as
+ * a search reaches them), and how many of their messages match.
+ */
+async function refusedForkMatches(
+  scope: ToolScope,
+  visible: VisibleScope,
+  filter: { query: string; kinds?: SessionKind[] },
+): Promise<{ keys: Set<string>; matches: number }> {
+  const keys = await refusedForks(scope, visible, {
+    ...(filter.kinds ? { kinds: filter.kinds } : {}),
+    includeArchived: true,
+  });
+  if (keys.length === 0) return { keys: new Set(), matches: 0 };
+  const { total } = await scope.options.gateway.call('sessions.search', { ...filter, keys, limit: 0 });
+  return { keys: new Set(keys), matches: total };
+}
+
 /** The lineages the guard needs for the hits' sessions (forked ones, under `agent` or `all`). */
 async function hitLineages(
   scope: ToolScope,
   visible: VisibleScope,
   hits: readonly { sessionKey: string }[],
 ): Promise<Map<string, SessionLineage>> {
-  if (visible.tree !== undefined || hits.length === 0) return new Map();
+  if (isTreeScoped(visible) || hits.length === 0) return new Map();
   const keys = [...new Set(hits.map((hit) => hit.sessionKey))];
   const { sessions } = await scope.options.gateway.call('sessions.list', { keys, includeArchived: true });
   return forkLineages(scope, visible, sessions);

@@ -1,7 +1,9 @@
-import type { ColloquyConfig } from '../config/index.js';
+import { defaultAgentId } from '../config/agent-config.js';
+import type { ColloquyConfig, SessionVisibility } from '../config/index.js';
+import type { SessionsListParams } from '../interfaces/gateway.js';
 import type { SessionKind, SessionRecord } from '../interfaces/records.js';
 import { SESSION_KINDS } from '../interfaces/records.js';
-import { isReservedSessionKey } from '../keys/index.js';
+import { agentIdFromSessionKey, isReservedSessionKey } from '../keys/index.js';
 import {
   checkSessionAccess,
   effectiveVisibility,
@@ -12,17 +14,25 @@ import { mapWithConcurrency } from './concurrency.js';
 import { lineageOf, type ToolScope } from './tool-context.js';
 
 const MAX_TREE_SIZE = 2_000;
+/** Children lists in flight at once while walking a spawn tree. */
+const TREE_WALK_CONCURRENCY = 4;
 
 /**
  * Which sessions a listing or a search may even look at, as a store filter (the guard still
  * checks every row it returns): the requester's spawn tree (`tree`), the requester alone (`self`),
- * its agent (`agent`), or the agents agent-to-agent admits (`all`).
+ * its agent (`agent`), or the agents agent-to-agent admits (`all`); under `agent` and `all`, plus
+ * the requester's descendants of other agents, which the guard lets it read at every visibility
+ * wider than `self`.
  */
 export interface VisibleScope {
-  visibility: string;
-  /** The requester and its descendants, key -> parent key (`tree` and `self` only). */
+  visibility: SessionVisibility;
+  /**
+   * The requester and its descendants, key -> parent key: under `tree` and `self` the whole scope;
+   * under `agent` and `all` where `filter` adds its descendants of other agents from, and their
+   * ancestry for the guard. Absent when `filter` holds every session.
+   */
   tree?: Map<string, string | undefined>;
-  /** The store filter: exact keys, or agent ids, or nothing (any session). */
+  /** The store filter: exact keys, or agent ids plus the descendants of other agents, or nothing (any session). */
   filter: ScopeFilter;
   /**
    * The store filter of what `filtered.hidden` may count: the sessions the requester could see
@@ -32,10 +42,14 @@ export interface VisibleScope {
   countable: ScopeFilter;
 }
 
-/** A store filter by exact keys and/or agent ids; an absent field does not filter. */
+/**
+ * A store filter by exact keys and/or agent ids, widened by `alsoKeys` (see
+ * `SessionListQuery.alsoKeys`); an absent field does not filter.
+ */
 export interface ScopeFilter {
   keys?: string[];
   agentIds?: string[];
+  alsoKeys?: string[];
 }
 
 /** Works out the {@link VisibleScope} of the requester, walking its spawn tree when needed. */
@@ -48,8 +62,17 @@ export async function visibleScope(scope: ToolScope): Promise<VisibleScope> {
     const tree = await spawnTree(scope, visibility);
     return { visibility, tree, filter: { keys: [...tree.keys()] }, countable };
   }
-  if (visibility === 'agent') return { visibility, filter: { agentIds: [agentId] }, countable };
-  return { visibility, filter: countable, countable };
+  const agents = visibility === 'agent' ? [agentId] : countable.agentIds;
+  if (agents === undefined) return { visibility, filter: {}, countable };
+  // The guard lets the requester read what it spawned, recursively, whichever agent runs it
+  // (spawned as another agent): a listing shows those sessions too.
+  const tree = await spawnTree(scope, 'tree');
+  const defaultAgent = defaultAgentId(config);
+  const alsoKeys = [...tree.keys()].filter(
+    (key) => !agents.includes(agentIdFromSessionKey(key) ?? defaultAgent),
+  );
+  const filter = { agentIds: agents, ...(alsoKeys.length > 0 ? { alsoKeys } : {}) };
+  return { visibility, tree, filter, countable };
 }
 
 /**
@@ -68,7 +91,10 @@ function reachableAgents(config: ColloquyConfig, agentId: string): string[] | 'a
 export interface ScopedMatches {
   /** How many sessions or messages matched in `VisibleScope.filter`. */
   total: number;
-  /** How many of the page's rows or hits the guard refused, reserved keys left out. */
+  /**
+   * How many matches in the page's scope the guard refused, reserved keys left out: the refused
+   * rows or hits of the page, and every match in {@link refusedForks}.
+   */
   refused: number;
 }
 
@@ -80,6 +106,12 @@ export interface WiderCounts {
   reservedCountable: number;
   /** Matches in reserved sessions within `VisibleScope.filter` (the page's scope). */
   reservedShown: number;
+  /**
+   * Matches in the page's scope that are countable too, when that scope reaches past the
+   * countable one: a spawn tree may hold other agents' sessions, which the requester sees but
+   * which are not counted. Absent when the page's scope lies within the countable one.
+   */
+  shownCountable?: number;
 }
 
 /**
@@ -89,22 +121,84 @@ export interface WiderCounts {
  *
  * @param visible - the requester's scope
  * @param count - counts what the listing or search matches under an extra store filter
+ * @param defaultAgent - the agent of keys without one (`cron:...`)
  */
 export async function countWiderScope(
   visible: VisibleScope,
   count: (filter: ScopeFilter) => Promise<number>,
+  defaultAgent: string,
 ): Promise<WiderCounts> {
   const reserved = { keys: [...RESERVED_KEYS] };
-  const [countable, reservedCountable, reservedShown] = await Promise.all([
+  const { alsoKeys, ...narrowed } = visible.filter;
+  const byKeys = narrowed.keys !== undefined;
+  const [countable, reservedCountable, reservedShown, shownCountable] = await Promise.all([
     count(visible.countable),
     count({ ...visible.countable, ...reserved }),
     // A page scoped by keys never holds a reserved session; one scoped like `countable` holds its.
-    visible.filter.keys !== undefined || sameFilter(visible.filter, visible.countable)
-      ? undefined
-      : count({ ...visible.filter, ...reserved }),
+    // Reserved sessions are nobody's descendants, so never among `alsoKeys`.
+    byKeys || sameFilter(narrowed, visible.countable) ? undefined : count({ ...narrowed, ...reserved }),
+    // A tree's keys may name other agents' sessions, and so may `alsoKeys` beside the agents of
+    // `agent` and `all`, which lie within `countable`.
+    byKeys
+      ? count({ ...visible.countable, ...narrowed })
+      : alsoKeys !== undefined
+        ? count(withinCountable(narrowed, alsoKeys, visible.countable, defaultAgent))
+        : undefined,
   ]);
-  const shown = visible.filter.keys !== undefined ? 0 : (reservedShown ?? reservedCountable);
-  return { countable, reservedCountable, reservedShown: shown };
+  const shown = byKeys ? 0 : (reservedShown ?? reservedCountable);
+  return {
+    countable,
+    reservedCountable,
+    reservedShown: shown,
+    ...(shownCountable !== undefined ? { shownCountable } : {}),
+  };
+}
+
+/** An agent scope widened by the keys among `alsoKeys` of the countable agents. */
+function withinCountable(
+  agents: ScopeFilter,
+  alsoKeys: readonly string[],
+  countable: ScopeFilter,
+  defaultAgent: string,
+): ScopeFilter {
+  const countableAgents = countable.agentIds;
+  const kept = alsoKeys.filter(
+    (key) =>
+      countableAgents === undefined || countableAgents.includes(agentIdFromSessionKey(key) ?? defaultAgent),
+  );
+  return kept.length > 0 ? { ...agents, alsoKeys: kept } : agents;
+}
+
+/**
+ * The forked sessions in the scope of a listing or a search under `agent` and `all` that the guard
+ * refuses: a fork holds the history of the session it was forked from, and only callers that may
+ * read that one see it (spec section 11). They are of agents the requester could see, so
+ * `filtered.hidden` counts them, over the whole scope whichever page is shown (counted only where a
+ * page met them, the number would change with the page). Under `tree` and `self` none is refused
+ * (see {@link needsLineage}). The requester's descendants of other agents (`alsoKeys`) are left out:
+ * what they inherited, the requester or its descendants wrote. The forks are listed through their
+ * own index, so this costs a lineage walk per fork in the scope, never a walk of the scope.
+ *
+ * @param filter - the listing's or the search's own filters (kinds, activeness, archived ones)
+ * @returns the keys of the refused forks
+ */
+export async function refusedForks(
+  scope: ToolScope,
+  visible: VisibleScope,
+  filter: Pick<SessionsListParams, 'kinds' | 'activeMinutes' | 'includeArchived'>,
+): Promise<string[]> {
+  if (isTreeScoped(visible)) return [];
+  const { alsoKeys: _descendants, ...agents } = visible.filter;
+  const { sessions } = await scope.options.gateway.call('sessions.list', {
+    ...filter,
+    ...agents,
+    onlyForked: true,
+  });
+  const lineages = await forkLineages(scope, visible, sessions);
+  return sessions
+    .filter((session) => !mayShow(scope, visible, session.key, 'list', lineages.get(session.key)))
+    .filter((session) => !isReservedSessionKey(session.key))
+    .map((session) => session.key);
 }
 
 /**
@@ -114,11 +208,12 @@ export async function countWiderScope(
  * not how many there are, how active they are, or what they hold (spec section 11).
  *
  * @param wider - from {@link countWiderScope}
- * @param shown - what matched in the page's scope, and how many of the page's rows were refused
+ * @param shown - what matched in the page's scope, and how many of its matches the guard refused:
+ *   those of the page, and those of the forks {@link refusedForks} found
  * @returns a count, never negative
  */
 export function hiddenCount(wider: WiderCounts, shown: ScopedMatches): number {
-  const seen = shown.total - wider.reservedShown - shown.refused;
+  const seen = (wider.shownCountable ?? shown.total) - wider.reservedShown - shown.refused;
   return Math.max(0, wider.countable - wider.reservedCountable - seen);
 }
 
@@ -195,7 +290,12 @@ const LINEAGE_CONCURRENCY = 4;
  * too. Under `agent` and `all`, a forked session is checked against the sessions it inherited.
  */
 export function needsLineage(visible: VisibleScope, session: Pick<SessionRecord, 'forked'>): boolean {
-  return visible.tree === undefined && session.forked === true;
+  return !isTreeScoped(visible) && session.forked === true;
+}
+
+/** True under `tree` and `self`, where the requester's spawn tree is the whole scope. */
+export function isTreeScoped(visible: VisibleScope): boolean {
+  return visible.visibility === 'tree' || visible.visibility === 'self';
 }
 
 /** Why sessions were hidden, naming the settings that govern it. */
@@ -240,18 +340,23 @@ async function spawnTree(
   if (visibility === 'self') return tree;
   let frontier = [scope.options.requesterKey];
   while (frontier.length > 0 && tree.size < MAX_TREE_SIZE) {
-    const next: string[] = [];
-    for (const parent of frontier) {
+    // One level at a time, its parents' children read with a few lists in flight; the tree is
+    // then built in the frontier's order, as a walk one list at a time would build it.
+    const levels = await mapWithConcurrency(frontier, TREE_WALK_CONCURRENCY, async (parent) => {
       const { sessions } = await scope.options.gateway.call('sessions.list', {
         spawnedBy: parent,
         includeArchived: true,
       });
-      for (const child of sessions) {
+      return sessions;
+    });
+    const next: string[] = [];
+    levels.forEach((children, i) => {
+      for (const child of children) {
         if (tree.has(child.key)) continue;
-        tree.set(child.key, parent);
+        tree.set(child.key, frontier[i]);
         next.push(child.key);
       }
-    }
+    });
     frontier = next;
   }
   return tree;

@@ -26,7 +26,7 @@ export async function sessionsSearch(
   params: unknown,
 ): Promise<GatewayResult<'sessions.search'>> {
   const p = readParams('sessions.search', params);
-  p.only(['query', 'kinds', 'keys', 'agentIds', 'limit', 'offset']);
+  p.only(['query', 'kinds', 'keys', 'agentIds', 'alsoKeys', 'limit', 'offset']);
   const text = p.string('query');
   if (searchTerms(text).length === 0) {
     throw new ColloquyError(
@@ -38,12 +38,14 @@ export async function sessionsSearch(
   const kinds = readKinds(p, 'sessions.search');
   const keys = p.optionalStrings('keys');
   const agentIds = p.optionalStrings('agentIds');
+  const alsoKeys = p.optionalStrings('alsoKeys');
   const limit = Math.min(Math.floor(p.optionalNumber('limit', 0) ?? SEARCH_DEFAULT_LIMIT), SEARCH_MAX_LIMIT);
   const offset = Math.floor(p.optionalNumber('offset', 0) ?? 0);
   const query: MessageSearchQuery = { text, limit };
   if (kinds && kinds.length > 0) query.kinds = kinds;
   if (keys) query.keys = keys.map(normalizeSessionKey);
   if (agentIds) query.agentIds = agentIds.map((id) => id.trim().toLowerCase());
+  if (alsoKeys) query.alsoKeys = alsoKeys.map(normalizeSessionKey);
   if (offset > 0) query.offset = offset;
   return ctx.store.searchMessages(query);
 }

@@ -79,6 +79,8 @@ export async function sessionsList(
     'spawnedBy',
     'agentIds',
     'keys',
+    'alsoKeys',
+    'onlyForked',
     'includeArchived',
     'limit',
     'offset',
@@ -91,6 +93,7 @@ export async function sessionsList(
   const spawnedBy = p.optionalString('spawnedBy');
   const agentIds = p.optionalStrings('agentIds');
   const keys = p.optionalStrings('keys');
+  const alsoKeys = p.optionalStrings('alsoKeys');
   const includeArchived = p.optionalBoolean('includeArchived');
   const query: SessionListQuery = { now: ctx.clock.now() };
   if (kinds && kinds.length > 0) query.kinds = kinds;
@@ -98,7 +101,9 @@ export async function sessionsList(
   if (spawnedBy) query.spawnedBy = normalizeSessionKey(spawnedBy);
   if (agentIds) query.agentIds = agentIds.map((id) => id.trim().toLowerCase());
   if (keys) query.keys = keys.map(normalizeSessionKey);
+  if (alsoKeys) query.alsoKeys = alsoKeys.map(normalizeSessionKey);
   if (includeArchived) query.includeArchived = true;
+  if (p.optionalBoolean('onlyForked')) query.onlyForked = true;
   const sessions = await ctx.store.listSessions({
     ...query,
     ...(limit === undefined ? {} : { limit: Math.floor(limit) }),

@@ -147,6 +147,30 @@ describe.each(STORE_KINDS)('session-tool leaks (%s store)', (storeKind) => {
       expect(await dms()).toEqual(before);
     });
 
+    it('is not offset by a session of another agent that the caller sees in its spawn tree', async () => {
+      // Found by the differential suite (seed 3202032): the ops sub-agent was subtracted from
+      // the count of main's sessions, so the hidden group went uncounted.
+      const { store } = await boot({
+        tools: { sessions: { visibility: 'tree' } },
+        agents: { list: [{ id: 'main', default: true, subagents: { allowAgents: ['ops'] } }, { id: 'ops' }] },
+      });
+      await seed(store, 'agent:ops:subagent:kid', { spawnedBy: MAIN, spawnDepth: 1 });
+      await seed(store, 'agent:main:telegram:group:team');
+      await store.appendMessages('agent:ops:subagent:kid', [user('the divorce papers')]);
+      await store.appendMessages('agent:main:telegram:group:team', [user('the divorce papers')]);
+      const tools = await h!.tools(MAIN);
+      const listed = await call<{ sessions: { key: string }[]; filtered?: { hidden: number } }>(
+        tools.sessions_list,
+        {},
+      );
+      expect(listed.sessions.map((s) => s.key).sort()).toEqual(['agent:ops:subagent:kid', 'main']);
+      expect(listed.filtered?.hidden).toBe(1);
+      const found = await call<{ count: number; filtered?: { hidden: number } }>(tools.sessions_search, {
+        query: 'divorce',
+      });
+      expect(found).toMatchObject({ count: 1, filtered: { hidden: 1 } });
+    });
+
     it('still counts the caller own agent sessions it may not see', async () => {
       const { store } = await boot({ tools: { sessions: { visibility: 'tree' } } });
       await seed(store, 'agent:main:telegram:group:team');

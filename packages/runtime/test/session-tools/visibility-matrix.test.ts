@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectedCountable, expectedVisible, type Target, type Visibility } from './expected-visibility.js';
+import {
+  expectedCountableTarget,
+  expectedVisible,
+  type Target,
+  type Visibility,
+} from './expected-visibility.js';
 import { call, seed, startToolsHarness, type ToolsHarness } from './tools-fixture.js';
 
 /**
@@ -51,7 +56,7 @@ describe.each(VISIBILITIES)('visibility %s', (visibility) => {
       }
       expect(listed.has(GRANDCHILD)).toBe(grandchildVisible);
       // The grandchild is main's own too, so countable whenever it is hidden.
-      const countable = TARGETS.filter(expectedCountable).length + 1;
+      const countable = TARGETS.filter(expectedCountableTarget).length + 1;
       const hiddenCount = countable - listed.size;
       if (hiddenCount === 0) expect(result.filtered).toBeUndefined();
       else {

@@ -2,6 +2,8 @@ import type {
   InboxEntry,
   OutboxEntry,
   PairingRecord,
+  SessionListQuery,
+  SessionRecord,
   Store,
   StoreTransaction,
   ThreadBinding,
@@ -240,6 +242,83 @@ export function describeStoreCases(
       expect(await store.listSessions({ now, kinds: [] })).toHaveLength(5);
     });
 
+    it('widens the scope of keys and agentIds by alsoKeys, the other filters still applied', async () => {
+      await seed();
+      const keys = async (query: Omit<SessionListQuery, 'now'>) =>
+        (await store.listSessions({ now, ...query })).map((s) => s.key);
+      const opsAndGroup = { agentIds: ['ops'], alsoKeys: ['agent:main:tg:group:1', 'missing'] };
+      expect(await keys(opsAndGroup)).toEqual(['agent:main:tg:group:1', 'agent:ops:main']);
+      expect(await store.countSessions({ now, ...opsAndGroup })).toBe(2);
+      expect(await keys({ ...opsAndGroup, kinds: ['main'] })).toEqual(['agent:ops:main']);
+      expect(await keys({ ...opsAndGroup, activeMinutes: 30 })).toEqual(['agent:main:tg:group:1']);
+      expect(await keys({ agentIds: ['ops'], alsoKeys: ['agent:main:subagent:b'] })).toEqual([
+        'agent:ops:main',
+      ]);
+      expect(
+        await keys({ agentIds: ['ops'], alsoKeys: ['agent:main:subagent:b'], includeArchived: true }),
+      ).toEqual(['agent:main:subagent:b', 'agent:ops:main']);
+      // Beside keys: (keys AND agentIds) OR alsoKeys.
+      expect(
+        await keys({
+          keys: ['cron:daily', 'agent:ops:main'],
+          agentIds: ['ops'],
+          alsoKeys: ['agent:main:main'],
+        }),
+      ).toEqual(['agent:main:main', 'agent:ops:main']);
+      // An empty narrowing leaves alsoKeys alone; no narrowing leaves alsoKeys nothing to add.
+      expect(await keys({ agentIds: [], alsoKeys: ['agent:ops:main'] })).toEqual(['agent:ops:main']);
+      expect(await keys({ keys: [], alsoKeys: ['agent:ops:main'] })).toEqual(['agent:ops:main']);
+      expect(await keys({ alsoKeys: ['agent:ops:main'] })).toHaveLength(5);
+      expect(await keys({ agentIds: ['ops'], alsoKeys: [] })).toEqual(['agent:ops:main']);
+      // Paging runs over the union, newest first.
+      const union = { agentIds: ['ops'], alsoKeys: ['agent:main:main', 'agent:main:tg:group:1'] };
+      expect(await keys({ ...union, offset: 1, limit: 1 })).toEqual(['agent:main:tg:group:1']);
+      expect(await keys({ ...union, kinds: ['main', 'group'], offset: 2 })).toEqual(['agent:ops:main']);
+    });
+
+    it('lists only forked sessions with onlyForked, the other filters still applied', async () => {
+      await seed();
+      const fork = (key: string, minutes: number, extra: Partial<SessionRecord> = {}) =>
+        store.putSession(
+          makeSessionRecord(key, {
+            kind: 'subagent',
+            spawnedBy: 'agent:main:main',
+            forked: true,
+            updatedAt: T0 + minutes * 60_000,
+            ...extra,
+          }),
+        );
+      await fork('agent:ops:subagent:f1', 15);
+      await fork('agent:main:subagent:f2', 25);
+      await fork('agent:main:subagent:f3', 35, { archivedAt: T0 + 40 * 60_000 });
+      const keys = async (query: Omit<SessionListQuery, 'now'>) =>
+        (await store.listSessions({ now, ...query })).map((s) => s.key);
+      expect(await keys({ onlyForked: true })).toEqual(['agent:main:subagent:f2', 'agent:ops:subagent:f1']);
+      expect(await store.countSessions({ now, onlyForked: true })).toBe(2);
+      expect(await keys({ onlyForked: true, includeArchived: true })).toEqual([
+        'agent:main:subagent:f3',
+        'agent:main:subagent:f2',
+        'agent:ops:subagent:f1',
+      ]);
+      expect(await keys({ onlyForked: true, agentIds: ['main'] })).toEqual(['agent:main:subagent:f2']);
+      expect(
+        await keys({
+          onlyForked: true,
+          agentIds: ['main'],
+          alsoKeys: ['agent:ops:subagent:f1', 'agent:ops:main'],
+        }),
+      ).toEqual(['agent:main:subagent:f2', 'agent:ops:subagent:f1']);
+      expect(await keys({ onlyForked: true, spawnedBy: 'agent:main:main' })).toHaveLength(2);
+      expect(await keys({ onlyForked: true, kinds: ['main'] })).toEqual([]);
+      expect(await keys({ onlyForked: true, offset: 1, limit: 1 })).toEqual(['agent:ops:subagent:f1']);
+      expect(await keys({ onlyForked: false })).toHaveLength(7);
+      // A session written again without the flag leaves the list.
+      await store.putSession(
+        makeSessionRecord('agent:ops:subagent:f1', { kind: 'subagent', updatedAt: T0 + 15 * 60_000 }),
+      );
+      expect(await keys({ onlyForked: true })).toEqual(['agent:main:subagent:f2']);
+    });
+
     it('applies limit after sorting, and counts ignoring limit', async () => {
       await seed();
       expect((await store.listSessions({ now, limit: 2 })).map((s) => s.key)).toEqual([
@@ -463,6 +542,36 @@ export function describeStoreCases(
         hits: [],
         total: 0,
       });
+    });
+
+    it('widens the scope of keys and agentIds by alsoKeys, kinds still applied', async () => {
+      await seed();
+      const text = 'harbour crane';
+      const opsAndGroup = { text, agentIds: ['ops'], alsoKeys: ['agent:main:tg:group:1', 'missing'] };
+      const found = await store.searchMessages(opsAndGroup);
+      expect(found.total).toBe(2);
+      expect(keysOf(found.hits).sort()).toEqual(['agent:main:tg:group:1#2', 'agent:ops:main#1']);
+      expect(await store.searchMessages({ ...opsAndGroup, limit: 0 })).toEqual({ hits: [], total: 2 });
+      expect(keysOf((await store.searchMessages({ ...opsAndGroup, kinds: ['main'] })).hits)).toEqual([
+        'agent:ops:main#1',
+      ]);
+      expect(
+        (
+          await store.searchMessages({
+            text,
+            keys: ['agent:main:main'],
+            agentIds: ['ops'],
+            alsoKeys: ['agent:ops:main'],
+          })
+        ).total,
+      ).toBe(1);
+      expect((await store.searchMessages({ text, agentIds: [], alsoKeys: ['agent:ops:main'] })).total).toBe(
+        1,
+      );
+      expect((await store.searchMessages({ text, alsoKeys: ['agent:ops:main'] })).total).toBe(4);
+      const page1 = await store.searchMessages({ ...opsAndGroup, limit: 1 });
+      const page2 = await store.searchMessages({ ...opsAndGroup, limit: 1, offset: 1 });
+      expect([...keysOf(page1.hits), ...keysOf(page2.hits)]).toEqual(keysOf(found.hits));
     });
 
     it('keeps and finds a message whose text holds a NUL character, with its platform id', async () => {
