@@ -269,13 +269,14 @@ describe('several runtimes on one PostgreSQL', () => {
       request.messages.filter((m) => m.role === 'user').map((m) => messageText(m));
     const taskOf = (request: ModelRequest) => texts(request)[0]?.split('\n').at(-1);
     const isChild = (request: ModelRequest) => taskOf(request) === 'child work';
-    // C spawns G and yields (1 s at most); G takes 10 s; were C woken, it would spawn again.
+    // C spawns G and yields (8 s at most: the kill must come before the yield's timeout, which took
+    // over a second on 2 cores at load 40); G takes 30 s; were C woken, it would spawn again.
     const script: ScriptFn = (request) => {
       if (!request.system.includes('You are a sub-agent')) return 'noted';
-      if (taskOf(request) === 'grandchild work') return { text: 'never', delayMs: 10_000 };
+      if (taskOf(request) === 'grandchild work') return { text: 'never', delayMs: 30_000 };
       const tail = request.messages.at(-1);
       if (tail?.role === 'toolResult' && tail.toolName === 'sessions_spawn') {
-        return { toolCalls: [{ name: 'sessions_yield', arguments: { timeoutSeconds: 1 } }] };
+        return { toolCalls: [{ name: 'sessions_yield', arguments: { timeoutSeconds: 8 } }] };
       }
       return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: 'grandchild work' } }] };
     };
@@ -321,6 +322,9 @@ describe('several runtimes on one PostgreSQL', () => {
       'subagents',
       { action: 'kill', target: 'C' },
     );
+    if (Date.now() >= yieldDeadline) {
+      throw new Error('the kill came after the yield had timed out, so a wake of C proves nothing here');
+    }
     expect(killed.count).toBe(2);
     expect(killed.killed).toEqual([
       { sessionKey: child, runIds: [expect.any(String)] },
