@@ -25,8 +25,8 @@ const REASONING_EFFORTS: ReadonlySet<string> = new Set(['minimal', 'low', 'mediu
 
 /**
  * Creates the model provider for one entry of `config.models.providers`: kind `openai-compatible`
- * over Colloquy's own chat completions client, kind `anthropic` over the AI SDK (`@ai-sdk/anthropic`). `request.model` may be the full `id/model`
- * reference or the bare model id.
+ * over Colloquy's own chat completions client, kind `anthropic` over the AI SDK (`@ai-sdk/anthropic`).
+ * `request.model` may be the full `id/model` reference or the bare model id.
  *
  * @param id - the provider id (its key under `models.providers`)
  * @param config - `{ kind, baseURL?, apiKey?, apiKeyEnv?, limits? }`; `limits` bounds the calls of the
@@ -141,7 +141,7 @@ function resolveApiKey(
 
 /**
  * The OpenAI-compatible provider over Colloquy's own chat completions client (`streamOpenAiChat`):
- * the requests `@ai-sdk/openai-compatible` sends, at about a third of its CPU per call (no web
+ * the requests `@ai-sdk/openai-compatible` sends, at a quarter to a third of its CPU per call (no web
  * streams, no per-chunk schema validation; measured with AI SDK 7, see the providers README).
  */
 function openAiChatProvider(
