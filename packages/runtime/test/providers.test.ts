@@ -1,16 +1,17 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import {
   type ColloquyError,
   isColloquyError,
   type Logger,
+  type ModelProvider,
+  type ModelProviderConfig,
   type ModelRequest,
   type ModelStreamEvent,
 } from '@colloquy/core';
 import { fakeReply, type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createModelProvider,
-  createModelProvider as createProvider,
-} from '../src/providers/create-model-provider.js';
+import { createAiSdkModelProvider } from '../src/providers/ai-sdk-provider.js';
+import { createModelProvider } from '../src/providers/create-model-provider.js';
 import { createModelRouter } from '../src/providers/model-router.js';
 import type { ModelProviderOptions } from '../src/providers/provider-config.js';
 import { waitFor } from './support/harness.js';
@@ -79,15 +80,47 @@ const sessionsList = {
   },
 };
 
-// Both clients of kind "openai-compatible" meet the same contract: Colloquy's own chat completions
-// client (the default) and the AI SDK's, which a custom `fetch` selects.
-describe.each([
-  ['its own client', {}],
-  ['the AI SDK client', { fetch: (...args: Parameters<typeof fetch>) => fetch(...args) }],
-] as const)('openai-compatible provider over %s', (_client, clientOptions: ModelProviderOptions) => {
-  const createModelProvider = (...[id, config, options]: Parameters<typeof createProvider>) =>
-    createProvider(id, config, { ...clientOptions, ...options });
+/**
+ * The AI SDK adapter (the path of kind "anthropic" and of `createAiSdkModelProvider`) over
+ * `@ai-sdk/openai-compatible`, configured the way `createModelProvider` configures its providers.
+ */
+function overAiSdk(
+  id: string,
+  config: ModelProviderConfig,
+  options: ModelProviderOptions = {},
+): ModelProvider {
+  const apiKey = config.apiKey ?? (config.apiKeyEnv ? options.env?.[config.apiKeyEnv] : undefined);
+  const sdk = createOpenAICompatible({
+    name: id,
+    baseURL: config.baseURL ?? '',
+    includeUsage: true,
+    ...(apiKey ? { apiKey } : {}),
+  });
+  return createAiSdkModelProvider({
+    id,
+    languageModel: (modelId) => sdk.chatModel(modelId),
+    providerOptions: (request) =>
+      request.thinking ? { openaiCompatible: { reasoningEffort: request.thinking } } : undefined,
+    ...(config.baseURL ? { baseURL: config.baseURL } : {}),
+    ...(config.apiKeyEnv ? { apiKeyEnv: config.apiKeyEnv } : {}),
+    ...(config.limits ? { limits: config.limits } : {}),
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.retry ? { retry: options.retry } : {}),
+  });
+}
 
+// One contract for three paths: kind "openai-compatible" over Colloquy's own chat completions client
+// on node:http (the default) and over a custom fetch, and the AI SDK adapter that kind "anthropic"
+// uses, here over @ai-sdk/openai-compatible.
+describe.each([
+  ['its own client', createModelProvider],
+  [
+    'its own client over a custom fetch',
+    (id: string, config: ModelProviderConfig, options?: ModelProviderOptions) =>
+      createModelProvider(id, config, { ...options, fetch: (...args) => fetch(...args) }),
+  ],
+  ['the AI SDK adapter', overAiSdk],
+] as const)('openai-compatible provider over %s', (_path, createModelProvider) => {
   it('streams text deltas and ends with finish and usage', async () => {
     const server = await fake([
       fakeReply.text(['Hel', 'lo ', 'there'], { usage: { promptTokens: 12, completionTokens: 3 } }),

@@ -12,6 +12,7 @@ const DEFAULT_MAX_NAMED = 256;
  * is given.
  */
 export class StatementNames {
+  // A Map, not lru-cache: nothing may be evicted, since a name prepared on a connection keeps its text.
   private readonly names = new Map<string, string>();
 
   /** @param max - the most texts that get a name */

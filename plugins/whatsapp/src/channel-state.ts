@@ -1,6 +1,6 @@
 import type { ChannelContext, Logger } from '@colloquy/core';
 import type { WAMessage } from '@whiskeysockets/baileys';
-import { BoundedMap, BoundedSet } from './bounded.js';
+import { LRUCache } from 'lru-cache';
 import type { WhatsAppConfig } from './config.js';
 import type { InboundLedger } from './inbound-ledger.js';
 import type { PeerMap } from './peer-map.js';
@@ -25,10 +25,10 @@ export interface ChannelState {
   ledger: InboundLedger | undefined;
   /** What the bot sent, kept across restarts for Baileys' retry `getMessage`. */
   sentStore: SentMessageStore | undefined;
-  /** Recent messages by id (received and sent), for quoting and for Baileys' retry `getMessage`. */
-  readonly recent: BoundedMap<string, WAMessage>;
-  /** Ids of messages this plugin sent: their echoes are ignored. */
-  readonly sentIds: BoundedSet<string>;
+  /** Recent messages by id (received and sent, the newest 1,000), for quoting and for Baileys' retry `getMessage`. */
+  readonly recent: LRUCache<string, WAMessage>;
+  /** Ids of messages this plugin sent (the newest 2,000): their echoes are ignored. */
+  readonly sentIds: LRUCache<string, true>;
   /** Per chat: the latest message that addressed the bot, quoted by the next reply. */
   readonly awaitingReply: Map<string, { id: string; at: number }>;
 }
@@ -50,8 +50,8 @@ export function createChannelState(
     peers: undefined,
     ledger: undefined,
     sentStore: undefined,
-    recent: new BoundedMap<string, WAMessage>(1000),
-    sentIds: new BoundedSet<string>(2000),
+    recent: new LRUCache<string, WAMessage>({ max: 1000 }),
+    sentIds: new LRUCache<string, true>({ max: 2000 }),
     awaitingReply: new Map(),
   };
 }

@@ -72,7 +72,7 @@ export class DmAccess {
       return undefined;
     });
     if (sent?.key.id) {
-      sentIds.add(sent.key.id);
+      sentIds.set(sent.key.id, true);
       sentStore?.record(sent.key.id, sent.message);
     }
   }

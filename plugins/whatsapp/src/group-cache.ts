@@ -1,17 +1,17 @@
 import type { GroupMetadata } from '@whiskeysockets/baileys';
-import { BoundedMap } from './bounded.js';
+import { LRUCache } from 'lru-cache';
 
 /**
  * Group metadata for Baileys' `cachedGroupMetadata`, so sending to a group does not query WhatsApp
  * every time. Filled from `groups.upsert` and from fetches; `groups.update` merges into a cached
  * entry; a participant change drops the entry (the next fetch brings the new list). In memory, the
- * newest `capacity` groups.
+ * `capacity` groups used most recently.
  */
 export class GroupCache {
-  private readonly groups: BoundedMap<string, GroupMetadata>;
+  private readonly groups: LRUCache<string, GroupMetadata>;
 
   constructor(capacity = 500) {
-    this.groups = new BoundedMap(capacity);
+    this.groups = new LRUCache({ max: capacity });
   }
 
   get(jid: string): GroupMetadata | undefined {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from '@colloquy/core';
+import { LRUCache } from 'lru-cache';
 import { nodeStateFs, type StateFs } from './atomic-file.js';
-import { BoundedSet } from './bounded.js';
 import { JsonStateFile } from './state-file.js';
 
 const FILE = 'inbound-ledger.json';
@@ -26,7 +26,7 @@ interface LedgerFile {
 export class InboundLedger {
   private connectedUntil: number | undefined;
   private since: number | undefined;
-  private readonly handled = new BoundedSet<string>(HANDLED_CAPACITY);
+  private readonly handled = new LRUCache<string, true>({ max: HANDLED_CAPACITY });
 
   private constructor(private readonly file: JsonStateFile) {}
 
@@ -41,7 +41,7 @@ export class InboundLedger {
     );
     const parsed = (await ledger.file.read()) as Partial<LedgerFile> | undefined;
     if (typeof parsed?.connectedUntil === 'number') ledger.connectedUntil = parsed.connectedUntil;
-    for (const id of parsed?.handled ?? []) if (typeof id === 'string') ledger.handled.add(id);
+    for (const id of parsed?.handled ?? []) if (typeof id === 'string') ledger.handled.set(id, true);
     return ledger;
   }
 
@@ -76,7 +76,7 @@ export class InboundLedger {
 
   /** Records that the message `id` was handed to the runtime at `now`. */
   record(id: string, now: number): void {
-    this.handled.add(id);
+    this.handled.set(id, true);
     this.stillConnected(now);
   }
 
@@ -87,7 +87,7 @@ export class InboundLedger {
 
   private scheduleSave(): void {
     this.file.scheduleSave((): LedgerFile => {
-      const data: LedgerFile = { version: 1, handled: [...this.handled.values()] };
+      const data: LedgerFile = { version: 1, handled: [...this.handled.rkeys()] }; // oldest first
       if (this.connectedUntil !== undefined) data.connectedUntil = this.connectedUntil;
       return data;
     });

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { InboundMessage } from '@colloquy/core';
 import type { BaileysEventMap, Contact, GroupMetadata, WAMessage } from '@whiskeysockets/baileys';
+import { LRUCache } from 'lru-cache';
 import { normalizeMessageContent } from './baileys.js';
-import { BoundedSet } from './bounded.js';
 import type { ChannelState } from './channel-state.js';
 import type { SocketListen, WhatsAppConnection } from './connection.js';
 import type { DmAccess } from './dm-access.js';
@@ -29,7 +29,7 @@ export class WhatsAppInbound {
   /** Group metadata for Baileys' `cachedGroupMetadata`. */
   readonly groupCache = new GroupCache();
   private readonly groupFetches = new Set<string>();
-  private readonly seenIds = new BoundedSet<string>(2000);
+  private readonly seenIds = new LRUCache<string, true>({ max: 2000 });
   private queue: Promise<void> = Promise.resolve();
 
   constructor(
@@ -99,7 +99,7 @@ export class WhatsAppInbound {
     const remoteJid = key?.remoteJid;
     if (!ctx || !peers || !id || !remoteJid) return;
     if (this.seenIds.has(id) || shared.sentIds.has(id) || shared.ledger?.has(id)) return;
-    this.seenIds.add(id);
+    this.seenIds.set(id, true);
     peers.learnFromKey(key);
     const sender = jidKind(remoteJid) === 'group' ? key.participant : remoteJid;
     if (sender) await this.resolveLid(sender);

@@ -88,7 +88,7 @@ export class WhatsAppOutbound {
         const sent = await sock.sendMessage(jid, { text }, options);
         const id = sent?.key.id;
         if (!id) throw new Error('WhatsApp returned no message id');
-        shared.sentIds.add(id);
+        shared.sentIds.set(id, true);
         // Kept (also on disk) so Baileys can re-encrypt it when a recipient's device asks for a retry.
         shared.recent.set(id, sent);
         shared.sentStore?.record(id, sent.message);

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { Logger } from '@colloquy/core';
 import type { proto } from '@whiskeysockets/baileys';
+import { LRUCache } from 'lru-cache';
 import { nodeStateFs, type StateFs } from './atomic-file.js';
 import { BufferJSON } from './baileys.js';
-import { BoundedMap } from './bounded.js';
 import { JsonStateFile } from './state-file.js';
 
 const FILE = 'sent-messages.json';
@@ -23,13 +23,13 @@ interface SentMessagesFile {
  * message sent before a restart can still be re-encrypted and delivered.
  */
 export class SentMessageStore {
-  private readonly messages: BoundedMap<string, proto.IMessage>;
+  private readonly messages: LRUCache<string, proto.IMessage>;
 
   private constructor(
     private readonly file: JsonStateFile,
     capacity: number,
   ) {
-    this.messages = new BoundedMap(capacity);
+    this.messages = new LRUCache({ max: capacity });
   }
 
   /** Loads the store; a corrupt file is reported and ignored. */
@@ -64,8 +64,9 @@ export class SentMessageStore {
     this.messages.set(id, message);
     this.file.scheduleSave((): SentMessagesFile => {
       const out: Record<string, unknown> = {};
-      for (const key of this.messages.keys()) {
-        out[key] = JSON.parse(JSON.stringify(this.messages.get(key), BufferJSON.replacer)) as unknown;
+      for (const key of this.messages.rkeys()) {
+        // `peek` leaves the order alone: the file lists the messages oldest first.
+        out[key] = JSON.parse(JSON.stringify(this.messages.peek(key), BufferJSON.replacer)) as unknown;
       }
       return { version: 1, messages: out };
     });

@@ -1,4 +1,5 @@
 import type { StoredMessage, StoreOperations, TranscriptMessage } from '@colloquy/core';
+import { LRUCache } from 'lru-cache';
 import { estimateMessageTokens } from './build-prompt.js';
 
 /** The default byte cap of the history cache: 64 MiB (`runtime.historyCacheMiB`). */
@@ -104,16 +105,16 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
   const maxMessages = options.maxMessages ?? 2000;
   const probe = options.probe ?? 16;
   const pageSize = options.pageSize ?? 64;
-  /** Least recently used first. Entries being loaded are taken out, so `held` is theirs only in between. */
-  const entries = new Map<string, Entry>();
-  let held = 0;
+  // Entries being loaded are taken out, so the bytes held are theirs only in between. With
+  // `maxBytes` 0 nothing fits (see `put`), so the cache's own size cap (it needs one above 0) is moot.
+  const entries = new LRUCache<string, Entry>({
+    maxSize: Math.max(1, maxBytes),
+    sizeCalculation: (entry) => entry.bytes,
+  });
 
   function take(sessionKey: string): Entry | undefined {
     const entry = entries.get(sessionKey);
-    if (entry) {
-      entries.delete(sessionKey);
-      held -= entry.bytes;
-    }
+    if (entry) entries.delete(sessionKey);
     return entry;
   }
 
@@ -121,13 +122,7 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
     take(sessionKey);
     dropOldest(entry, entry.messages.length - newestThatFit(entry));
     if (entry.messages.length === 0) return;
-    entries.set(sessionKey, entry);
-    held += entry.bytes;
-    for (const [key, lru] of entries) {
-      if (held <= maxBytes) break;
-      entries.delete(key);
-      held -= lru.bytes;
-    }
+    entries.set(sessionKey, entry); // drops the least recently used sessions until it fits
   }
 
   /** How many of the newest messages of `entry` fit `maxBytes`. */
@@ -222,6 +217,6 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
       take(sessionKey);
     },
     size: () => entries.size,
-    bytes: () => held,
+    bytes: () => entries.calculatedSize,
   };
 }

@@ -1,4 +1,5 @@
 import type { AgentTool } from '@colloquy/core';
+import { LRUCache } from 'lru-cache';
 import { estimateTokens } from './token-estimate.js';
 
 // How many tokens of transcript history a turn's prompt may hold, and the estimates behind it. A turn
@@ -23,14 +24,13 @@ export function historyTokenBudget(
   return contextWindowTokens - systemTokens(system) - toolTokens(tools) - reserve;
 }
 
-const systemTokenCache = new Map<string, number>();
+const systemTokenCache = new LRUCache<string, number>({ max: 256 });
 
-/** The system prompt's estimate, remembered for the last 256 distinct prompts at most. */
+/** The system prompt's estimate, remembered for the 256 prompts used most recently. */
 function systemTokens(system: string): number {
   let tokens = systemTokenCache.get(system);
   if (tokens === undefined) {
     tokens = estimateTokens(system);
-    if (systemTokenCache.size >= 256) systemTokenCache.clear();
     systemTokenCache.set(system, tokens);
   }
   return tokens;

@@ -14,6 +14,7 @@ import {
   type SessionRecord,
   TERMINAL_RUN_STATUSES,
 } from '@colloquy/core';
+import { LRUCache } from 'lru-cache';
 import { enqueueRun, newSessionRecord } from '../agent/enqueue-run.js';
 import { lookupModel } from '../agent/model-selection.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
@@ -31,12 +32,13 @@ const IDEMPOTENCY_MEMORY = 10_000;
 
 /** State of the `agent` method kept between calls. */
 export interface AgentMethodsState {
-  idempotency: Map<string, string>;
+  /** Run ids by session key and idempotency key, the newest `IDEMPOTENCY_MEMORY`. */
+  idempotency: LRUCache<string, string>;
 }
 
 /** Creates the state of the `agent` method. */
 export function createAgentMethodsState(): AgentMethodsState {
-  return { idempotency: new Map() };
+  return { idempotency: new LRUCache({ max: IDEMPOTENCY_MEMORY }) };
 }
 
 /**
@@ -207,10 +209,6 @@ async function findIdempotent(
 
 function remember(state: AgentMethodsState, key: string, idempotencyKey: string, runId: string): void {
   state.idempotency.set(`${key}\u0000${idempotencyKey}`, runId);
-  if (state.idempotency.size > IDEMPOTENCY_MEMORY) {
-    const oldest = state.idempotency.keys().next().value;
-    if (oldest !== undefined) state.idempotency.delete(oldest);
-  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { GroupContextConfig, InboundMessage } from '@colloquy/core';
+import { LRUCache } from 'lru-cache';
 
 /** One group message that did not address the bot, as the model is shown it later. */
 export interface GroupContextEntry {
@@ -44,7 +45,7 @@ export function createGroupContextWindow(options: GroupContextWindowOptions): Gr
   const { config } = options;
   const maxGroups = options.maxGroups ?? 1000;
   const maxAgeMs = config.maxAgeMinutes * 60_000;
-  const windows = new Map<string, GroupContextEntry[]>();
+  const windows = new LRUCache<string, GroupContextEntry[]>({ max: maxGroups });
   const fresh = (entries: GroupContextEntry[], now: number) => entries.filter((e) => now - e.at <= maxAgeMs);
 
   return {
@@ -66,10 +67,7 @@ export function createGroupContextWindow(options: GroupContextWindowOptions): Gr
         text: text.length > config.maxCharsPerMessage ? `${text.slice(0, config.maxCharsPerMessage)}…` : text,
         at: now,
       });
-      // Re-inserting moves the group to the end of the map's order (most recently written).
-      windows.delete(sessionKey);
-      windows.set(sessionKey, entries.slice(-config.maxMessages));
-      while (windows.size > maxGroups) windows.delete(windows.keys().next().value as string);
+      windows.set(sessionKey, entries.slice(-config.maxMessages)); // the most recently written now
     },
     take(sessionKey, now) {
       const entries = windows.get(sessionKey);

@@ -1,4 +1,4 @@
-import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { SharedV4ProviderOptions } from '@ai-sdk/provider';
 import type {
   FinishReason,
   Logger,
@@ -10,9 +10,9 @@ import type {
 import type { LanguageModel, LanguageModelUsage } from 'ai';
 import { loadAi } from './load-ai-sdk.js';
 import { toAiSdkMessages, toAiSdkTools } from './map-messages.js';
+import { type DirectPart, isV4Model, streamDirect } from './model-stream.js';
 import type { ModelRetryOptions } from './provider-config.js';
 import { createStreamingProvider } from './streaming-provider.js';
-import { type DirectPart, isV3Model, streamDirect } from './v3-stream.js';
 
 /** What {@link createAiSdkModelProvider} needs: how to get an AI SDK model and how to describe it. */
 export interface AiSdkProviderSpec {
@@ -21,7 +21,7 @@ export interface AiSdkProviderSpec {
   /** Returns the AI SDK language model for a model id (without the `<id>/` prefix). */
   languageModel(modelId: string): LanguageModel | Promise<LanguageModel>;
   /** Provider options for a request (thinking levels and the like). */
-  providerOptions?(request: ModelRequest): SharedV3ProviderOptions | undefined;
+  providerOptions?(request: ModelRequest): SharedV4ProviderOptions | undefined;
   /** Keep signed thinking blocks when mapping the history (Anthropic). Default false. */
   keepSignedThinking?: boolean;
   /** For error messages. */
@@ -43,7 +43,7 @@ export interface AiSdkProviderSpec {
 
 /**
  * A `ModelProvider` over any AI SDK language model: one model call per `streamTurn` call (the model's
- * own `doStream` for specification v3 models, which every current `@ai-sdk/*` provider implements,
+ * own `doStream` for specification v4 models, which every AI SDK 7 provider package implements,
  * else one `streamText` step), tools passed as JSON Schema without `execute` (the caller runs them),
  * provider failures turned into `ColloquyError`s, and bounded retries before any output is
  * streamed. Each attempt waits for the
@@ -86,7 +86,7 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
       const providerOptions = spec.providerOptions?.(request);
       const model = await languageModel(modelId);
       return (abortSignal) =>
-        isV3Model(model)
+        isV4Model(model)
           ? streamDirect(model, {
               system: request.system,
               messages,
@@ -101,21 +101,21 @@ export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider
 }
 
 /**
- * One call through `streamText`, for models the direct path cannot call (specification v2 models,
- * model ids as strings): its parts as the direct path yields them.
+ * One call through `streamText`, for models the direct path cannot call (specification v2 and v3
+ * models of older provider packages, model ids as strings): its parts as the direct path yields them.
  */
 async function* streamWithStreamText(
   model: LanguageModel,
   request: ModelRequest,
   messages: ReturnType<typeof toAiSdkMessages>,
-  providerOptions: SharedV3ProviderOptions | undefined,
+  providerOptions: SharedV4ProviderOptions | undefined,
   abortSignal: AbortSignal,
 ): AsyncGenerator<DirectPart> {
   const sdk = await loadAi();
   const tools = request.tools.length > 0 ? toAiSdkTools(request.tools, sdk) : undefined;
   const result = sdk.streamText({
     model,
-    system: request.system,
+    instructions: request.system,
     messages,
     ...(tools ? { tools, toolChoice: 'auto' as const } : {}),
     ...(request.maxOutputTokens !== undefined ? { maxOutputTokens: request.maxOutputTokens } : {}),
@@ -128,7 +128,7 @@ async function* streamWithStreamText(
     abortSignal,
     onError: () => {}, // errors arrive as `error` parts below; the default would print them
   });
-  for await (const part of result.fullStream) {
+  for await (const part of result.stream) {
     switch (part.type) {
       case 'text-delta':
         yield { type: 'text-delta', text: part.text };

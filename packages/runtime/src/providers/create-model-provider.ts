@@ -1,12 +1,12 @@
-import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { SharedV4ProviderOptions } from '@ai-sdk/provider';
 import { ColloquyError, type ModelProvider, type ModelRequest } from '@colloquy/core';
 import { createAiSdkModelProvider } from './ai-sdk-provider.js';
 import { toAiSdkMessages } from './map-messages.js';
+import { toV4Prompt } from './model-stream.js';
 import { openAiChatBody } from './openai-chat/chat-request.js';
 import { streamOpenAiChat } from './openai-chat/chat-stream.js';
 import type { ModelProviderConfig, ModelProviderOptions } from './provider-config.js';
 import { createStreamingProvider, type StreamingProviderSpec } from './streaming-provider.js';
-import { toV3Prompt } from './v3-stream.js';
 
 /** The Anthropic API root used when `baseURL` is not set. */
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
@@ -24,9 +24,9 @@ const ANTHROPIC_THINKING_BUDGET: Record<string, number> = {
 const REASONING_EFFORTS: ReadonlySet<string> = new Set(['minimal', 'low', 'medium', 'high']);
 
 /**
- * Creates the model provider for one entry of `config.models.providers`, over the AI SDK
- * (`@ai-sdk/openai-compatible` or `@ai-sdk/anthropic`). `request.model` may be the full `id/model`
- * reference or the bare model id.
+ * Creates the model provider for one entry of `config.models.providers`: kind `openai-compatible`
+ * over Colloquy's own chat completions client, kind `anthropic` over the AI SDK (`@ai-sdk/anthropic`).
+ * `request.model` may be the full `id/model` reference or the bare model id.
  *
  * @param id - the provider id (its key under `models.providers`)
  * @param config - `{ kind, baseURL?, apiKey?, apiKeyEnv?, limits? }`; `limits` bounds the calls of the
@@ -67,24 +67,7 @@ export function createModelProvider(
       );
     }
     const apiKey = resolveApiKey(id, config, env, undefined);
-    const baseURL = config.baseURL;
-    if (!options.fetch) return openAiChatProvider(common, baseURL, apiKey, options.headers);
-    const sdk = once(async () =>
-      (await import('@ai-sdk/openai-compatible')).createOpenAICompatible({
-        name: id,
-        baseURL,
-        includeUsage: true,
-        ...(apiKey ? { apiKey } : {}),
-        ...(options.headers ? { headers: options.headers } : {}),
-        ...(options.fetch ? { fetch: options.fetch } : {}),
-      }),
-    );
-    return createAiSdkModelProvider({
-      ...common,
-      baseURL: config.baseURL,
-      languageModel: async (modelId) => (await sdk()).chatModel(modelId),
-      providerOptions: openAICompatibleOptions,
-    });
+    return openAiChatProvider(common, config.baseURL, apiKey, options);
   }
 
   if (config.kind === 'anthropic') {
@@ -158,18 +141,19 @@ function resolveApiKey(
 
 /**
  * The OpenAI-compatible provider over Colloquy's own chat completions client (`streamOpenAiChat`):
- * the same requests as `@ai-sdk/openai-compatible`, at a fraction of its CPU per call (no web
- * streams, no per-chunk schema validation). Used unless `options.fetch` asks for the AI SDK's path.
+ * the requests `@ai-sdk/openai-compatible` sends, at a quarter to a third of its CPU per call (no web
+ * streams, no per-chunk schema validation; measured with AI SDK 7, see the providers README).
  */
 function openAiChatProvider(
   common: Omit<StreamingProviderSpec, 'prepare'>,
   baseURL: string,
   apiKey: string | undefined,
-  headers: Readonly<Record<string, string>> | undefined,
+  options: ModelProviderOptions,
 ): ModelProvider {
   const endpoint = {
     url: new URL(`${baseURL.replace(/\/+$/, '')}/chat/completions`),
-    headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
+    headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...options.headers },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   };
   return createStreamingProvider({
     ...common,
@@ -179,7 +163,7 @@ function openAiChatProvider(
       const reasoningEffort = reasoningEffortOf(request);
       const body = openAiChatBody({
         modelId,
-        prompt: toV3Prompt(request.system, messages),
+        prompt: toV4Prompt(request.system, messages),
         tools: request.tools,
         ...(request.maxOutputTokens !== undefined ? { maxOutputTokens: request.maxOutputTokens } : {}),
         ...(reasoningEffort ? { reasoningEffort } : {}),
@@ -195,12 +179,7 @@ function reasoningEffortOf(request: ModelRequest): string | undefined {
   return level && REASONING_EFFORTS.has(level) ? level : undefined;
 }
 
-function openAICompatibleOptions(request: ModelRequest): SharedV3ProviderOptions | undefined {
-  const reasoningEffort = reasoningEffortOf(request);
-  return reasoningEffort ? { openaiCompatible: { reasoningEffort } } : undefined;
-}
-
-function anthropicOptions(request: ModelRequest): SharedV3ProviderOptions | undefined {
+function anthropicOptions(request: ModelRequest): SharedV4ProviderOptions | undefined {
   const budgetTokens = request.thinking
     ? ANTHROPIC_THINKING_BUDGET[request.thinking.toLowerCase()]
     : undefined;

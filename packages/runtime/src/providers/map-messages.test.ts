@@ -111,7 +111,7 @@ describe('toAiSdkMessages', () => {
     ]);
   });
 
-  it('sends image data as image parts and omitted images as a text note', async () => {
+  it('sends image data as file parts and omitted images as a text note', async () => {
     expect(
       toAiSdkMessages([
         {
@@ -128,7 +128,7 @@ describe('toAiSdkMessages', () => {
         role: 'user',
         content: [
           { type: 'text', text: 'look' },
-          { type: 'image', image: 'iVBORw0KGgo=', mediaType: 'image/png' },
+          { type: 'file', data: 'iVBORw0KGgo=', mediaType: 'image/png' },
           { type: 'text', text: '[image omitted, 2048 bytes]' },
         ],
       },

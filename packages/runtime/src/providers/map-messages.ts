@@ -121,7 +121,7 @@ function toUserContent(content: string | ContentBlock[]): UserContent | undefine
   for (const block of content) {
     if (block.type === 'text') parts.push({ type: 'text', text: block.text });
     else if (block.type === 'image' && block.data) {
-      parts.push({ type: 'image', image: block.data, mediaType: block.mimeType });
+      parts.push({ type: 'file', data: block.data, mediaType: block.mimeType });
     } else if (block.type === 'image') {
       parts.push({ type: 'text', text: `[image omitted${block.bytes ? `, ${block.bytes} bytes` : ''}]` });
     }

@@ -41,9 +41,8 @@ export interface ModelProviderOptions {
   /** The environment used for `apiKeyEnv` and the Anthropic default `ANTHROPIC_API_KEY`. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
   /**
-   * A `fetch` implementation (tests, proxies). For kind `openai-compatible` it selects the AI SDK's
-   * client (`@ai-sdk/openai-compatible`) instead of Colloquy's own `node:http` client. Default: the own
-   * client for `openai-compatible`, the global `fetch` for `anthropic`.
+   * A `fetch` implementation (tests, proxies) that every request goes through. Default: `node:http(s)`
+   * for `openai-compatible`, the global `fetch` for `anthropic`.
    */
   fetch?: typeof globalThis.fetch;
   /** Receives retry and failure logs. Default silent. */

@@ -11,9 +11,9 @@ import {
 import type { AiSdkProviderSpec } from './ai-sdk-provider.js';
 import { classifyModelError, type ModelErrorContext } from './model-errors.js';
 import { stripProviderPrefix } from './model-ref.js';
+import type { DirectPart } from './model-stream.js';
 import type { ModelRetryOptions } from './provider-config.js';
 import { createProviderLimiter, type ProviderPermit } from './provider-limiter.js';
-import type { DirectPart } from './v3-stream.js';
 
 /** Defaults of the provider options. */
 export const MODEL_PROVIDER_DEFAULTS = {

@@ -1,14 +1,15 @@
 import type Database from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import type { Stmt } from './statements.js';
 
 const DYNAMIC_CACHE_LIMIT = 128;
 
 /**
- * The statements whose SQL depends on a query's filters, prepared on first use and kept (up to
- * 128 distinct texts; the cache then starts over).
+ * The statements whose SQL depends on a query's filters, prepared on first use and kept (the 128
+ * distinct texts used most recently).
  */
 export class DynamicStatements {
-  private readonly cache = new Map<string, Stmt<unknown[]>>();
+  private readonly cache = new LRUCache<string, Stmt<unknown[]>>({ max: DYNAMIC_CACHE_LIMIT });
 
   constructor(private readonly db: Database.Database) {}
 
@@ -16,7 +17,6 @@ export class DynamicStatements {
   get(sql: string): Stmt<unknown[]> {
     let statement = this.cache.get(sql);
     if (statement === undefined) {
-      if (this.cache.size >= DYNAMIC_CACHE_LIMIT) this.cache.clear();
       statement = this.db.prepare<unknown[]>(sql);
       this.cache.set(sql, statement);
     }

@@ -55,6 +55,7 @@ export function createChatHub(options: {
   const byChat = new Map<string, Set<ChatClient>>();
   const byVisitor = new Map<string, number>();
   const admins = new Set<ChatClient>();
+  // A Map, not lru-cache: eviction skips chats that still have open sockets, which lru-cache cannot.
   const histories = new Map<string, HistoryEntry>();
 
   const sendRaw = (client: ChatClient, data: string): boolean => {

@@ -1,4 +1,5 @@
 import { type Gateway, type GatewayEvent, type Logger, parseSessionKey } from '@colloquy/core';
+import { LRUCache } from 'lru-cache';
 import type { ChatMessage, ChatPerson, ChatRef, ServerFrame, SessionRow } from '../protocol/frames.js';
 import type { ChatHub } from './chat-hub.js';
 import { toSessionRow, transcriptToChat } from './transcript-view.js';
@@ -62,15 +63,16 @@ export function createGatewayBridge(options: {
   publicSender: (sender: { id: string; name?: string }) => ChatPerson;
 }): GatewayBridge {
   const { gateway, channelId, hub, log } = options;
-  const targets = new Map<string, Target>();
+  const targets = new LRUCache<string, Target>({ max: MAX_CACHED_TARGETS });
   const sessionOfChat = new Map<string, string>();
   const queues = new Map<string, Promise<void>>();
+  // A Map, not lru-cache: a registry of live runs, read and claimed in the order they started (reads
+  // must not reorder it) and deleted from while iterated; its cap only guards against runs that never end.
   const runs = new Map<string, LiveRun>();
   let panelTimer: NodeJS.Timeout | undefined;
   let closed = false;
 
   const remember = (sessionKey: string, target: Target): Target => {
-    if (targets.size >= MAX_CACHED_TARGETS) targets.delete(targets.keys().next().value!);
     targets.set(sessionKey, target);
     return target;
   };

@@ -162,6 +162,7 @@ export class ChatView {
     else stream.expire = window.setTimeout(drop, ORPHAN_STREAM_MS);
   }
 
+  // A Set, not lru-cache: the page is plain ES modules served without a bundler, so it imports no packages.
   private markFinished(runId: string): void {
     this.finished.add(runId);
     if (this.finished.size > 500) this.finished.delete(this.finished.values().next().value!);

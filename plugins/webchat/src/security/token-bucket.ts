@@ -27,6 +27,8 @@ export function createRateLimiter(options: { burst: number; perSecond: number })
     bucket.tokens = Math.min(options.burst, bucket.tokens + elapsed * options.perSecond);
     bucket.at = now;
   };
+  // A Map, not lru-cache: only refilled buckets may go; dropping the least recently used one would
+  // hand a client that is being limited a fresh burst.
   const prune = (now: number): void => {
     for (const [key, bucket] of buckets) {
       refill(bucket, now);

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { InboundMessage, Logger } from '@colloquy/core';
+import { LRUCache } from 'lru-cache';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { mentionsAssistant, normalizeRoomName } from '../chat/addressing.js';
 import type { ChatClient, ChatHub } from '../chat/chat-hub.js';
@@ -63,7 +64,7 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
   const maxPayload = 64 * 1024 + options.maxMessageChars * 4;
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
   const pendingCookies = new WeakMap<IncomingMessage, string>();
-  const names = new Map<string, string>();
+  const names = new LRUCache<string, string>({ max: MAX_NAMES });
   const messageLimiter = createRateLimiter(options.rateLimit);
   const frameLimiter = createRateLimiter({ burst: 60, perSecond: 20 });
   const typingLimiter = createRateLimiter({ burst: 1, perSecond: 0.5 });
@@ -195,7 +196,6 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
         }
         return;
       case 'profile':
-        if (names.size >= MAX_NAMES && !names.has(client.visitorId)) names.delete(names.keys().next().value!);
         names.set(client.visitorId, frame.name);
         hub.sendTo(client, { type: 'profile', you: personOf(client.visitorId) });
         return;

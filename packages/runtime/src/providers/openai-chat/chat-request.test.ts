@@ -11,9 +11,17 @@ describe('toOpenAiChatMessages', () => {
           role: 'user',
           content: [
             { type: 'text', text: 'look' },
-            { type: 'file', data: 'aGVsbG8=', mediaType: 'image/*' },
-            { type: 'file', data: new Uint8Array([104, 105]), mediaType: 'image/png' },
-            { type: 'file', data: new URL('https://example.invalid/cat.png'), mediaType: 'image/png' },
+            { type: 'file', data: { type: 'data', data: 'aGVsbG8=' }, mediaType: 'image/*' },
+            {
+              type: 'file',
+              data: { type: 'data', data: new Uint8Array([104, 105]) },
+              mediaType: 'image/png',
+            },
+            {
+              type: 'file',
+              data: { type: 'url', url: new URL('https://example.invalid/cat.png') },
+              mediaType: 'image/png',
+            },
           ],
         },
       ]),

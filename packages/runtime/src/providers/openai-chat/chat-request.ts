@@ -1,6 +1,6 @@
-import type { LanguageModelV3FilePart, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { LanguageModelV4FilePart, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { ModelToolSpec } from '@colloquy/core';
-import { toolJsonSchema } from '../v3-stream.js';
+import { toolJsonSchema } from '../model-stream.js';
 
 /** A message of an OpenAI chat completions request. */
 export type OpenAiChatMessage =
@@ -41,7 +41,7 @@ export interface OpenAiChatBody {
 /** What {@link openAiChatBody} builds a request from. */
 export interface OpenAiChatCall {
   modelId: string;
-  prompt: LanguageModelV3Prompt;
+  prompt: LanguageModelV4Prompt;
   tools: readonly ModelToolSpec[];
   maxOutputTokens?: number;
   reasoningEffort?: string;
@@ -80,10 +80,10 @@ export function openAiChatBody(call: OpenAiChatCall): OpenAiChatBody {
  * string, images become `image_url` parts (base64 data as a data URL), an assistant's reasoning
  * goes in `reasoning_content`, and each tool result becomes its own `tool` message.
  *
- * @param prompt - the provider prompt (see `toV3Prompt`)
+ * @param prompt - the provider prompt (see `toV4Prompt`)
  * @returns the messages
  */
-export function toOpenAiChatMessages(prompt: LanguageModelV3Prompt): OpenAiChatMessage[] {
+export function toOpenAiChatMessages(prompt: LanguageModelV4Prompt): OpenAiChatMessage[] {
   const messages: OpenAiChatMessage[] = [];
   for (const message of prompt) {
     switch (message.role) {
@@ -100,7 +100,8 @@ export function toOpenAiChatMessages(prompt: LanguageModelV3Prompt): OpenAiChatM
         for (const part of message.content) {
           if (part.type === 'text') parts.push({ type: 'text', text: part.text });
           else if (part.mediaType.startsWith('image/')) {
-            parts.push({ type: 'image_url', image_url: { url: imageUrl(part) } });
+            const url = imageUrl(part);
+            if (url !== undefined) parts.push({ type: 'image_url', image_url: { url } });
           }
         }
         messages.push({ role: 'user', content: parts });
@@ -147,9 +148,12 @@ export function toOpenAiChatMessages(prompt: LanguageModelV3Prompt): OpenAiChatM
   return messages;
 }
 
-function imageUrl(part: LanguageModelV3FilePart): string {
-  if (part.data instanceof URL) return part.data.toString();
+/** The `image_url` of an image part: its URL, or its bytes as a data URL (references and text have none). */
+function imageUrl(part: LanguageModelV4FilePart): string | undefined {
+  const { data } = part;
+  if (data.type === 'url') return data.url.toString();
+  if (data.type !== 'data') return undefined;
   const mediaType = part.mediaType === 'image/*' ? 'image/jpeg' : part.mediaType;
-  const base64 = typeof part.data === 'string' ? part.data : Buffer.from(part.data).toString('base64');
+  const base64 = typeof data.data === 'string' ? data.data : Buffer.from(data.data).toString('base64');
   return `data:${mediaType};base64,${base64}`;
 }

@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APICallError, JSONParseError } from '@ai-sdk/provider';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DirectPart } from '../v3-stream.js';
-import { streamOpenAiChat } from './chat-stream.js';
+import type { DirectPart } from '../model-stream.js';
+import { type OpenAiChatEndpoint, streamOpenAiChat } from './chat-stream.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -34,7 +34,7 @@ const body = {
   stream_options: { include_usage: true as const },
 };
 
-async function parts(endpoint: Awaited<ReturnType<typeof serve>>): Promise<DirectPart[]> {
+async function parts(endpoint: OpenAiChatEndpoint): Promise<DirectPart[]> {
   const out: DirectPart[] = [];
   for await (const part of streamOpenAiChat(endpoint, body, new AbortController().signal)) out.push(part);
   return out;
@@ -97,5 +97,43 @@ describe('streamOpenAiChat', () => {
       responseHeaders: expect.objectContaining({ 'retry-after': '3' }),
       data: { error: { message: 'slow down' } },
     });
+  });
+
+  it('reads events however the body is split, with CRLF or CR line ends, comments and other fields', async () => {
+    const text = (content: string) => JSON.stringify({ choices: [{ delta: { content } }] });
+    const body = `: keep-alive\r\n\r\nevent: x\r\nid: 1\r\ndata: ${text('a')}\r\n\r\ndata:${text('b')}\r\rdata: ${text('c')}\n\ndata: [DONE]\n\n`;
+    const pieces = body.match(/[\s\S]{1,7}/g) ?? [];
+    const endpoint = await serve(200, pieces);
+    expect((await parts(endpoint)).filter((part) => part.type === 'text-delta')).toEqual([
+      { type: 'text-delta', text: 'a' },
+      { type: 'text-delta', text: 'b' },
+      { type: 'text-delta', text: 'c' },
+    ]);
+  });
+
+  it('keeps an event the end of the body cut off', async () => {
+    const last = event({ choices: [{ delta: { content: 'done' }, finish_reason: 'stop' }] }).trimEnd();
+    const endpoint = await serve(200, [last]);
+    expect(await parts(endpoint)).toEqual([
+      { type: 'text-delta', text: 'done' },
+      {
+        type: 'finish',
+        finishReason: 'stop',
+        usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, contextTokens: 0 },
+      },
+    ]);
+  });
+
+  it("sends the request through the endpoint's fetch when it has one", async () => {
+    const endpoint = await serve(200, [
+      event({ choices: [{ delta: { content: 'hi' }, finish_reason: 'stop' }] }),
+    ]);
+    const sent: string[] = [];
+    const viaFetch: typeof fetch = (input, init) => {
+      sent.push(String(input));
+      return fetch(input, init);
+    };
+    expect(await parts({ ...endpoint, fetch: viaFetch })).toContainEqual({ type: 'text-delta', text: 'hi' });
+    expect(sent).toEqual([endpoint.url.toString()]);
   });
 });

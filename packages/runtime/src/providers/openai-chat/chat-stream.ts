@@ -1,10 +1,10 @@
-import http, { type IncomingMessage } from 'node:http';
+import http from 'node:http';
 import https from 'node:https';
 import { APICallError, JSONParseError } from '@ai-sdk/provider';
 import type { FinishReason, TokenUsage } from '@colloquy/core';
-import { type DirectPart, parseToolArguments } from '../v3-stream.js';
+import { createParser } from 'eventsource-parser';
+import { type DirectPart, parseToolArguments } from '../model-stream.js';
 import type { OpenAiChatBody } from './chat-request.js';
-import { SseDecoder } from './sse-decoder.js';
 
 /** Where chat completions requests go. */
 export interface OpenAiChatEndpoint {
@@ -12,14 +12,27 @@ export interface OpenAiChatEndpoint {
   url: URL;
   /** Sent with every request (the key as `authorization`, configured extra headers). */
   headers: Readonly<Record<string, string>>;
+  /** Sends the request through this `fetch` (a proxy, a test) instead of `node:http(s)`. */
+  fetch?: typeof globalThis.fetch;
+}
+
+/** A response whose headers arrived, whichever way it was requested. */
+interface ChatResponse {
+  status: number;
+  statusText: string;
+  headers: Record<string, string>;
+  /** The body's bytes (none for a fetch response without a body). */
+  body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+  /** Releases the connection of a response that was not read to its end. */
+  close(): void;
 }
 
 /** The most bytes of an error response kept for the error message. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
 /**
- * One streaming chat completions call over `node:http(s)` (keep-alive sockets of the global agents),
- * its server-sent events parsed as they arrive: `text-delta` parts as text comes, the tool calls
+ * One streaming chat completions call over `node:http(s)` (keep-alive sockets of the global agents)
+ * or the endpoint's `fetch`, its server-sent events parsed as they arrive: `text-delta` parts as text comes, the tool calls
  * (assembled from their argument pieces) and `finish` when the stream has ended. No `finish` is
  * yielded for a stream that ended before the model finished (no finish reason, no `[DONE]`).
  *
@@ -37,28 +50,43 @@ export async function* streamOpenAiChat(
   signal: AbortSignal,
 ): AsyncGenerator<DirectPart> {
   const json = JSON.stringify(body);
-  const response = await post(endpoint, json, body, signal);
+  const response = endpoint.fetch
+    ? await postWithFetch(endpoint.fetch, endpoint, json, body, signal)
+    : await post(endpoint, json, body, signal);
   try {
-    if ((response.statusCode ?? 0) < 200 || (response.statusCode ?? 0) >= 300) {
+    if (response.status < 200 || response.status >= 300) {
       throw await errorOf(response, endpoint, body);
     }
     const state = new ChatStreamState();
-    for await (const data of eventData(response)) {
+    for await (const data of eventData(response.body)) {
       const delta = state.read(data);
       if (delta !== '') yield { type: 'text-delta', text: delta };
     }
     yield* state.end();
   } finally {
-    if (!response.complete) response.destroy();
+    response.close();
   }
 }
 
-/** The data of the server-sent events of a response body, as they arrive. */
-async function* eventData(response: IncomingMessage): AsyncGenerator<string> {
-  response.setEncoding('utf8');
-  const decoder = new SseDecoder();
-  for await (const text of response as AsyncIterable<string>) yield* decoder.push(text);
-  yield* decoder.end();
+/**
+ * The data of the server-sent events of a response body, as they arrive. An event the end of the
+ * body cut off (no blank line after it) still counts.
+ */
+async function* eventData(body: ChatResponse['body']): AsyncGenerator<string> {
+  let events: string[] = [];
+  const parser = createParser({ onEvent: (event) => events.push(event.data) });
+  const decoder = new TextDecoder();
+  const take = () => {
+    const taken = events;
+    events = [];
+    return taken;
+  };
+  for await (const chunk of body) {
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    if (events.length > 0) yield* take();
+  }
+  parser.feed(`${decoder.decode()}\n\n`); // ends a cut-off last line and event
+  yield* take();
 }
 
 /** What the events of one stream said so far. */
@@ -163,13 +191,13 @@ function numberOr0(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
-/** Sends the request; resolves with the response once its headers arrived. */
+/** Sends the request over `node:http(s)`; resolves with the response once its headers arrived. */
 function post(
   endpoint: OpenAiChatEndpoint,
   json: string,
   body: OpenAiChatBody,
   signal: AbortSignal,
-): Promise<IncomingMessage> {
+): Promise<ChatResponse> {
   return new Promise((resolve, reject) => {
     const client = endpoint.url.protocol === 'https:' ? https : http;
     const request = client.request(endpoint.url, {
@@ -181,35 +209,78 @@ function post(
       },
       signal,
     });
-    request.once('response', resolve);
-    request.once('error', (error) => {
-      if (signal.aborted) reject(error);
-      else {
-        reject(
-          new APICallError({
-            message: `Cannot connect to API: ${error.message}`,
-            url: endpoint.url.toString(),
-            requestBodyValues: body,
-            cause: error,
-            isRetryable: true,
-          }),
-        );
+    request.once('response', (response) => {
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
       }
+      resolve({
+        status: response.statusCode ?? 0,
+        statusText: response.statusMessage ?? '',
+        headers,
+        body: response,
+        close: () => {
+          if (!response.complete) response.destroy();
+        },
+      });
     });
+    request.once('error', (error) => reject(signal.aborted ? error : unreachable(error, endpoint, body)));
     request.end(json);
+  });
+}
+
+/** Sends the request through a `fetch`; resolves with the response once its headers arrived. */
+async function postWithFetch(
+  fetch: typeof globalThis.fetch,
+  endpoint: OpenAiChatEndpoint,
+  json: string,
+  body: OpenAiChatBody,
+  signal: AbortSignal,
+): Promise<ChatResponse> {
+  let response: Response;
+  try {
+    response = await fetch(endpoint.url, {
+      method: 'POST',
+      headers: { ...endpoint.headers, 'content-type': 'application/json' },
+      body: json,
+      signal,
+    });
+  } catch (error) {
+    throw signal.aborted ? error : unreachable(error, endpoint, body);
+  }
+  const stream = response.body;
+  return {
+    status: response.status,
+    statusText: response.statusText,
+    headers: Object.fromEntries(response.headers),
+    body: stream ?? [],
+    close: () => {
+      if (stream && !stream.locked) stream.cancel().catch(() => {});
+    },
+  };
+}
+
+/** The `APICallError` of a request that reached no server (refused, reset, DNS). */
+function unreachable(error: unknown, endpoint: OpenAiChatEndpoint, body: OpenAiChatBody): APICallError {
+  return new APICallError({
+    message: `Cannot connect to API: ${error instanceof Error ? error.message : String(error)}`,
+    url: endpoint.url.toString(),
+    requestBodyValues: body,
+    cause: error,
+    isRetryable: true,
   });
 }
 
 /** The `APICallError` of an error status, with the start of the response body. */
 async function errorOf(
-  response: IncomingMessage,
+  response: ChatResponse,
   endpoint: OpenAiChatEndpoint,
   body: OpenAiChatBody,
 ): Promise<APICallError> {
-  const chunks: Buffer[] = [];
+  const chunks: Uint8Array[] = [];
   let size = 0;
   try {
-    for await (const chunk of response as AsyncIterable<Buffer>) {
+    for await (const chunk of response.body) {
       if (size < ERROR_BODY_LIMIT) chunks.push(chunk);
       size += chunk.length;
     }
@@ -217,23 +288,19 @@ async function errorOf(
     // a body cut off: what arrived is enough for the message
   }
   const text = Buffer.concat(chunks).toString('utf8').slice(0, ERROR_BODY_LIMIT);
-  const status = response.statusCode ?? 0;
+  const status = response.status;
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
     data = undefined;
   }
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(response.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
   return new APICallError({
-    message: response.statusMessage || `HTTP ${status}`,
+    message: response.statusText || `HTTP ${status}`,
     url: endpoint.url.toString(),
     requestBodyValues: body,
     statusCode: status,
-    responseHeaders: headers,
+    responseHeaders: response.headers,
     responseBody: text,
     isRetryable: status === 408 || status === 409 || status === 429 || status >= 500,
     ...(data !== undefined ? { data } : {}),

@@ -1,17 +1,16 @@
 import type {
-  LanguageModelV3,
-  LanguageModelV3CallOptions,
-  LanguageModelV3FilePart,
-  LanguageModelV3FunctionTool,
-  LanguageModelV3Message,
-  LanguageModelV3Prompt,
-  LanguageModelV3Usage,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4FunctionTool,
+  LanguageModelV4Message,
+  LanguageModelV4Prompt,
+  LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import type { FinishReason, ModelToolSpec, TokenUsage } from '@colloquy/core';
 import type { ModelMessage as AiModelMessage, LanguageModel } from 'ai';
 
 /**
- * The direct path to an AI SDK provider model: `doStream` of a specification v3 model, without
+ * The direct path to an AI SDK provider model: `doStream` of a specification v4 model, without
  * `streamText` on top. A Colloquy turn is one step whose tool calls the runtime runs itself, so the
  * step loop, output assembly and tool validation of `streamText` are not needed, and they cost more
  * CPU than the provider's own HTTP call and stream parsing (about 2 ms per call in the bench).
@@ -23,9 +22,9 @@ export type DirectPart =
   | { type: 'tool-call'; id: string; name: string; arguments: unknown }
   | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage };
 
-/** True for a model the direct path can call (an object implementing specification v3). */
-export function isV3Model(model: LanguageModel): model is LanguageModelV3 {
-  return typeof model === 'object' && model !== null && model.specificationVersion === 'v3';
+/** True for a model the direct path can call (an object implementing specification v4, as AI SDK 7 providers do). */
+export function isV4Model(model: LanguageModel): model is LanguageModelV4 {
+  return typeof model === 'object' && model !== null && model.specificationVersion === 'v4';
 }
 
 /** The call options of {@link streamDirect}. */
@@ -34,7 +33,7 @@ export interface DirectCall {
   messages: AiModelMessage[];
   tools: readonly ModelToolSpec[];
   maxOutputTokens?: number;
-  providerOptions?: LanguageModelV3CallOptions['providerOptions'];
+  providerOptions?: LanguageModelV4CallOptions['providerOptions'];
   abortSignal: AbortSignal;
 }
 
@@ -44,10 +43,10 @@ export interface DirectCall {
  *
  * @throws the provider's error (an `APICallError` for HTTP failures, an `error` part's error mid-stream)
  */
-export async function* streamDirect(model: LanguageModelV3, call: DirectCall): AsyncGenerator<DirectPart> {
+export async function* streamDirect(model: LanguageModelV4, call: DirectCall): AsyncGenerator<DirectPart> {
   const { stream } = await model.doStream({
-    prompt: toV3Prompt(call.system, call.messages),
-    ...(call.tools.length > 0 ? { tools: toV3Tools(call.tools), toolChoice: { type: 'auto' } } : {}),
+    prompt: toV4Prompt(call.system, call.messages),
+    ...(call.tools.length > 0 ? { tools: toV4Tools(call.tools), toolChoice: { type: 'auto' } } : {}),
     ...(call.maxOutputTokens !== undefined ? { maxOutputTokens: call.maxOutputTokens } : {}),
     ...(call.providerOptions ? { providerOptions: call.providerOptions } : {}),
     abortSignal: call.abortSignal,
@@ -66,7 +65,10 @@ export async function* streamDirect(model: LanguageModelV3, call: DirectCall): A
         };
         break;
       case 'finish':
-        yield { type: 'finish', finishReason: part.finishReason.unified, usage: fromV3Usage(part.usage) };
+        // A stream that ended without the model finishing yields no finish: the caller reports it as
+        // cut off (`stream-interrupted`) instead of passing an incomplete turn on as complete.
+        if (part.finishReason.unified === 'interrupted') break;
+        yield { type: 'finish', finishReason: part.finishReason.unified, usage: fromV4Usage(part.usage) };
         break;
       case 'error':
         throw part.error;
@@ -87,7 +89,7 @@ export function parseToolArguments(input: string): unknown {
 }
 
 /** Provider usage to Colloquy's: missing counts are 0; `contextTokens` is the prompt size. */
-function fromV3Usage(usage: LanguageModelV3Usage): TokenUsage {
+function fromV4Usage(usage: LanguageModelV4Usage): TokenUsage {
   const inputTokens = usage.inputTokens.total ?? 0;
   const outputTokens = usage.outputTokens.total ?? 0;
   return {
@@ -99,7 +101,7 @@ function fromV3Usage(usage: LanguageModelV3Usage): TokenUsage {
 }
 
 /** JSON copies of tool parameter schemas, by schema object (tools are built per turn, schemas are constants). */
-const jsonSchemas = new WeakMap<object, LanguageModelV3FunctionTool['inputSchema']>();
+const jsonSchemas = new WeakMap<object, LanguageModelV4FunctionTool['inputSchema']>();
 
 /**
  * A tool's parameter schema as plain JSON, copied once per schema object: TypeBox schemas carry
@@ -108,16 +110,16 @@ const jsonSchemas = new WeakMap<object, LanguageModelV3FunctionTool['inputSchema
  * @param spec - the tool
  * @returns the JSON schema (shared: do not mutate)
  */
-export function toolJsonSchema(spec: ModelToolSpec): LanguageModelV3FunctionTool['inputSchema'] {
+export function toolJsonSchema(spec: ModelToolSpec): LanguageModelV4FunctionTool['inputSchema'] {
   let schema = jsonSchemas.get(spec.parameters);
   if (!schema) {
-    schema = JSON.parse(JSON.stringify(spec.parameters)) as LanguageModelV3FunctionTool['inputSchema'];
+    schema = JSON.parse(JSON.stringify(spec.parameters)) as LanguageModelV4FunctionTool['inputSchema'];
     jsonSchemas.set(spec.parameters, schema);
   }
   return schema;
 }
 
-function toV3Tools(tools: readonly ModelToolSpec[]): LanguageModelV3FunctionTool[] {
+function toV4Tools(tools: readonly ModelToolSpec[]): LanguageModelV4FunctionTool[] {
   return tools.map((spec) => ({
     type: 'function',
     name: spec.name,
@@ -127,17 +129,17 @@ function toV3Tools(tools: readonly ModelToolSpec[]): LanguageModelV3FunctionTool
 }
 
 /** AI SDK messages (as `toAiSdkMessages` builds them) to the provider prompt `streamText` would build. */
-export function toV3Prompt(system: string, messages: readonly AiModelMessage[]): LanguageModelV3Prompt {
-  const prompt: LanguageModelV3Prompt = [];
+export function toV4Prompt(system: string, messages: readonly AiModelMessage[]): LanguageModelV4Prompt {
+  const prompt: LanguageModelV4Prompt = [];
   if (system !== '') prompt.push({ role: 'system', content: system });
   for (const message of messages) {
-    const converted = toV3Message(message);
+    const converted = toV4Message(message);
     if (converted) prompt.push(converted);
   }
   return prompt;
 }
 
-function toV3Message(message: AiModelMessage): LanguageModelV3Message | undefined {
+function toV4Message(message: AiModelMessage): LanguageModelV4Message | undefined {
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
@@ -145,15 +147,12 @@ function toV3Message(message: AiModelMessage): LanguageModelV3Message | undefine
       if (typeof message.content === 'string') {
         return { role: 'user', content: [{ type: 'text', text: message.content }] };
       }
-      const content: Extract<LanguageModelV3Message, { role: 'user' }>['content'] = [];
+      const content: Extract<LanguageModelV4Message, { role: 'user' }>['content'] = [];
       for (const part of message.content) {
         if (part.type === 'text') content.push({ type: 'text', text: part.text });
-        else if (part.type === 'image') {
-          content.push({
-            type: 'file',
-            data: part.image as LanguageModelV3FilePart['data'],
-            mediaType: part.mediaType ?? 'image/*',
-          });
+        // toAiSdkMessages sends images as base64 strings.
+        else if (part.type === 'file' && typeof part.data === 'string') {
+          content.push({ type: 'file', data: { type: 'data', data: part.data }, mediaType: part.mediaType });
         }
       }
       return { role: 'user', content };
@@ -162,7 +161,7 @@ function toV3Message(message: AiModelMessage): LanguageModelV3Message | undefine
       if (typeof message.content === 'string') {
         return { role: 'assistant', content: [{ type: 'text', text: message.content }] };
       }
-      const content: Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] = [];
+      const content: Extract<LanguageModelV4Message, { role: 'assistant' }>['content'] = [];
       for (const part of message.content) {
         if (part.type === 'text') content.push({ type: 'text', text: part.text });
         else if (part.type === 'tool-call') {
@@ -183,7 +182,7 @@ function toV3Message(message: AiModelMessage): LanguageModelV3Message | undefine
       return { role: 'assistant', content };
     }
     case 'tool': {
-      const content: Extract<LanguageModelV3Message, { role: 'tool' }>['content'] = [];
+      const content: Extract<LanguageModelV4Message, { role: 'tool' }>['content'] = [];
       for (const part of message.content) {
         if (part.type !== 'tool-result') continue;
         const output = part.output;
