@@ -106,6 +106,7 @@ function overAiSdk(
     ...(config.limits ? { limits: config.limits } : {}),
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
   });
 }
 
