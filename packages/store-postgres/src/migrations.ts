@@ -298,6 +298,22 @@ const MIGRATIONS: readonly Migration[] = [
       await client.query('CREATE INDEX messages_search ON messages USING gin (search)');
     },
   },
+  {
+    version: 6,
+    description: 'MCP access tokens: the SHA-256 of each owner-issued token, never the token',
+    sql: `
+      CREATE TABLE mcp_tokens (
+        id text COLLATE "C" PRIMARY KEY,
+        hash text COLLATE "C" NOT NULL UNIQUE,
+        agent_id text COLLATE "C" NOT NULL,
+        created_at bigint NOT NULL,
+        revoked_at bigint,
+        n bigserial NOT NULL,
+        record json NOT NULL
+      );
+      CREATE INDEX mcp_tokens_by_agent ON mcp_tokens (agent_id, created_at, n);
+    `,
+  },
 ];
 
 /**

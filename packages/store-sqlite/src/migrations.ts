@@ -49,6 +49,7 @@ export const COLLOQUY_APPLICATION_ID = 0x436f6c71;
  *   the newest ones was deleted, new messages got ids at or below the index watermark and were never
  *   indexed. An update that changes a message's text queues it in `search_stale` for the next
  *   catch-up (a trigger cannot compute core's words).
+ * - v10: MCP access tokens (`mcp_tokens`): the SHA-256 of each owner-issued token, never the token.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -359,6 +360,23 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
       db.exec(indexPendingSql(MESSAGE_INDEX));
       db.exec('UPDATE search_state SET indexed_up_to = (SELECT coalesce(max(id), 0) FROM messages)');
+    },
+  },
+  {
+    version: 10,
+    description: 'MCP access tokens',
+    up(db) {
+      db.exec(`
+        CREATE TABLE mcp_tokens (
+          id TEXT PRIMARY KEY,
+          hash TEXT NOT NULL UNIQUE,
+          agent_id TEXT NOT NULL,
+          created_at INTEGER NOT NULL,
+          revoked_at INTEGER,
+          record TEXT NOT NULL
+        );
+        CREATE INDEX mcp_tokens_by_agent ON mcp_tokens (agent_id, created_at);
+      `);
     },
   },
 ];
