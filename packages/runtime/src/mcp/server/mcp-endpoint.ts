@@ -1,0 +1,34 @@
+import { isColloquyError, mcpTokenStore } from '@colloquy/core';
+import type { RuntimeGateway } from '../../gateway/runtime-gateway.js';
+import type { RuntimeContext } from '../../runtime/runtime-context.js';
+import { createMcpHttpHandler, type McpHttpHandler } from './mcp-http-handler.js';
+
+/**
+ * The runtime's `/mcp` endpoint over its own gateway and store. A store that keeps no MCP tokens
+ * (a third-party store written before them) cannot authenticate anyone: the endpoint then answers
+ * every request `503` with the reason, and the owner gets one warning at start.
+ */
+export function createMcpEndpoint(ctx: RuntimeContext, gateway: RuntimeGateway): McpHttpHandler {
+  let tokens: ReturnType<typeof mcpTokenStore>;
+  try {
+    tokens = mcpTokenStore(ctx.store);
+  } catch (error) {
+    if (!isColloquyError(error)) throw error;
+    ctx.log.warn({ err: error }, 'MCP over HTTP is off: the store keeps no MCP tokens');
+    const body = JSON.stringify({ error: 'mcp_unavailable', error_description: error.message });
+    return {
+      handle(_req, res) {
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(body);
+      },
+      close: () => Promise.resolve(),
+    };
+  }
+  return createMcpHttpHandler({
+    gateway,
+    config: ctx.config,
+    tokens,
+    track: (work) => ctx.track(work),
+    logger: ctx.log,
+  });
+}
