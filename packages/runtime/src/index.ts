@@ -13,19 +13,6 @@ export type { Deliver, DeliveryKind, DeliveryRequest } from './delivery/deliver.
 export { GATEWAY_METHODS, isGatewayMethod } from './gateway/method-names.js';
 export type { RuntimeGateway } from './gateway/runtime-gateway.js';
 export type { InboundOutcome } from './inbound/receive-inbound.js';
-// --- the MCP server (Streamable HTTP at /mcp, stdio) ---
-export {
-  createMcpToolServer,
-  type McpToolServerOptions,
-} from './mcp/server/create-mcp-tool-server.js';
-export type { McpEvent } from './mcp/server/events-wait-tool.js';
-export type { McpClientIdentity } from './mcp/server/mcp-client-identity.js';
-export {
-  createMcpHttpHandler,
-  type McpHttpHandler,
-  type McpHttpHandlerOptions,
-} from './mcp/server/mcp-http-handler.js';
-export { type McpStdioOptions, type McpStdioServer, serveMcpStdio } from './mcp/server/serve-mcp-stdio.js';
 // --- model providers (AI SDK) ---
 export * from './providers/index.js';
 export type { QueueStats } from './queue/command-queue.js';

@@ -2,7 +2,7 @@ import { MCP_SCOPES, resolveConfig } from '@colloquy/core';
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type McpStdioServer, serveMcpStdio } from '../../src/index.js';
+import { type McpStdioServer, serveMcpStdio } from '../../src/mcp/index.js';
 import { type Harness, startHarness } from '../support/harness.js';
 
 let h: Harness | undefined;

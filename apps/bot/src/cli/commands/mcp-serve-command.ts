@@ -5,7 +5,7 @@ import {
   resolveConfig,
   type SessionVisibility,
 } from '@colloquy/core';
-import { serveMcpStdio } from '@colloquy/runtime';
+import { serveMcpStdio } from '@colloquy/runtime/mcp';
 import { type CliIo, writeLines } from '../cli-io.js';
 import { CLI } from '../cli-name.js';
 import { connectGateway } from '../connect.js';

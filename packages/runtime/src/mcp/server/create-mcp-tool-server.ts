@@ -89,7 +89,7 @@ export function createMcpToolServer(options: McpToolServerOptions): McpServer {
       name,
       {
         description: tool.description,
-        inputSchema: fromJsonSchema(plainSchema(tool.parameters)),
+        inputSchema: inputSchemaOf(tool.parameters),
         scopeChallenge: scopeChallengeFor(name),
       },
       async (args: unknown, ctx): Promise<CallToolResult> => {
@@ -158,16 +158,19 @@ function tracedGateway(gateway: Gateway, meta: Record<string, unknown> | undefin
   };
 }
 
-const plainSchemas = new WeakMap<object, JsonSchemaType>();
+const inputSchemas = new WeakMap<object, ReturnType<typeof fromJsonSchema>>();
 
-/** A tool's TypeBox schema as plain JSON (no symbol keys, no undefined), cached per schema object. */
-function plainSchema(schema: object): JsonSchemaType {
-  let plain = plainSchemas.get(schema);
-  if (!plain) {
-    plain = JSON.parse(JSON.stringify(schema)) as JsonSchemaType;
-    plainSchemas.set(schema, plain);
+/**
+ * A tool's TypeBox schema as the SDK's input schema: plain JSON (no symbol keys), wrapped once per
+ * schema object, since a server is built per request and the tools' schemas do not change.
+ */
+function inputSchemaOf(schema: object): ReturnType<typeof fromJsonSchema> {
+  let wrapped = inputSchemas.get(schema);
+  if (!wrapped) {
+    wrapped = fromJsonSchema(JSON.parse(JSON.stringify(schema)) as JsonSchemaType);
+    inputSchemas.set(schema, wrapped);
   }
-  return plain;
+  return wrapped;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
