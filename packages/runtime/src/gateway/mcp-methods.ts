@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  agentConfigFor,
   ColloquyError,
+  defaultAgentId,
   type GatewayResult,
   type InboxEntry,
   isMcpClientSessionKey,
@@ -27,6 +29,13 @@ export async function mcpOpen(ctx: RuntimeContext, params: unknown): Promise<Gat
   p.only(['agentId', 'name']);
   const agentId = p.string('agentId').trim().toLowerCase();
   const name = p.string('name').trim();
+  if (!agentConfigFor(ctx.config, agentId).listed && agentId !== defaultAgentId(ctx.config)) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `mcp.open: no agent "${agentId}" in agents.list; use one of: ${ctx.config.agents.list.map((a) => a.id).join(', ') || defaultAgentId(ctx.config)}.`,
+      { agentId },
+    );
+  }
   const key = mcpClientSessionKey(agentId, name);
   if (!isMcpClientSessionKey(key)) {
     throw new ColloquyError(

@@ -1,7 +1,7 @@
 import { issueMcpToken, type McpScope, mcpTokenStore, type SessionVisibility } from '@colloquy/core';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../support/harness.js';
+import { type Harness, startHarness, waitFor } from '../support/harness.js';
 
 const GATEWAY_TOKEN = 'gateway-token-123456';
 
@@ -147,6 +147,10 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const details = sent.structuredContent as { status: string; reply: string; runId: string };
     expect(details).toMatchObject({ status: 'ok', reply: 'pong' });
     expect((await h!.store.getRun(details.runId))?.meta).toMatchObject({ traceparent });
+    // The client is no model: the exchange skips the reply-back turns and goes to the announce step,
+    // which main (no chat) skips; it never fails trying to run a turn in the client's session.
+    await waitFor(async () => (await h!.store.getRun(details.runId))?.announce !== undefined, 10_000);
+    expect((await h!.store.getRun(details.runId))?.announce).toMatchObject({ outcome: 'skipped' });
   });
 
   it('spawns a sub-agent and returns its announce once from events_wait', async () => {

@@ -84,10 +84,10 @@ export async function mcpTokenCommand(args: readonly string[], io: CliIo): Promi
       return matches.length > 0 ? 0 : 1;
     }
     const agentId = (values.agent ?? defaultAgentId(config)).trim().toLowerCase();
-    if (!agentConfigFor(config, agentId)) {
+    if (!agentConfigFor(config, agentId).listed && agentId !== defaultAgentId(config)) {
       throw new ColloquyError(
         'INVALID_ARGUMENT',
-        `No agent "${agentId}" in agents.list; use one of: ${config.agents.list.map((a) => a.id).join(', ')}.`,
+        `No agent "${agentId}" in agents.list; use one of: ${config.agents.list.map((a) => a.id).join(', ') || defaultAgentId(config)}.`,
       );
     }
     if (!values.name)
