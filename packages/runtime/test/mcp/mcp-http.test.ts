@@ -169,4 +169,21 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       spawned.details.childSessionKey,
     );
   });
+
+  it("returns a watched session's change notice from events_wait", async () => {
+    await boot('agent');
+    const { token: bearer } = await token(['read', 'send'], 'agent');
+    const client = await connect(bearer);
+    const first = await h!.runtime.gateway.call('agent', { sessionKey: 'main', message: 'hello' });
+    await h!.runtime.gateway.call('agent.wait', { runId: first.runId, timeoutMs: 5000 });
+    const sent = await call(client, 'sessions_send', {
+      sessionKey: 'main',
+      message: 'ping',
+      timeoutSeconds: 0,
+      watch: true,
+    });
+    expect(sent.details).toMatchObject({ status: 'accepted' });
+    const waited = await call(client, 'events_wait', { timeoutSeconds: 10 });
+    expect(waited.details).toMatchObject({ count: 1, events: [{ kind: 'watch' }] });
+  });
 });
