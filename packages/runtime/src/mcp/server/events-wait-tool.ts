@@ -2,7 +2,10 @@ import { type AgentTool, type Gateway, type InboxEntry, toolResult } from '@coll
 import { Type } from '@sinclair/typebox';
 
 const DEFAULT_WAIT_SECONDS = 25;
-const MAX_WAIT_SECONDS = 60;
+/** Below the SDK clients' default request timeout (60 s), so a full wait never times the call out. */
+const MAX_WAIT_SECONDS = 50;
+/** The longest single `mcp.events` call: below the CLI's gateway request timeout (15 s), for stdio. */
+const SLICE_MS = 10_000;
 
 const EventsWaitParams = Type.Object(
   {
@@ -48,11 +51,12 @@ export function createEventsWaitTool(
       const seconds = clamp(args.timeoutSeconds, DEFAULT_WAIT_SECONDS, 0, MAX_WAIT_SECONDS);
       const limit = clamp(args.limit, 20, 1, 100);
       try {
-        const { entries } = await gateway.call('mcp.events', {
-          sessionKey,
-          timeoutMs: Math.round(seconds * 1000),
-          limit,
-        });
+        const deadline = Date.now() + Math.round(seconds * 1000);
+        let entries: InboxEntry[] = [];
+        do {
+          const timeoutMs = Math.max(0, Math.min(SLICE_MS, deadline - Date.now()));
+          ({ entries } = await gateway.call('mcp.events', { sessionKey, timeoutMs, limit }));
+        } while (entries.length === 0 && Date.now() < deadline);
         const events = entries.map(toEvent);
         return toolResult({ events, count: events.length });
       } catch (error) {
