@@ -172,15 +172,26 @@ describe('Colloquy as an MCP server, through the SDK clients', () => {
         args: [CLI, 'mcp', 'serve', '--name', 'desktop', '--state-dir', 'state'],
         cwd: app.dir,
         // The same environment as the bot's, so the tools read the same config (its model).
-        env: childEnv({ COLLOQUY_MODEL: 'fake/test-model', OPENAI_BASE_URL: fake.baseURL }) as Record<string, string>,
+        env: childEnv({ COLLOQUY_MODEL: 'fake/test-model', OPENAI_BASE_URL: fake.baseURL }) as Record<
+          string,
+          string
+        >,
         stderr: 'pipe',
       }),
     );
     open.push(client);
     expect((await client.listTools()).tools).toHaveLength(9);
     const spawned = await client.callTool({ name: 'sessions_spawn', arguments: { task: 'from stdio' } });
-    expect(spawned.structuredContent, JSON.stringify(spawned.structuredContent)).toMatchObject({ status: 'accepted' });
+    expect(spawned.structuredContent, JSON.stringify(spawned.structuredContent)).toMatchObject({
+      status: 'accepted',
+    });
     const status = await client.callTool({ name: 'session_status', arguments: {} });
     expect(status.structuredContent).toMatchObject({ sessionKey: 'agent:main:mcp:desktop' });
-  });
+    const announced = await client.callTool({ name: 'events_wait', arguments: { timeoutSeconds: 30 } });
+    expect(announced.structuredContent).toMatchObject({ count: 1, events: [{ kind: 'announce' }] });
+    // A wait longer than the CLI's gateway request timeout (15 s) ends empty, not in an error.
+    const idle = await client.callTool({ name: 'events_wait', arguments: { timeoutSeconds: 17 } });
+    expect(idle.isError).toBeFalsy();
+    expect(idle.structuredContent).toEqual({ events: [], count: 0 });
+  }, 60_000);
 });
