@@ -1,4 +1,10 @@
-import { issueMcpToken, type McpScope, mcpTokenStore, type SessionVisibility } from '@colloquy/core';
+import {
+  issueMcpToken,
+  type McpScope,
+  MemoryStore,
+  mcpTokenStore,
+  type SessionVisibility,
+} from '@colloquy/core';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, startHarness, waitFor } from '../support/harness.js';
@@ -185,5 +191,26 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(sent.details).toMatchObject({ status: 'accepted' });
     const waited = await call(client, 'events_wait', { timeoutSeconds: 10 });
     expect(waited.details).toMatchObject({ count: 1, events: [{ kind: 'watch' }] });
+  });
+
+  it('answers 503 naming the missing calls when the store keeps no MCP tokens', async () => {
+    const store = new MemoryStore();
+    // A third-party store written before the token calls existed.
+    Object.assign(store, {
+      putMcpToken: undefined,
+      getMcpTokenByHash: undefined,
+      listMcpTokens: undefined,
+      revokeMcpToken: undefined,
+    });
+    h = await startHarness({ store, config: { gateway: { token: GATEWAY_TOKEN, port: 0 } }, serve: true });
+    const response = await fetch(mcpUrl(), {
+      method: 'POST',
+      headers: { authorization: 'Bearer x' },
+      body: '{}',
+    });
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { error_description: string }).error_description).toContain(
+      'missing putMcpToken, getMcpTokenByHash, listMcpTokens, revokeMcpToken',
+    );
   });
 });
