@@ -114,6 +114,8 @@ export type {
   DeliveryContext,
   InboxEntry,
   Lane,
+  McpScope,
+  McpTokenRecord,
   MediaAttachment,
   MessageProvenance,
   MessageRole,
@@ -138,6 +140,7 @@ export type {
 // --- records and interfaces ---
 export { SESSION_CHANGE_KINDS, SESSION_KINDS, TERMINAL_RUN_STATUSES } from './interfaces/records.js';
 export type {
+  McpTokenListQuery,
   MessageSearchHit,
   MessageSearchQuery,
   MessageSearchResult,
@@ -180,6 +183,19 @@ export {
   tryResolveSessionKey,
 } from './keys/index.js';
 // --- pairing ---
+// --- MCP access tokens ---
+export type { IssuedMcpToken, IssueMcpTokenOptions, McpTokenStore } from './mcp/index.js';
+export {
+  effectiveMcpVisibility,
+  hashMcpToken,
+  isMcpClientSessionKey,
+  issueMcpToken,
+  MCP_SCOPES,
+  MCP_TOKEN_PREFIX,
+  mcpClientSessionKey,
+  mcpTokenStore,
+  parseMcpScopes,
+} from './mcp/index.js';
 export type { PairingAccess, PairingPeer, PairingRequestResult } from './pairing/index.js';
 export {
   approvePairing,
@@ -211,7 +227,14 @@ export { backoffDelay, sleep } from './retry/index.js';
 export { MemoryStore } from './store/memory-store.js';
 // --- for Store implementers ---
 export type { SqlValue } from './store/record-rows.js';
-export { outboxRow, pairingRow, runRow, serializeRecord, sessionRow } from './store/record-rows.js';
+export {
+  mcpTokenRow,
+  outboxRow,
+  pairingRow,
+  runRow,
+  serializeRecord,
+  sessionRow,
+} from './store/record-rows.js';
 export {
   SEARCH_INDEX_MAX_CHARS,
   SEARCH_MAX_WORD_CHARS,

@@ -306,6 +306,22 @@ const MIGRATIONS: readonly Migration[] = [
     // refuses; forks are few, and this index finds them without walking the scope.
     sql: `CREATE INDEX sessions_forked ON sessions (updated_at DESC, key) WHERE ${FORKED_SQL};`,
   },
+  {
+    version: 7,
+    description: 'MCP access tokens: the SHA-256 of each owner-issued token, never the token',
+    sql: `
+      CREATE TABLE mcp_tokens (
+        id text COLLATE "C" PRIMARY KEY,
+        hash text COLLATE "C" NOT NULL UNIQUE,
+        agent_id text COLLATE "C" NOT NULL,
+        created_at bigint NOT NULL,
+        revoked_at bigint,
+        n bigserial NOT NULL,
+        record json NOT NULL
+      );
+      CREATE INDEX mcp_tokens_by_agent ON mcp_tokens (agent_id, created_at, n);
+    `,
+  },
 ];
 
 /**

@@ -2,8 +2,11 @@ import {
   ColloquyError,
   type InboxEntry,
   isPatchChange,
+  type McpTokenListQuery,
+  type McpTokenRecord,
   type MessageSearchQuery,
   type MessageSearchResult,
+  mcpTokenRow,
   type OutboxEntry,
   type OutboxListQuery,
   outboxRow,
@@ -617,6 +620,56 @@ export class PgOperations implements StoreTransaction {
       const result = await this.db.query(
         'DELETE FROM pairings WHERE channel = $1 AND account_id = $2 AND peer_id = $3',
         [channel, accountId, peerId],
+      );
+      return (result.rowCount ?? 0) > 0;
+    });
+  }
+
+  // --- MCP tokens ---
+
+  putMcpToken(record: McpTokenRecord): Promise<void> {
+    return this.run(async () => {
+      try {
+        await this.db.query(
+          'INSERT INTO mcp_tokens (id, hash, agent_id, created_at, revoked_at, record) VALUES ($1, $2, $3, $4, $5, $6)',
+          mcpTokenRow(record, serializeRecord(record, 'MCP token')),
+        );
+      } catch (error) {
+        if (pgCode(error) !== '23505') throw error;
+        throw new ColloquyError(
+          'CONFLICT',
+          'An MCP token with this id or hash is already stored; issue a new token.',
+          { id: record.id },
+          { cause: error },
+        );
+      }
+    });
+  }
+
+  getMcpTokenByHash(hash: string): Promise<McpTokenRecord | undefined> {
+    return this.read(async () =>
+      first<McpTokenRecord>(
+        await this.db.query<Row>('SELECT record FROM mcp_tokens WHERE hash = $1', [hash]),
+      ),
+    );
+  }
+
+  listMcpTokens(query: McpTokenListQuery = {}): Promise<McpTokenRecord[]> {
+    return this.read(async () => {
+      const where = new Conditions();
+      if (query.agentId !== undefined) where.add('agent_id = ?', query.agentId);
+      if (query.includeRevoked !== true) where.require('revoked_at IS NULL');
+      const text = `SELECT record FROM mcp_tokens${where.sql()} ORDER BY created_at, n`;
+      return records<McpTokenRecord>(await this.db.query<Row>(text, where.values));
+    });
+  }
+
+  revokeMcpToken(id: string, at: number): Promise<boolean> {
+    return this.run(async () => {
+      const result = await this.db.query(
+        `UPDATE mcp_tokens SET revoked_at = $1, record = (record::jsonb || jsonb_build_object('revokedAt', $1::bigint))::json
+         WHERE id = $2 AND revoked_at IS NULL`,
+        [at, id],
       );
       return (result.rowCount ?? 0) > 0;
     });

@@ -52,6 +52,7 @@ export const COLLOQUY_APPLICATION_ID = 0x436f6c71;
  *   catch-up (a trigger cannot compute core's words).
  * - v10: an index of forked sessions (`record.forked`), newest first, so the session tools can
  *   list the forks in a scope (`onlyForked`) without walking it.
+ * - v11: MCP access tokens (`mcp_tokens`): the SHA-256 of each owner-issued token, never the token.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -371,6 +372,23 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec(
         `CREATE INDEX sessions_forked ON sessions (updated_at DESC, key, archived_at) WHERE ${FORKED_SQL};`,
       );
+    },
+  },
+  {
+    version: 11,
+    description: 'MCP access tokens',
+    up(db) {
+      db.exec(`
+        CREATE TABLE mcp_tokens (
+          id TEXT PRIMARY KEY,
+          hash TEXT NOT NULL UNIQUE,
+          agent_id TEXT NOT NULL,
+          created_at INTEGER NOT NULL,
+          revoked_at INTEGER,
+          record TEXT NOT NULL
+        );
+        CREATE INDEX mcp_tokens_by_agent ON mcp_tokens (agent_id, created_at);
+      `);
     },
   },
 ];

@@ -1,6 +1,8 @@
 import type {
   InboxEntry,
   Logger,
+  McpTokenListQuery,
+  McpTokenRecord,
   MessageSearchQuery,
   MessageSearchResult,
   OutboxEntry,
@@ -42,6 +44,7 @@ import {
   integrityCheck,
   walCheckpoint,
 } from './engine/maintenance.js';
+import { getMcpTokenByHash, listMcpTokens, putMcpToken, revokeMcpToken } from './engine/mcp-tokens.js';
 import { runSearch, searchReadonly } from './engine/message-search.js';
 import { deletePairing, getPairing, listPairings, putPairing } from './engine/pairings.js';
 import { createRun, getRun, listRuns, updateRun } from './engine/runs.js';
@@ -407,6 +410,24 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
 
   deletePairing(channel: string, accountId: string, peerId: string): boolean {
     return this.tx.write(() => deletePairing(this.s, channel, accountId, peerId));
+  }
+
+  // --- MCP tokens (engine/mcp-tokens.ts) ---
+
+  putMcpToken(record: McpTokenRecord): void {
+    this.tx.write(() => putMcpToken(this.s, record));
+  }
+
+  getMcpTokenByHash(hash: string): McpTokenRecord | undefined {
+    return this.tx.guard(() => getMcpTokenByHash(this.s, hash));
+  }
+
+  listMcpTokens(query?: McpTokenListQuery): McpTokenRecord[] {
+    return this.tx.guard(() => listMcpTokens(this.dynamic, query));
+  }
+
+  revokeMcpToken(id: string, at: number): boolean {
+    return this.tx.write(() => revokeMcpToken(this.s, id, at));
   }
 
   // --- locators and export (engine/transcripts.ts) ---

@@ -30,10 +30,16 @@ ${CLI} sessions send <key> <message> [--timeout seconds] [--no-wait] [--deliver]
 ${CLI} pairing approve <telegram|whatsapp> <code>
 ${CLI} pairing revoke telegram <userId> [--account id]
   Approves people who asked to talk to the bot (dmPolicy "pairing"), lists and revokes approvals.`,
+  mcp: `${CLI} mcp serve [--agent id] [--name client] [--visibility v] ${CONNECT}
+${CLI} mcp token create --name <client> [--agent id] [--scopes read,send,spawn] [--visibility self|tree|agent|all]
+${CLI} mcp token list [--all] [--json]
+${CLI} mcp token revoke <name|id>
+  Lets MCP clients see, message and spawn sessions: over HTTP at /mcp on the gateway's port with a
+  token from "mcp token create" (printed once), or over stdio with "mcp serve" (admin credentials).`,
 };
 
 /** Commands that need a sub-command (`sessions list`, `config check`, `pairing list`). */
-const SUBCOMMANDS = new Set(['sessions', 'config', 'pairing']);
+const SUBCOMMANDS = new Set(['sessions', 'config', 'pairing', 'mcp']);
 
 function usage(): string {
   return [
@@ -46,6 +52,7 @@ function usage(): string {
     `  ${CLI} config check               validate the config and explain errors`,
     `  ${CLI} init                       write a commented colloquy.json5`,
     `  ${CLI} pairing list|approve|revoke  approve people for direct chats`,
+    `  ${CLI} mcp serve|token            serve the sessions to MCP clients`,
     '',
     `Run \`${CLI} <command> --help\` for the options of a command.`,
   ].join('\n');
@@ -102,6 +109,15 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
         return await (await import('./commands/config-command.js')).initCommand(args, io);
       case 'pairing':
         return await (await import('./commands/pairing-command.js')).pairingCommand(args, io);
+      case 'mcp':
+        if (args[0] === 'serve') {
+          return await (await import('./commands/mcp-serve-command.js')).mcpServeCommand(args.slice(1), io);
+        }
+        if (args[0] === 'token') {
+          return await (await import('./commands/mcp-token-command.js')).mcpTokenCommand(args.slice(1), io);
+        }
+        writeLines(io.err, `Unknown "mcp ${args[0]}".`, '', HELP.mcp!);
+        return 2;
       default:
         writeLines(io.err, `Unknown command "${command}".`, '', usage());
         return 1;

@@ -64,7 +64,15 @@ describe('resolveConfig defaults', () => {
       shutdownDrainMs: 5000,
       historyCacheMiB: 64,
     });
-    expect(config.gateway).toEqual({ host: '127.0.0.1', port: 7421 });
+    expect(config.gateway).toEqual({
+      host: '127.0.0.1',
+      port: 7421,
+      mcp: {
+        enabled: true,
+        allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
+        allowedOrigins: ['localhost', '127.0.0.1', '[::1]'],
+      },
+    });
     expect(config.redaction.secrets).toEqual([]);
     expect(config.channels).toEqual({});
   });

@@ -281,11 +281,24 @@ const RuntimeSchema = Type.Object(
   { ...Strict, default: {} },
 );
 
+const GatewayMcpSchema = Type.Object(
+  {
+    /** Serve MCP (Streamable HTTP) at `/mcp` on the gateway's port. Clients need a token from `colloquy mcp token create`. */
+    enabled: Type.Boolean({ default: true }),
+    /** Host names a request's `Host` header may carry (DNS-rebinding protection). Default: localhost names. */
+    allowedHosts: Type.Array(NonEmpty, { default: ['localhost', '127.0.0.1', '[::1]'] }),
+    /** Origin host names a browser request may come from (requests without `Origin` pass). Default: localhost names. */
+    allowedOrigins: Type.Array(NonEmpty, { default: ['localhost', '127.0.0.1', '[::1]'] }),
+  },
+  { ...Strict, default: {} },
+);
+
 const GatewaySchema = Type.Object(
   {
     host: Type.String({ minLength: 1, default: '127.0.0.1' }),
     port: Int(0, 65_535, 7421),
     token: Type.Optional(NonEmpty),
+    mcp: GatewayMcpSchema,
   },
   { ...Strict, default: {} },
 );

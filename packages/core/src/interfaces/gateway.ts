@@ -1,6 +1,7 @@
 import type {
   AnnounceOutcome,
   DeliveryContext,
+  InboxEntry,
   Lane,
   MessageProvenance,
   RunStatus,
@@ -178,6 +179,14 @@ export interface AgentRunParams {
    * Stored in the enqueue transaction; the watcher must exist. Not with `steer`.
    */
   watchBy?: string;
+  /**
+   * A W3C trace context (`traceparent`, e.g. from an MCP request's `params._meta`), kept on the run
+   * as `meta.traceparent` (and `meta.tracestate`) so the run can be joined to the caller's trace.
+   * A value that is not a valid `traceparent` is an `INVALID_ARGUMENT`.
+   */
+  traceparent?: string;
+  /** The `tracestate` that came with {@link AgentRunParams.traceparent}. */
+  tracestate?: string;
   /**
    * Steer a session that has an active (queued or running) run instead of queuing a new one: the
    * message is taken by the running turn before its next model step, or by its next turn. The
@@ -428,6 +437,19 @@ export interface GatewayMethods {
    * @throws `CONFLICT` when nothing is pending (no running child, no unread inbox entry)
    */
   'session.yield': [SessionYieldParams, SessionYieldResult];
+  /**
+   * Opens the session an MCP client acts as (`agent:<agentId>:mcp:<name>`), creating it when it is
+   * new. No model runs in it: what reaches its inbox waits for `mcp.events`.
+   * @throws `INVALID_ARGUMENT` for an unknown agent or a bad name
+   */
+  'mcp.open': [{ agentId: string; name: string }, { session: SessionRecord; created: boolean }];
+  /**
+   * Takes the unread inbox entries of an MCP client's session (sub-agent announces, watch
+   * notices), oldest first, waiting up to `timeoutMs` (at most 60 s) for the first one; taken
+   * entries are appended to its transcript and consumed, so each is returned once.
+   * @throws `FORBIDDEN` for a session that is not an MCP client's; `SESSION_NOT_FOUND`
+   */
+  'mcp.events': [{ sessionKey: string; timeoutMs?: number; limit?: number }, { entries: InboxEntry[] }];
 }
 
 /** A gateway method name. */

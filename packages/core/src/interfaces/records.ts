@@ -434,3 +434,30 @@ export interface PairingRecord {
   /** Platform extras (username, JID, ...), JSON-serialisable. */
   meta?: Record<string, unknown>;
 }
+
+/** What an MCP access token lets its client do: `read` (list, history, status, search, agents), `send` (`sessions_send`), `spawn` (`sessions_spawn`, `subagents` steer and kill). */
+export type McpScope = 'read' | 'send' | 'spawn';
+
+/**
+ * An owner-issued access token for Colloquy's MCP server (`colloquy mcp token create`). The store
+ * keeps only the SHA-256 of the token, never the token itself. The client it admits acts as the
+ * session `agent:<agentId>:mcp:<name>`.
+ */
+export interface McpTokenRecord {
+  /** A stable opaque id (UUID) the CLI can revoke by. */
+  id: string;
+  /** The client's name: the last part of its session key (`[a-z0-9][a-z0-9_-]*`). */
+  name: string;
+  /** The agent whose sessions the client works with. */
+  agentId: string;
+  /** Hex SHA-256 of the token (unique). */
+  hash: string;
+  /** What the token may do. */
+  scopes: McpScope[];
+  /** How far the client sees: `self`, `tree`, `agent` or `all` (never wider than `tools.sessions.visibility` at use time). */
+  visibility: 'self' | 'tree' | 'agent' | 'all';
+  /** Epoch ms the token was created. */
+  createdAt: number;
+  /** Epoch ms the token was revoked; a revoked token admits nobody. */
+  revokedAt?: number;
+}

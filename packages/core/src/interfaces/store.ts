@@ -1,5 +1,6 @@
 import type {
   InboxEntry,
+  McpTokenRecord,
   OutboxEntry,
   OutboxStatus,
   PairingRecord,
@@ -142,6 +143,14 @@ export interface PairingListQuery {
   status?: PairingStatus;
   /** Only the pending pairing with this code. */
   code?: string;
+}
+
+/** Filters of {@link StoreOperations.listMcpTokens}. */
+export interface McpTokenListQuery {
+  /** Only tokens of this agent. */
+  agentId?: string;
+  /** Include revoked tokens (default false). */
+  includeRevoked?: boolean;
 }
 
 /** Changes accepted by {@link StoreOperations.patchSession}; `null` clears an optional field. */
@@ -326,6 +335,18 @@ export interface StoreOperations {
   listPairings(query: PairingListQuery): Promise<PairingRecord[]>;
   /** Resolves true when a pairing was deleted. */
   deletePairing(channel: string, accountId: string, peerId: string): Promise<boolean>;
+
+  // --- MCP access tokens (optional: a store without them cannot serve MCP; see `mcpTokenStore`) ---
+  /**
+   * Inserts a token record. @throws `CONFLICT` when its `id` or `hash` is already stored.
+   */
+  putMcpToken?(record: McpTokenRecord): Promise<void>;
+  /** The token whose `hash` this is, revoked or not. */
+  getMcpTokenByHash?(hash: string): Promise<McpTokenRecord | undefined>;
+  /** Tokens matching `query`, oldest `createdAt` first. */
+  listMcpTokens?(query?: McpTokenListQuery): Promise<McpTokenRecord[]>;
+  /** Sets `revokedAt` on an active token; resolves false when no active token has this id. */
+  revokeMcpToken?(id: string, at: number): Promise<boolean>;
 }
 
 /**

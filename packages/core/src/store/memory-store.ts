@@ -1,6 +1,7 @@
 import { ColloquyError } from '../errors/colloquy-error.js';
 import type {
   InboxEntry,
+  McpTokenRecord,
   OutboxEntry,
   PairingRecord,
   RunRecord,
@@ -12,6 +13,7 @@ import type {
   TranscriptMessage,
 } from '../interfaces/records.js';
 import type {
+  McpTokenListQuery,
   MessageSearchHit,
   MessageSearchQuery,
   MessageSearchResult,
@@ -97,6 +99,8 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
   private readonly inboxes = new Map<string, Map<string, InboxEntry>>();
   private readonly bindings = new Map<string, ThreadBinding>();
   private readonly pairings = new Map<string, PairingRecord>();
+  /** MCP tokens by id. */
+  private readonly mcpTokens = new Map<string, McpTokenRecord>();
   /** Each session's logged (`status`, `patch`) changes, oldest first; messages are not logged. */
   private readonly changeLogs = new Map<string, readonly LoggedChange[]>();
   private readonly watches = new Map<string, SessionWatch>();
@@ -473,6 +477,44 @@ class MemoryTables implements SynchronousStoreEngine, SynchronousStoreOperations
     const id = pairingId(channel, accountId, peerId);
     if (!this.pairings.has(id)) return false;
     this.replaceMapEntry(this.pairings, id, undefined);
+    return true;
+  }
+
+  // --- MCP access tokens ---
+
+  putMcpToken(record: McpTokenRecord): void {
+    if (this.mcpTokens.has(record.id) || this.getMcpTokenByHash(record.hash)) {
+      throw new ColloquyError(
+        'CONFLICT',
+        'An MCP token with this id or hash is already stored; issue a new token.',
+        {
+          id: record.id,
+        },
+      );
+    }
+    this.replaceMapEntry(this.mcpTokens, record.id, copyIn(record, 'MCP token'));
+  }
+
+  getMcpTokenByHash(hash: string): McpTokenRecord | undefined {
+    for (const token of this.mcpTokens.values()) if (token.hash === hash) return copyOut(token);
+    return undefined;
+  }
+
+  listMcpTokens(query: McpTokenListQuery = {}): McpTokenRecord[] {
+    return [...this.mcpTokens.values()]
+      .filter(
+        (t) =>
+          (query.agentId === undefined || t.agentId === query.agentId) &&
+          (query.includeRevoked === true || t.revokedAt === undefined),
+      )
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((t) => copyOut(t));
+  }
+
+  revokeMcpToken(id: string, at: number): boolean {
+    const token = this.mcpTokens.get(id);
+    if (!token || token.revokedAt !== undefined) return false;
+    this.replaceMapEntry(this.mcpTokens, id, { ...token, revokedAt: at });
     return true;
   }
 

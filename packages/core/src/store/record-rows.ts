@@ -1,5 +1,11 @@
 import { ColloquyError } from '../errors/colloquy-error.js';
-import type { OutboxEntry, PairingRecord, RunRecord, SessionRecord } from '../interfaces/records.js';
+import type {
+  McpTokenRecord,
+  OutboxEntry,
+  PairingRecord,
+  RunRecord,
+  SessionRecord,
+} from '../interfaces/records.js';
 
 /** A value a SQL driver binds as a parameter. */
 export type SqlValue = string | number | null;
@@ -73,4 +79,9 @@ export function pairingRow(record: PairingRecord, json: string): SqlValue[] {
     record.createdAt,
     json,
   ];
+}
+
+/** `mcp_tokens`: id, hash, agent_id, created_at, revoked_at, record. */
+export function mcpTokenRow(record: McpTokenRecord, json: string): SqlValue[] {
+  return [record.id, record.hash, record.agentId, record.createdAt, record.revokedAt ?? null, json];
 }

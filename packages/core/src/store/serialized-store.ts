@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { ColloquyError } from '../errors/colloquy-error.js';
 import type {
   InboxEntry,
+  McpTokenRecord,
   OutboxEntry,
   PairingRecord,
   RunRecord,
@@ -12,6 +13,7 @@ import type {
   TranscriptMessage,
 } from '../interfaces/records.js';
 import type {
+  McpTokenListQuery,
   MessageSearchQuery,
   MessageSearchResult,
   OutboxListQuery,
@@ -29,9 +31,9 @@ import type {
 
 /** {@link StoreOperations} as synchronous calls: what an embedded, single-connection engine offers. */
 export type SynchronousStoreOperations = {
-  [K in keyof StoreOperations]: (
-    ...args: Parameters<StoreOperations[K]>
-  ) => Awaited<ReturnType<StoreOperations[K]>>;
+  [K in keyof StoreOperations]-?: (
+    ...args: Parameters<NonNullable<StoreOperations[K]>>
+  ) => Awaited<ReturnType<NonNullable<StoreOperations[K]>>>;
 };
 
 /**
@@ -85,6 +87,10 @@ const OPERATION_NAMES = [
   'getPairing',
   'listPairings',
   'deletePairing',
+  'putMcpToken',
+  'getMcpTokenByHash',
+  'listMcpTokens',
+  'revokeMcpToken',
 ] as const satisfies readonly (keyof StoreOperations)[];
 
 // Compile-time check that OPERATION_NAMES lists every operation.
@@ -335,6 +341,24 @@ export abstract class SerializedStore implements Store {
   /** {@inheritDoc StoreOperations.deletePairing} */
   deletePairing(channel: string, accountId: string, peerId: string): Promise<boolean> {
     return this.run((ops) => ops.deletePairing(channel, accountId, peerId));
+  }
+
+  // --- MCP access tokens ---
+  /** {@inheritDoc StoreOperations.putMcpToken} */
+  putMcpToken(record: McpTokenRecord): Promise<void> {
+    return this.run((ops) => ops.putMcpToken(record));
+  }
+  /** {@inheritDoc StoreOperations.getMcpTokenByHash} */
+  getMcpTokenByHash(hash: string): Promise<McpTokenRecord | undefined> {
+    return this.run((ops) => ops.getMcpTokenByHash(hash));
+  }
+  /** {@inheritDoc StoreOperations.listMcpTokens} */
+  listMcpTokens(query?: McpTokenListQuery): Promise<McpTokenRecord[]> {
+    return this.run((ops) => ops.listMcpTokens(query));
+  }
+  /** {@inheritDoc StoreOperations.revokeMcpToken} */
+  revokeMcpToken(id: string, at: number): Promise<boolean> {
+    return this.run((ops) => ops.revokeMcpToken(id, at));
   }
 
   // --- internals ---

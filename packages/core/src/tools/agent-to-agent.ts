@@ -1,4 +1,5 @@
 import type { AnnounceOutcome, MessageProvenance } from '../interfaces/records.js';
+import { isMcpClientSessionKey } from '../mcp/mcp-tokens.js';
 import type { ToolScope } from './tool-context.js';
 
 /** A reply of exactly this ends the reply-back loop. */
@@ -84,7 +85,11 @@ async function exchangeAndAnnounce(
     { key: exchange.requesterKey, display: exchange.requesterDisplayKey },
     { key: exchange.targetKey, display: exchange.targetDisplayKey },
   ] as const;
-  for (let turn = 0; turn < config.session.agentToAgent.maxPingPongTurns; turn++) {
+  // An MCP client is no model: it cannot take a reply-back turn, so the exchange goes straight to the announce.
+  const turns = isMcpClientSessionKey(exchange.requesterKey)
+    ? 0
+    : config.session.agentToAgent.maxPingPongTurns;
+  for (let turn = 0; turn < turns; turn++) {
     if (latest.trim() === REPLY_SKIP) break;
     const speaker = parties[turn % 2]!;
     const listener = parties[(turn + 1) % 2]!;

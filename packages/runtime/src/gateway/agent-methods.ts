@@ -5,6 +5,7 @@ import {
   ColloquyError,
   classifySessionKey,
   type GatewayResult,
+  isMcpClientSessionKey,
   isReservedSessionKey,
   type Lane,
   type MessageProvenance,
@@ -70,6 +71,8 @@ export async function agentRun(
     'session',
     'steer',
     'watchBy',
+    'traceparent',
+    'tracestate',
   ]);
   const rawKey = p.string('sessionKey');
   const message = readMessage(params);
@@ -94,12 +97,20 @@ export async function agentRun(
     });
   }
   const watchBy = watchByRaw === undefined ? undefined : normalizeSessionKey(watchByRaw);
+  const trace = readTraceContext(p.optionalString('traceparent'), p.optionalString('tracestate'));
 
   const key = resolveSessionKeyAlias(rawKey, keyContextFor(ctx.config));
   if (isReservedSessionKey(key)) {
     throw new ColloquyError('INVALID_ARGUMENT', `agent: "${rawKey}" is a reserved key, not a session.`, {
       key,
     });
+  }
+  if (isMcpClientSessionKey(key)) {
+    throw new ColloquyError(
+      'FORBIDDEN',
+      `agent: "${rawKey}" is an MCP client's session; no model runs in it (its client reads what arrives with events_wait).`,
+      { key },
+    );
   }
   if (steer) {
     const target = await requireSession(ctx.store, ctx.config, rawKey);
@@ -163,7 +174,9 @@ export async function agentRun(
         ...(extraPrompt ? { extraSystemPrompt: extraPrompt } : {}),
         ...(timeoutSeconds ? { timeoutMs: Math.round(timeoutSeconds * 1000) } : {}),
         ...(provenance ? { provenance } : {}),
-        ...(idempotencyKey ? { meta: { idempotencyKey } } : {}),
+        ...(idempotencyKey || trace
+          ? { meta: { ...(idempotencyKey ? { idempotencyKey } : {}), ...trace } }
+          : {}),
         ...(seed.length > 0 ? { seed } : {}),
         ...(watchBy ? { watchBy } : {}),
       },
@@ -329,4 +342,23 @@ export async function agentRecordAnnounce(
   };
   await ctx.store.updateRun(runId, { announce, updatedAt: ctx.clock.now() });
   return { runId };
+}
+
+const TRACEPARENT = /^[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** A W3C trace context to keep on the run, or nothing; a malformed `traceparent` is refused. */
+function readTraceContext(
+  traceparent: string | undefined,
+  tracestate: string | undefined,
+): { traceparent: string; tracestate?: string } | undefined {
+  if (traceparent === undefined) return undefined;
+  const value = traceparent.trim().toLowerCase();
+  if (!TRACEPARENT.test(value) || value.startsWith('ff')) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      'agent: "traceparent" must be a W3C trace context (version-traceid-parentid-flags, e.g. 00-<32 hex>-<16 hex>-01).',
+      { field: 'traceparent' },
+    );
+  }
+  return tracestate === undefined ? { traceparent: value } : { traceparent: value, tracestate };
 }

@@ -16,6 +16,7 @@ import {
 } from './agent-methods.js';
 import { chatHistory, chatSend } from './chat-methods.js';
 import { agentsList, sessionStatus } from './info-methods.js';
+import { mcpEvents, mcpOpen } from './mcp-methods.js';
 import { isGatewayMethod } from './method-names.js';
 import type { RuntimeGateway } from './runtime-gateway.js';
 import { sessionsSearch } from './search-methods.js';
@@ -48,6 +49,8 @@ export function createInProcessGateway(ctx: RuntimeContext): RuntimeGateway {
     'agents.list': (p) => agentsList(ctx, p),
     'session.status': (p) => sessionStatus(ctx, p),
     'session.yield': (p) => sessionYield(ctx, p),
+    'mcp.open': (p) => mcpOpen(ctx, p),
+    'mcp.events': (p) => mcpEvents(ctx, p),
   };
   return {
     async call<M extends GatewayMethod>(method: M, params: GatewayParams<M>): Promise<GatewayResult<M>> {

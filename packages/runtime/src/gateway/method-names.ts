@@ -15,6 +15,8 @@ const METHODS = {
   'agents.list': true,
   'session.status': true,
   'session.yield': true,
+  'mcp.open': true,
+  'mcp.events': true,
 } as const satisfies Record<GatewayMethod, true>;
 
 /** Every gateway method name, in the order of the `GatewayMethods` interface. */

@@ -6,6 +6,7 @@ import {
   createPairingAccess,
   createThreadBindingAccess,
   type InboundMessage,
+  isMcpClientSessionKey,
   type SessionRecord,
   silentLogger,
 } from '@colloquy/core';
@@ -22,6 +23,8 @@ import { createRunWaiters } from '../gateway/run-waiters.js';
 import type { RuntimeGateway } from '../gateway/runtime-gateway.js';
 import { createGroupContextWindow } from '../inbound/group-context.js';
 import { type InboundOutcome, receiveInbound, runInboundCommand } from '../inbound/receive-inbound.js';
+import { createMcpEndpoint } from '../mcp/server/mcp-endpoint.js';
+import type { McpHttpHandler } from '../mcp/server/mcp-http-handler.js';
 import { createModelRouter } from '../providers/index.js';
 import { createCommandQueue, type QueueStats } from '../queue/command-queue.js';
 import { canFoldRuns, type QueuedRun } from '../queue/queued-run.js';
@@ -127,6 +130,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const lifetime = new AbortController();
   let state: RuntimeState = 'created';
   let server: GatewayServer | undefined;
+  let mcpHttp: McpHttpHandler | undefined;
   let shuttingDown: Promise<void> | undefined;
 
   const done = new Map<string, () => void>();
@@ -192,6 +196,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const inboundHooks = { commands: options.commands, isOwner: options.isOwner };
 
   async function wake(sessionKey: string, afterTurn = false): Promise<string | undefined> {
+    // An MCP client's inbox is read by the client (events_wait), never by a turn.
+    if (isMcpClientSessionKey(sessionKey)) return undefined;
     if (ctx.cluster) return wakeShared(sessionKey);
     if (!ctx.accepting || ctx.queue.pendingCount(sessionKey) > 0 || ctx.enqueuing.has(sessionKey)) {
       return undefined;
@@ -288,12 +294,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
             { path: 'gateway.token' },
           );
         }
+        mcpHttp = config.gateway.mcp.enabled ? createMcpEndpoint(ctx, gateway) : undefined;
         server = await startGatewayServer({
           gateway,
           token: config.gateway.token,
           host: config.gateway.host,
           port: config.gateway.port,
           logger: log,
+          ...(mcpHttp ? { routes: { '/mcp': mcpHttp.handle } } : {}),
         });
       }
     } catch (error) {
@@ -359,6 +367,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           log.warn({ err: error, plugin: plugin.id }, 'a plugin failed to stop');
         }
       }
+      await mcpHttp?.close();
       await server?.close();
       server = undefined;
       try {

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
@@ -34,6 +34,11 @@ export interface GatewayServerOptions {
   maxBufferedBytes?: number;
   /** Receives connection logs. Default: silent. */
   logger?: Logger;
+  /**
+   * Plain HTTP routes served beside the WebSocket, by exact path (e.g. `/mcp`); each answers its
+   * own requests (and does its own authentication). Other paths get `426 Upgrade Required`.
+   */
+  routes?: Readonly<Record<string, (req: IncomingMessage, res: ServerResponse) => void>>;
 }
 
 /** A running gateway server. */
@@ -92,7 +97,13 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     return actual.length === expected.length && timingSafeEqual(actual, expected);
   };
 
-  const http: Server = createServer((_req, res) => {
+  const routes = options.routes ?? {};
+  const http: Server = createServer((req, res) => {
+    const route = Object.hasOwn(routes, pathOf(req)) ? routes[pathOf(req)] : undefined;
+    if (route) {
+      route(req, res);
+      return;
+    }
     res.writeHead(426, { 'content-type': 'text/plain' });
     res.end('This is the Colloquy gateway: connect with a WebSocket client.\n');
   });
@@ -299,6 +310,12 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
       return closing;
     },
   };
+}
+
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }
 
 function readBearer(req: IncomingMessage): string | undefined {

@@ -81,6 +81,11 @@ export interface Statements {
   upsertPairing: Stmt<unknown[]>;
   pairingById: Stmt<[string, string, string], string>;
   deletePairing: Stmt<[string, string, string]>;
+  // --- MCP tokens ---
+  insertMcpToken: Stmt<unknown[]>;
+  mcpTokenByHash: Stmt<[string], string>;
+  mcpTokenById: Stmt<[string], string>;
+  revokeMcpToken: Stmt<[number, string, string]>;
 }
 
 /**
@@ -239,5 +244,15 @@ export function prepareStatements(db: Database.Database, readonly: boolean): Sta
     ),
     pairingById: one('SELECT record FROM pairings WHERE channel = ? AND account_id = ? AND peer_id = ?'),
     deletePairing: db.prepare('DELETE FROM pairings WHERE channel = ? AND account_id = ? AND peer_id = ?'),
+
+    // --- MCP tokens ---
+    insertMcpToken: db.prepare(
+      'INSERT INTO mcp_tokens (id, hash, agent_id, created_at, revoked_at, record) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    mcpTokenByHash: one('SELECT record FROM mcp_tokens WHERE hash = ?'),
+    mcpTokenById: one('SELECT record FROM mcp_tokens WHERE id = ?'),
+    revokeMcpToken: db.prepare(
+      'UPDATE mcp_tokens SET revoked_at = ?, record = ? WHERE id = ? AND revoked_at IS NULL',
+    ),
   };
 }

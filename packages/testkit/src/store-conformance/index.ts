@@ -3,6 +3,7 @@
 
 import type { Store } from '@colloquy/core';
 import { describe } from 'vitest';
+import { describeMcpTokenCases } from './mcp-token-cases.js';
 import { describeSearchCases } from './search-cases.js';
 import { describeStoreCases, type StoreConformanceOptions } from './store-cases.js';
 import { describeWatchCases } from './watch-cases.js';
@@ -12,7 +13,7 @@ export type { StoreConformanceOptions } from './store-cases.js';
 /** The case files of the suite, run in this order; a new file adds one line here. */
 const CASE_FILES: ReadonlyArray<
   (makeStore: () => Store | Promise<Store>, options: StoreConformanceOptions) => void
-> = [describeStoreCases, describeSearchCases, describeWatchCases];
+> = [describeStoreCases, describeSearchCases, describeWatchCases, describeMcpTokenCases];
 
 /**
  * The Store conformance suite: every Store implementation runs it unchanged, inside vitest. Each test
