@@ -22,6 +22,13 @@ describe('the fake MCP server over Streamable HTTP', () => {
     fake = undefined;
   });
 
+  it('returns 10 MiB from big', async () => {
+    fake = await startFakeMcpHttpServer();
+    client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(fake.url)));
+    expect(text(await client.callTool({ name: 'big', arguments: {} }))).toHaveLength(10 * 1024 * 1024);
+  });
+
   it('lists its tools and answers an added tool through the SDK client', async () => {
     fake = await startFakeMcpHttpServer({ tools: [{ name: 'weather', run: () => ({ text: 'sunny' }) }] });
     client = new Client({ name: 'test', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
@@ -81,19 +88,20 @@ describe('the fake MCP server over Streamable HTTP', () => {
 });
 
 describe('the fake MCP server over stdio', () => {
-  it('serves its tools, returns 10 MiB from big and exits mid-call on crash', async () => {
+  it('serves its tools, returns the size big is asked for and exits mid-call on crash', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [STDIO_PROGRAM, '--tool', 'extra'],
       stderr: 'pipe',
-      maxBufferSize: 32 * 1024 * 1024,
     });
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(transport);
     const names = (await client.listTools()).tools.map((tool) => tool.name);
     expect(names).toContain('extra');
     expect(text(await client.callTool({ name: 'extra', arguments: {} }))).toBe('extra ran');
-    expect(text(await client.callTool({ name: 'big', arguments: {} }))).toHaveLength(10 * 1024 * 1024);
+    expect(text(await client.callTool({ name: 'big', arguments: { bytes: 1_000_000 } }))).toHaveLength(
+      1_000_000,
+    );
     const closed = new Promise<void>((resolve) => {
       client.onclose = () => resolve();
     });

@@ -106,10 +106,12 @@ describe('createMcpToolSource', () => {
     });
   });
 
+  // Over HTTP: the SDK's stdio reader takes seconds per MiB at this size (it copies its buffer per chunk).
   it('cuts a 10 MiB result to maxResultChars with a notice, and logs it', async () => {
-    const mcp = open({ local: stdio() }, { maxResultChars: 2000 });
-    const { tools } = await mcp.toolsFor([['local__big']]);
-    const result = await call(named(tools, 'local__big'));
+    http = await startFakeMcpHttpServer();
+    const mcp = open({ web: { url: http.url } }, { maxResultChars: 2000 });
+    const { tools } = await mcp.toolsFor([['web__big']]);
+    const result = await call(named(tools, 'web__big'));
     expect(result.isError).toBeUndefined();
     expect(textOf(result)).toContain(
       'it had 10,485,760 characters and only the first 2,000 are shown (mcp.maxResultChars)',
