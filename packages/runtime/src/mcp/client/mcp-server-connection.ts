@@ -4,15 +4,9 @@
  * sent to the log. Every failure comes back as a typed error, never as a call that waits forever.
  */
 import { ColloquyError, type Logger, type Redactor } from '@colloquy/core';
-import {
-  Client,
-  ProtocolError,
-  SdkError,
-  SdkErrorCode,
-  StreamableHTTPClientTransport,
-  type Tool,
-} from '@modelcontextprotocol/client';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Client, StreamableHTTPClientTransport, Tool } from '@modelcontextprotocol/client';
+import type { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { loadMcpSdk, type McpSdk } from './load-mcp-sdk.js';
 import type { McpServerConfig } from './mcp-client-options.js';
 import type { McpCallResultLike } from './mcp-result-text.js';
 
@@ -40,6 +34,7 @@ const STDERR_TAIL = 10;
  */
 export class McpServerConnection {
   private client: Client | undefined;
+  private sdk: McpSdk | undefined;
   private startup: Promise<Client> | undefined;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private failures = 0;
@@ -95,8 +90,9 @@ export class McpServerConnection {
    * @param signal - the run's signal
    * @returns the server's result
    * @throws `TIMEOUT` when it did not answer in time; `TOOL_ERROR` when it could not be started, or
-   *   crashed or dropped the connection during the call (a restart is then scheduled); `ABORTED`
-   *   when the run was stopped
+   *   crashed or dropped the connection during the call (a restart is then scheduled), or answered
+   *   with a protocol error (`details.refused`, e.g. for a tool it no longer has); `ABORTED` when
+   *   the run was stopped
    */
   async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<McpCallResultLike> {
     const client = await this.ready();
@@ -111,7 +107,8 @@ export class McpServerConnection {
     } catch (error) {
       if (signal?.aborted)
         throw new ColloquyError('ABORTED', 'The run was stopped during the call.', {}, { cause: error });
-      if (isSdkError(error, SdkErrorCode.RequestTimeout)) {
+      const { SdkError, SdkErrorCode, ProtocolError } = (this.sdk as McpSdk).client;
+      if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
         this.settings.logger.warn({ mcpServer: this.name, tool, timeoutMs }, 'an MCP tool call timed out');
         throw new ColloquyError(
           'TIMEOUT',
@@ -121,7 +118,14 @@ export class McpServerConnection {
         );
       }
       // An error the server answered with (JSON-RPC): the connection itself is fine.
-      if (error instanceof ProtocolError) throw error;
+      if (error instanceof ProtocolError) {
+        throw new ColloquyError(
+          'TOOL_ERROR',
+          `The MCP server "${this.name}" refused the call to ${tool}: ${error.message}`,
+          { server: this.name, tool, refused: true },
+          { cause: error },
+        );
+      }
       this.crashed(client, error);
       throw new ColloquyError(
         'TOOL_ERROR',
@@ -227,7 +231,8 @@ export class McpServerConnection {
 
   private async connect(): Promise<Client> {
     this.stderrTail.length = 0;
-    const client = new Client(
+    this.sdk ??= await loadMcpSdk();
+    const client = new this.sdk.client.Client(
       { name: this.settings.clientName, version: this.settings.clientVersion },
       {
         // Over HTTP the newest era lets a stateless server announce tool-list changes on a
@@ -256,7 +261,7 @@ export class McpServerConnection {
     const timeout = this.settings.startTimeoutMs;
     const abort = AbortSignal.timeout(timeout);
     try {
-      await client.connect(this.createTransport(), { timeout, signal: abort });
+      await client.connect(this.createTransport(this.sdk), { timeout, signal: abort });
       const { tools } = await client.listTools(undefined, { timeout, signal: abort });
       this.setTools(tools);
     } catch (error) {
@@ -271,13 +276,13 @@ export class McpServerConnection {
     return client;
   }
 
-  private createTransport(): StdioClientTransport | StreamableHTTPClientTransport {
+  private createTransport(sdk: McpSdk): StdioClientTransport | StreamableHTTPClientTransport {
     const config = this.config;
     if ('command' in config) {
-      const transport = new StdioClientTransport({
+      const transport = new sdk.stdio.StdioClientTransport({
         command: config.command,
         args: [...(config.args ?? [])],
-        env: { ...getDefaultEnvironment(), ...config.env },
+        env: { ...sdk.stdio.getDefaultEnvironment(), ...config.env },
         ...(config.cwd ? { cwd: config.cwd } : {}),
         stderr: 'pipe',
         maxBufferSize: this.settings.maxMessageBytes,
@@ -287,7 +292,7 @@ export class McpServerConnection {
     }
     const headers: Record<string, string> = { ...config.headers };
     if (config.bearerToken) headers.authorization = `Bearer ${config.bearerToken}`;
-    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
+    return new sdk.client.StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
   }
 
   /** Each stderr line of a stdio server goes to the log (redacted), the last few also to a failed start's entry. */
@@ -336,10 +341,6 @@ export class McpServerConnection {
   private setTools(tools: readonly Tool[]): void {
     this.listed = [...tools];
   }
-}
-
-function isSdkError(error: unknown, code: SdkErrorCode): boolean {
-  return error instanceof SdkError && error.code === code;
 }
 
 function describe(error: unknown): string {

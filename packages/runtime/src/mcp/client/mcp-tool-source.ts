@@ -15,7 +15,7 @@ import {
   type ToolResult,
   toolResult,
 } from '@colloquy/core';
-import { ProtocolError, type Tool } from '@modelcontextprotocol/client';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { McpToolSourceOptions } from './mcp-client-options.js';
 import { mcpInputSchema } from './mcp-input-schema.js';
 import { fitResultText, mcpResultText } from './mcp-result-text.js';
@@ -251,7 +251,7 @@ async function callTool(
     };
   } catch (error) {
     if (isColloquyError(error) && error.code === 'ABORTED') throw error;
-    if (error instanceof ProtocolError) {
+    if (isColloquyError(error) && error.details.refused === true) {
       const now = await connection.refreshTools();
       if (!now.some((listed) => listed.name === tool)) {
         logger.warn({ mcpServer: connection.name, tool }, 'a called MCP tool is no longer offered');
@@ -269,7 +269,7 @@ async function callTool(
         { mcpServer: connection.name, tool, err: error.message },
         'an MCP server refused a tool call',
       );
-      return errorResult(`The MCP server "${connection.name}" refused the call: ${error.message}`, redact);
+      return errorResult(error.message, redact);
     }
     return errorResult(messageOf(error), redact);
   }
