@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import type { AgentTool, Logger, ToolResult } from '@colloquy/core';
+import type { AgentTool, ToolResult } from '@colloquy/core';
+import { createRecordingLogger } from '@colloquy/testkit';
 import { type FakeMcpHttpServer, startFakeMcpHttpServer } from '@colloquy/testkit/mcp-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { historyTokenBudget } from '../../agent/prompt-budget.js';
@@ -11,30 +12,6 @@ import { createMcpToolSource, type McpToolSource } from './mcp-tool-source.js';
 const FAKE_STDIO = createRequire(import.meta.url)
   .resolve('@colloquy/testkit/mcp-fake')
   .replace(/index\.js$/, 'stdio-host.js');
-
-interface LogEntry {
-  level: string;
-  fields: Record<string, unknown>;
-  msg: string | undefined;
-}
-
-function recordingLogger(entries: LogEntry[]): Logger {
-  const at =
-    (level: string) =>
-    (obj: object | string, msg?: string): void => {
-      entries.push(
-        typeof obj === 'string' ? { level, fields: {}, msg: obj } : { level, fields: { ...obj }, msg },
-      );
-    };
-  const logger: Logger = {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: () => logger,
-  };
-  return logger;
-}
 
 const stdio = (...args: string[]): McpServerConfig => ({
   command: process.execPath,
@@ -54,11 +31,12 @@ const call = (tool: AgentTool, args: Record<string, unknown> = {}) => tool.execu
 describe('createMcpToolSource', () => {
   let source: McpToolSource | undefined;
   let http: FakeMcpHttpServer | undefined;
-  const logs: LogEntry[] = [];
+  const logger = createRecordingLogger();
+  const logs = logger.entries;
   const open = (servers: Record<string, McpServerConfig>, options: Partial<McpToolSourceOptions> = {}) => {
     source = createMcpToolSource({
       servers,
-      logger: recordingLogger(logs),
+      logger,
       restartBackoffMs: { initial: 50, max: 200 },
       ...options,
     });
