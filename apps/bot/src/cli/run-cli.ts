@@ -26,6 +26,11 @@ ${CLI} sessions send <key> <message> [--timeout seconds] [--no-wait] [--deliver]
   problem as "path: expected X, got Y". Exits 1 when there is one.`,
   init: `${CLI} init [--config file] [--force]
   Writes a commented JSON5 config (default ./colloquy.json5).`,
+  mcp: `${CLI} mcp list [--config file] [--state-dir dir] [--json]
+${CLI} mcp probe <name> [--config file] [--state-dir dir] [--json]
+  Lists the MCP servers of the config (mcp.servers) with their state in the running bot and their tools
+  as the agents see them (<server>__<tool>), or starts one server here and lists its tools. An agent
+  uses the tools its agents.list[].tools.allow names, e.g. ["github__*"].`,
   pairing: `${CLI} pairing list [telegram|whatsapp] [--config file] [--state-dir dir] [--json]
 ${CLI} pairing approve <telegram|whatsapp> <code>
 ${CLI} pairing revoke telegram <userId> [--account id]
@@ -33,7 +38,7 @@ ${CLI} pairing revoke telegram <userId> [--account id]
 };
 
 /** Commands that need a sub-command (`sessions list`, `config check`, `pairing list`). */
-const SUBCOMMANDS = new Set(['sessions', 'config', 'pairing']);
+const SUBCOMMANDS = new Set(['sessions', 'config', 'pairing', 'mcp']);
 
 function usage(): string {
   return [
@@ -46,6 +51,7 @@ function usage(): string {
     `  ${CLI} config check               validate the config and explain errors`,
     `  ${CLI} init                       write a commented colloquy.json5`,
     `  ${CLI} pairing list|approve|revoke  approve people for direct chats`,
+    `  ${CLI} mcp list|probe              the MCP servers whose tools the agents use`,
     '',
     `Run \`${CLI} <command> --help\` for the options of a command.`,
   ].join('\n');
@@ -102,6 +108,15 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
         return await (await import('./commands/config-command.js')).initCommand(args, io);
       case 'pairing':
         return await (await import('./commands/pairing-command.js')).pairingCommand(args, io);
+      case 'mcp':
+        if (args[0] === 'list') {
+          return await (await import('./commands/mcp-client-commands.js')).mcpListCommand(args.slice(1), io);
+        }
+        if (args[0] === 'probe') {
+          return await (await import('./commands/mcp-client-commands.js')).mcpProbeCommand(args.slice(1), io);
+        }
+        writeLines(io.err, `Unknown "mcp ${args[0] ?? ''}". Use: ${CLI} mcp list | ${CLI} mcp probe <name>`);
+        return 1;
       default:
         writeLines(io.err, `Unknown command "${command}".`, '', usage());
         return 1;

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from '@colloquy/core';
 import {
   createMemoryChannel,
   createScriptedModel,
@@ -32,6 +33,10 @@ export interface BotFixtureOptions {
   channelId?: string;
   /** No model at all. */
   noModel?: boolean;
+  /** The environment the config is loaded with (e.g. for `bearerTokenEnv`). Default empty. */
+  env?: Record<string, string>;
+  /** The bot's logger. Default silent. */
+  logger?: Logger;
 }
 
 /**
@@ -57,7 +62,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
   const loaded = await loadBotConfig({
     configFile: file,
     stateDir: join(dir, 'state'),
-    env: {},
+    env: options.env ?? {},
     baseDir: dir,
   });
   if (!loaded.ok) throw new Error(`fixture config invalid: ${JSON.stringify(loaded.issues)}`);
@@ -66,6 +71,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
   const bot = await startBot({
     config: loaded.config,
     plugins: [channel],
+    ...(options.logger ? { logger: options.logger } : {}),
     models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: ref.slice(9) } : undefined),
   });
   return {
