@@ -37,7 +37,7 @@ beforeAll(async () => {
     },
     { COLLOQUY_MODEL: 'fake/test-model', OPENAI_BASE_URL: fake.baseURL },
   );
-}, 30_000);
+}, 60_000);
 
 afterAll(async () => {
   await app?.cleanup();
@@ -45,7 +45,7 @@ afterAll(async () => {
   await http?.close();
 });
 
-describe('colloquy mcp', () => {
+describe('colloquy mcp', { timeout: 90_000 }, () => {
   it('list shows every configured server idle until an agent needs it', async () => {
     const run = await cli('mcp', 'list');
     expect(run.stderr).toBe('');

@@ -26,7 +26,8 @@ const callOnce = (name: string, args: Record<string, unknown> = {}): ScriptedRep
   toolCalls: [{ name, arguments: args }],
 });
 
-describe('MCP tools through the reference app', () => {
+// Generous limits: every turn may start node processes, slow on a loaded machine.
+describe('MCP tools through the reference app', { timeout: 90_000 }, () => {
   let http: FakeMcpHttpServer;
   let fixture: BotFixture;
   const logger = createRecordingLogger();
@@ -35,12 +36,14 @@ describe('MCP tools through the reference app', () => {
   beforeAll(async () => {
     http = await startFakeMcpHttpServer({ bearerToken: 'web-mcp-token-1' });
     fixture = await startBotFixture({
+      waitMs: 60_000,
       env: { WEB_MCP_TOKEN: 'web-mcp-token-1' },
       logger,
       config: {
         redaction: { secrets: ['hunter2-secret'] },
         mcp: {
           callTimeoutSeconds: 2,
+          startTimeoutSeconds: 60,
           maxResultChars: 5000,
           servers: {
             local: {
@@ -75,7 +78,7 @@ describe('MCP tools through the reference app', () => {
         },
       },
     });
-  });
+  }, 60_000);
 
   afterAll(async () => {
     await fixture?.close();
@@ -156,7 +159,7 @@ describe('MCP tools through the reference app', () => {
   it('answers a hanging call with a timeout error after mcp.callTimeoutSeconds, and the run ends', async () => {
     const started = Date.now();
     const hung = await turn(callOnce('local__hang'));
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeLessThan(30_000); // not the SDK's 60 s default
     const result = lastToolResult(hung);
     expect(result.isError).toBe(true);
     expect(result.text).toContain('did not answer hang within 2 s, so the call was cancelled');

@@ -37,6 +37,8 @@ export interface BotFixtureOptions {
   env?: Record<string, string>;
   /** The bot's logger. Default silent. */
   logger?: Logger;
+  /** How long `say` waits for the run, then for the session to go idle. Default 10,000 ms each. */
+  waitMs?: number;
 }
 
 /**
@@ -84,8 +86,9 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
       const before = channel.sent.length;
       const outcome = await bot.runtime.receive(inbound);
       if (outcome.action === 'queued') {
-        await bot.runtime.gateway.call('agent.wait', { runId: outcome.runId, timeoutMs: 10_000 });
-        await waitIdle(bot, outcome.sessionKey);
+        const waitMs = options.waitMs ?? 10_000;
+        await bot.runtime.gateway.call('agent.wait', { runId: outcome.runId, timeoutMs: waitMs });
+        await waitIdle(bot, outcome.sessionKey, waitMs);
       }
       return channel.sent.slice(before).map((m) => m.text);
     },
@@ -96,8 +99,8 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
   };
 }
 
-async function waitIdle(bot: Bot, key: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
+async function waitIdle(bot: Bot, key: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const status = await bot.runtime.gateway.call('session.status', { key });
     if (status.activeRunId === undefined && status.queueDepth === 0) return;
