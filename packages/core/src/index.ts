@@ -30,6 +30,7 @@ export {
   describeConfigValue,
   formatIssue,
   formatIssues,
+  isToolAllowed,
   resolveConfig,
   resolveSection,
   schemaIssues,

@@ -13,6 +13,19 @@ export type { Deliver, DeliveryKind, DeliveryRequest } from './delivery/deliver.
 export { GATEWAY_METHODS, isGatewayMethod } from './gateway/method-names.js';
 export type { RuntimeGateway } from './gateway/runtime-gateway.js';
 export type { InboundOutcome } from './inbound/receive-inbound.js';
+// --- MCP tools for the agents ---
+export {
+  createMcpToolSource,
+  MCP_SERVER_NAME_PATTERN,
+  type McpHttpServerConfig,
+  type McpServerConfig,
+  type McpServerState,
+  type McpServerStatus,
+  type McpStdioServerConfig,
+  type McpToolSet,
+  type McpToolSource,
+  type McpToolSourceOptions,
+} from './mcp/client/index.js';
 // --- model providers (AI SDK) ---
 export * from './providers/index.js';
 export type { QueueStats } from './queue/command-queue.js';

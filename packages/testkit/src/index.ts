@@ -7,6 +7,7 @@
 //   @colloquy/testkit/telegram-fake      a local Telegram Bot API (for grammY)
 //   @colloquy/testkit/discord-fake       a local Discord REST + gateway (for discord.js)
 //   @colloquy/testkit/postgres           a throwaway PostgreSQL server (pg, PostgreSQL binaries)
+//   @colloquy/testkit/mcp-fake           a local MCP server, stdio and HTTP (@modelcontextprotocol/server)
 
 // --- in-memory channel ---
 export type {
@@ -19,6 +20,8 @@ export type {
 export { createMemoryChannel } from './fakes/memory-channel.js';
 // --- record factories ---
 export { makeRunRecord, makeSessionRecord, T0 } from './fakes/record-factories.js';
+// --- logs ---
+export { createRecordingLogger, type LogEntry, type RecordingLogger } from './fakes/recording-logger.js';
 // --- scripted model ---
 export type {
   ScriptedModel,

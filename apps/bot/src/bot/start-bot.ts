@@ -12,6 +12,7 @@ import {
   silentLogger,
 } from '@colloquy/core';
 import {
+  createMcpToolSource,
   createModelRouter,
   createRuntime,
   type ModelResolver,
@@ -233,12 +234,21 @@ async function launch(
     },
   });
   const runner = createCommandRunner((inbound) => runtime.receive(inbound));
+  const mcp =
+    Object.keys(config.mcp.servers).length > 0
+      ? createMcpToolSource({
+          ...config.mcp,
+          logger: log.child({ component: 'mcp' }),
+          secrets: core.redaction.secrets,
+        })
+      : undefined;
   const runtime: Runtime = createRuntime({
     config: core,
     store,
     plugins: channels.plugins.map((plugin) => runner.wrap(plugin)),
     models,
     tools: (ctx: ToolsHookContext) => toolsFor(ctx.session, ctx.track, ctx.run.provenance?.hop ?? 0),
+    ...(mcp ? { mcp } : {}),
     commands: slash.hook,
     commandList: slash.commandList,
     isOwner,
@@ -273,12 +283,13 @@ async function launch(
         ];
       }),
     ),
+    ...(mcp ? { mcp: mcp.servers() } : {}),
     updatedAt: Date.now(),
   });
   let lastWritten = '';
   const refresh = async () => {
     const info = runInfo();
-    const signature = JSON.stringify(info.channels);
+    const signature = JSON.stringify([info.channels, info.mcp]);
     if (signature === lastWritten) return;
     lastWritten = signature;
     await writeRunInfo(config.stateDir, info).catch((error: unknown) =>

@@ -35,7 +35,12 @@ ${CLI} mcp token create --name <client> [--agent id] [--scopes read,send,spawn] 
 ${CLI} mcp token list [--all] [--json]
 ${CLI} mcp token revoke <name|id>
   Lets MCP clients see, message and spawn sessions: over HTTP at /mcp on the gateway's port with a
-  token from "mcp token create" (printed once), or over stdio with "mcp serve" (admin credentials).`,
+  token from "mcp token create" (printed once), or over stdio with "mcp serve" (admin credentials).
+${CLI} mcp list [--config file] [--state-dir dir] [--json]
+${CLI} mcp probe <name> [--config file] [--state-dir dir] [--json]
+  Lists the MCP servers of the config (mcp.servers) with their state in the running bot and their tools
+  as the agents see them (<server>__<tool>), or starts one server here and lists its tools. An agent
+  uses the tools its agents.list[].tools.allow names, e.g. ["github__*"].`,
 };
 
 /** Commands that need a sub-command (`sessions list`, `config check`, `pairing list`). */
@@ -53,6 +58,7 @@ function usage(): string {
     `  ${CLI} init                       write a commented colloquy.json5`,
     `  ${CLI} pairing list|approve|revoke  approve people for direct chats`,
     `  ${CLI} mcp serve|token            serve the sessions to MCP clients`,
+    `  ${CLI} mcp list|probe             the MCP servers whose tools the agents use`,
     '',
     `Run \`${CLI} <command> --help\` for the options of a command.`,
   ].join('\n');
@@ -110,6 +116,12 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
       case 'pairing':
         return await (await import('./commands/pairing-command.js')).pairingCommand(args, io);
       case 'mcp':
+        if (args[0] === 'list') {
+          return await (await import('./commands/mcp-client-commands.js')).mcpListCommand(args.slice(1), io);
+        }
+        if (args[0] === 'probe') {
+          return await (await import('./commands/mcp-client-commands.js')).mcpProbeCommand(args.slice(1), io);
+        }
         if (args[0] === 'serve') {
           return await (await import('./commands/mcp-serve-command.js')).mcpServeCommand(args.slice(1), io);
         }

@@ -38,6 +38,19 @@ export const CONFIG_TEMPLATE = `// Colloquy bot config (JSON5: comments and trai
     sessions: { visibility: "tree" }, // self | tree | agent | all
   },
 
+  // --- MCP tools --------------------------------------------------------------------------------
+  // Servers whose tools agents may use, named <server>__<tool>. An agent sees only the tools its
+  // allow list names: agents: { list: [{ id: "main", default: true, tools: { allow: ["files__*"] } }] }.
+  // Check one with: colloquy mcp probe files
+  mcp: {
+    servers: {
+      // files: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"] },
+      // tracker: { url: "https://mcp.example.com/mcp", bearerTokenEnv: "TRACKER_MCP_TOKEN" },
+    },
+    // callTimeoutSeconds: 60, // per tool call
+    // maxResultChars: 100000, // longer results are cut, and the agent is told
+  },
+
   // --- the gateway (CLI and tools over WebSocket) ----------------------------------------------
   gateway: {
     host: "127.0.0.1",

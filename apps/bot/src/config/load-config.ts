@@ -12,6 +12,7 @@ import type { DiscordConfig } from '@colloquy/plugin-discord';
 import type { TelegramConfig } from '@colloquy/plugin-telegram';
 import { resolveWebChatConfig } from '@colloquy/plugin-webchat';
 import type { WhatsAppConfig } from '@colloquy/plugin-whatsapp';
+import type { McpToolSourceOptions } from '@colloquy/runtime';
 import JSON5 from 'json5';
 import { CLI } from '../cli/cli-name.js';
 import {
@@ -23,6 +24,7 @@ import {
 } from './app-schema.js';
 import { collectConfigSecrets } from './config-secrets.js';
 import { applyEnvironment, ENV, type Env, environmentSecrets } from './env-overlay.js';
+import { checkMcpSection, mcpAllowIssues, mcpToolSourceOptions } from './mcp-config.js';
 import { DEFAULT_STATE_DIR, invocationDir, locateConfigFile } from './paths.js';
 
 /** The channels the app knows; other keys under `channels` are refused. */
@@ -52,6 +54,11 @@ export interface BotConfig {
   webchat: WebChatSection;
   /** The platform channel sections that are present (each validated by its plugin). */
   platforms: PlatformSections;
+  /**
+   * The `mcp` section as the runtime's options (bearer tokens read from their variables): the MCP
+   * servers whose tools agents may use (`agents.list[].tools.allow`).
+   */
+  mcp: McpToolSourceOptions;
   /** The absolute state directory. */
   stateDir: string;
   /** The directory relative paths on the command line are resolved from. */
@@ -104,7 +111,7 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
   const { input, applied } = applyEnvironment(raw, env);
   const issues: ConfigIssue[] = [];
 
-  const { app: appInput, storage: storageInput, ...coreInput } = input;
+  const { app: appInput, storage: storageInput, mcp: mcpInput, ...coreInput } = input;
   const channelsInput = isRecord(coreInput.channels) ? coreInput.channels : {};
   const checked = checkConfig(coreInput);
   if (!checked.ok) issues.push(...checked.issues);
@@ -113,6 +120,9 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
   if (!app.ok) issues.push(...app.issues);
   const storage = checkSection(StorageSectionSchema, storageInput, { path: 'storage' });
   if (!storage.ok) issues.push(...storage.issues);
+  const mcp = checkMcpSection(mcpInput, env);
+  if (!mcp.ok) issues.push(...mcp.issues);
+  if (checked.ok && mcp.ok) issues.push(...mcpAllowIssues(checked.config, mcp.value));
   const webchat = sectionIssues(() => resolveWebChatConfig(channelsInput.webchat));
   if (!webchat.ok) issues.push(...webchat.issues);
 
@@ -127,7 +137,7 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
   }
   const platforms = await resolvePlatforms(channelsInput, env, issues);
 
-  if (issues.length > 0 || !checked.ok || !app.ok || !storage.ok || !webchat.ok) {
+  if (issues.length > 0 || !checked.ok || !app.ok || !storage.ok || !mcp.ok || !webchat.ok) {
     return { ok: false, file, issues, fromEnvironment: applied };
   }
   const core = checked.config;
@@ -146,6 +156,7 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
       storage: storage.value,
       webchat: webchat.value,
       platforms,
+      mcp: mcpToolSourceOptions(mcp.value, env),
       stateDir: resolveStateDir(options.stateDir, app.value, file, baseDir, env),
       baseDir,
       fromEnvironment: applied,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ColloquyError } from '@colloquy/core';
+import type { McpServerStatus } from '@colloquy/runtime';
 
 /** File names inside the state directory. */
 export const STATE_FILES = {
@@ -154,6 +155,8 @@ export interface RunInfo {
   model?: string;
   /** Channel states by id, refreshed while the bot runs. */
   channels: Record<string, { state: string; detail?: string }>;
+  /** The configured MCP servers with their state and known tools, refreshed while the bot runs. */
+  mcp?: McpServerStatus[];
   updatedAt: number;
 }
 

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from '@colloquy/core';
 import {
   createMemoryChannel,
   createScriptedModel,
@@ -32,6 +33,12 @@ export interface BotFixtureOptions {
   channelId?: string;
   /** No model at all. */
   noModel?: boolean;
+  /** The environment the config is loaded with (e.g. for `bearerTokenEnv`). Default empty. */
+  env?: Record<string, string>;
+  /** The bot's logger. Default silent. */
+  logger?: Logger;
+  /** How long `say` waits for the run, then for the session to go idle. Default 10,000 ms each. */
+  waitMs?: number;
 }
 
 /**
@@ -57,7 +64,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
   const loaded = await loadBotConfig({
     configFile: file,
     stateDir: join(dir, 'state'),
-    env: {},
+    env: options.env ?? {},
     baseDir: dir,
   });
   if (!loaded.ok) throw new Error(`fixture config invalid: ${JSON.stringify(loaded.issues)}`);
@@ -66,6 +73,7 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
   const bot = await startBot({
     config: loaded.config,
     plugins: [channel],
+    ...(options.logger ? { logger: options.logger } : {}),
     models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: ref.slice(9) } : undefined),
   });
   return {
@@ -78,8 +86,9 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
       const before = channel.sent.length;
       const outcome = await bot.runtime.receive(inbound);
       if (outcome.action === 'queued') {
-        await bot.runtime.gateway.call('agent.wait', { runId: outcome.runId, timeoutMs: 10_000 });
-        await waitIdle(bot, outcome.sessionKey);
+        const waitMs = options.waitMs ?? 10_000;
+        await bot.runtime.gateway.call('agent.wait', { runId: outcome.runId, timeoutMs: waitMs });
+        await waitIdle(bot, outcome.sessionKey, waitMs);
       }
       return channel.sent.slice(before).map((m) => m.text);
     },
@@ -90,8 +99,8 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
   };
 }
 
-async function waitIdle(bot: Bot, key: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
+async function waitIdle(bot: Bot, key: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const status = await bot.runtime.gateway.call('session.status', { key });
     if (status.activeRunId === undefined && status.queueDepth === 0) return;

@@ -35,6 +35,7 @@ describe('agentConfigFor', () => {
           model: 'anthropic/claude-sonnet',
           sandboxed: false,
           subagents: { allowAgents: ['*'] },
+          tools: { allow: ['github__*', 'fs__read'] },
         },
       ],
     },
@@ -55,6 +56,7 @@ describe('agentConfigFor', () => {
         archiveAfterMinutes: 60,
         allowAgents: ['main'],
       },
+      toolAllow: [],
     });
   });
 
@@ -68,6 +70,7 @@ describe('agentConfigFor', () => {
       sandboxed: false,
     });
     expect(research.subagents.allowAgents).toEqual(['*']);
+    expect(research.toolAllow).toEqual(['github__*', 'fs__read']);
   });
 
   it('matches the agent id like a session key does (trimmed, case-insensitive)', () => {

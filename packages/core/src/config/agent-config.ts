@@ -29,6 +29,8 @@ export interface ResolvedAgentConfig {
     /** Agent ids this agent may spawn under (`"*"` = any). Default: only its own id. */
     allowAgents: string[];
   };
+  /** The entry's `tools.allow`: names or `*` patterns of the extra (MCP) tools it may use. Default: none. */
+  toolAllow: string[];
 }
 
 /**
@@ -69,6 +71,7 @@ export function agentConfigFor(config: ColloquyConfig, agentId: string): Resolve
       ...defaults.subagents,
       allowAgents: [...(entry?.subagents?.allowAgents ?? [id])],
     },
+    toolAllow: [...(entry?.tools?.allow ?? [])],
   };
   if (entry?.name !== undefined) resolved.name = entry.name;
   const model = entry?.model ?? defaults.model;

@@ -22,3 +22,4 @@ export type {
 } from './schema.js';
 export { ColloquyConfigSchema } from './schema.js';
 export { describeConfigValue, schemaIssues } from './schema-issues.js';
+export { isToolAllowed } from './tool-patterns.js';

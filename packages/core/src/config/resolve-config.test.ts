@@ -227,6 +227,19 @@ describe('resolveConfig errors', () => {
     expect(issues[0]?.expected).toContain('provider/model');
   });
 
+  it('refuses a tool allow pattern with characters a tool name cannot have, naming the item', () => {
+    const issues = issuesOf({
+      agents: { list: [{ id: 'main', tools: { allow: ['github__*', 'fs/read'] } }] },
+    });
+    expect(issues).toEqual([
+      {
+        path: 'agents.list[0].tools.allow[1]',
+        expected: 'a tool name or a pattern with "*" (letters, digits, "_", "-"), e.g. "github__*"',
+        got: '"fs/read"',
+      },
+    ]);
+  });
+
   it('refuses an empty agent list', () => {
     expect(issuesOf({ agents: { list: [] } })).toEqual([
       { path: 'agents.list', expected: 'an array with at least 1 item', got: 'an array of 0' },

@@ -22,6 +22,10 @@ const ModelRef = Type.String({
   'x-expected': 'a model reference "provider/model", e.g. "openai/gpt-4o-mini"',
 });
 const NonEmpty = Type.String({ minLength: 1 });
+const ToolPattern = Type.String({
+  pattern: '^[A-Za-z0-9_*-]{1,128}$',
+  'x-expected': 'a tool name or a pattern with "*" (letters, digits, "_", "-"), e.g. "github__*"',
+});
 const Int = (minimum: number, maximum: number | undefined, defaultValue: number) =>
   Type.Integer(
     maximum === undefined ? { minimum, default: defaultValue } : { minimum, maximum, default: defaultValue },
@@ -170,6 +174,11 @@ export const AgentEntrySchema = Type.Object(
     systemPrompt: Type.Optional(Type.String()),
     sandboxed: Type.Optional(Type.Boolean()),
     subagents: Type.Optional(Type.Object({ allowAgents: Type.Optional(Type.Array(AgentIdOrStar)) }, Strict)),
+    /**
+     * Extra tools this agent may use beyond the session tools: MCP tools, named `<server>__<tool>`.
+     * `allow` lists names or patterns where `*` matches any characters (`github__*`). Default: none.
+     */
+    tools: Type.Optional(Type.Object({ allow: Type.Optional(Type.Array(ToolPattern)) }, Strict)),
   },
   Strict,
 );

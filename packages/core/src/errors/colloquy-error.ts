@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'UNAUTHORIZED'
   | 'MODEL_ERROR'
   | 'CHANNEL_ERROR'
+  | 'TOOL_ERROR'
   | 'STORE_ERROR'
   | 'STORE_CORRUPT'
   | 'STORE_VERSION'

@@ -8,6 +8,7 @@ import { filterSubagentTools, subagentPromptOf } from '../subagents/tool-filter.
 import { runAgentLoop } from './agent-loop.js';
 import { buildSystemPrompt, toModelMessages } from './build-prompt.js';
 import { answerGatewayCommand } from './gateway-command.js';
+import { mcpAllowListsFor, mcpNoticePrompt } from './mcp-allow-lists.js';
 import { selectModel } from './model-selection.js';
 import { historyTokenBudget } from './prompt-budget.js';
 import {
@@ -151,7 +152,7 @@ async function runModel(
   const selection = selectModel(session, config, ctx.models);
   if (!selection.ok) return { status: 'error', error: selection.error, notice: selection.error };
 
-  const allTools =
+  const hookTools =
     ctx.tools?.({
       session,
       run: leader,
@@ -160,11 +161,15 @@ async function runModel(
       now: () => ctx.clock.now(),
       track: (work) => ctx.track(work),
     }) ?? [];
+  // MCP servers start on first use; a server that cannot start is a notice in the prompt, not a wait.
+  const mcp = ctx.mcp ? await ctx.mcp.toolsFor(mcpAllowListsFor(config, session)) : undefined;
+  const allTools = mcp ? [...hookTools, ...mcp.tools] : hookTools;
   // Sub-agents get the full tool set minus the session tools (tools.subagents.tools).
   const tools = session.kind === 'subagent' ? filterSubagentTools(config, allTools) : allTools;
   const agent = agentConfigFor(config, session.agentId);
   const system = buildSystemPrompt(agent?.systemPrompt ?? config.agents.defaults.systemPrompt, [
     subagentPromptOf(session),
+    mcpNoticePrompt(mcp?.notices ?? []),
     ...begun.runs.map((run) => run.extraSystemPrompt),
   ]);
   const budget = historyTokenBudget(config.models.contextWindowTokens, system, tools);

@@ -146,6 +146,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     plugins,
     models: options.models ?? createModelRouter(config),
     tools: options.tools ?? sessionToolsHook,
+    mcp: options.mcp,
     commands: options.commands,
     waiters,
     history: createHistoryCache({ maxBytes: config.runtime.historyCacheMiB * 1024 * 1024 }),
@@ -370,6 +371,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await mcpHttp?.close();
       await server?.close();
       server = undefined;
+      if (ctx.mcp) await settlesWithin(ctx.mcp.close(), 5000);
       try {
         await store.close();
       } catch (error) {

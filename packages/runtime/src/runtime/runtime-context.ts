@@ -6,6 +6,7 @@ import type { EventBus } from '../gateway/event-bus.js';
 import type { RunWaiters } from '../gateway/run-waiters.js';
 import type { RuntimeGateway } from '../gateway/runtime-gateway.js';
 import type { GroupContextWindow } from '../inbound/group-context.js';
+import type { McpToolSource } from '../mcp/client/mcp-tool-source.js';
 import type { CommandQueue } from '../queue/command-queue.js';
 import type { QueuedRun } from '../queue/queued-run.js';
 import type { SubagentRegistry } from '../subagents/subagent-registry.js';
@@ -23,6 +24,8 @@ export interface RuntimeContext {
   readonly plugins: ReadonlyMap<string, ChannelPlugin>;
   readonly models: ModelResolver | undefined;
   readonly tools: ToolsHook | undefined;
+  /** MCP tools of the agents, when configured. */
+  readonly mcp: McpToolSource | undefined;
   /** Slash commands; gateway runs of the admin meet them too (see answerGatewayCommand). */
   readonly commands: CommandsHook | undefined;
   readonly deliver: Deliver;

@@ -12,6 +12,7 @@ import type {
 } from '@colloquy/core';
 import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import type { RuntimeGateway } from '../gateway/runtime-gateway.js';
+import type { McpToolSource } from '../mcp/client/mcp-tool-source.js';
 import type { SubagentRuntimeOptions } from '../subagents/subagent-registry.js';
 
 /** The runtime's clock. Tests inject a fake one. */
@@ -106,6 +107,12 @@ export interface RuntimeOptions {
   models?: ModelResolver;
   /** Tools for each run. Default: `sessionToolsHook`, the session tools (compose it to add your own). */
   tools?: ToolsHook;
+  /**
+   * MCP tools (`createMcpToolSource`): each run also gets the tools its agent's
+   * `agents.list[].tools.allow` allows, named `<server>__<tool>`; a sub-agent spawned by another
+   * agent only those both agents allow. The runtime closes the source on shutdown. Default none.
+   */
+  mcp?: McpToolSource;
   /** Slash commands, checked before a message becomes a run. */
   commands?: CommandsHook;
   /** The slash commands advertised to plugins (`ChannelContext.commands`). Default none. */
