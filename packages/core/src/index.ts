@@ -183,7 +183,6 @@ export {
   toDisplayKey,
   tryResolveSessionKey,
 } from './keys/index.js';
-// --- pairing ---
 // --- MCP access tokens ---
 export type { IssuedMcpToken, IssueMcpTokenOptions, McpTokenStore } from './mcp/index.js';
 export {
@@ -197,6 +196,7 @@ export {
   mcpTokenStore,
   parseMcpScopes,
 } from './mcp/index.js';
+// --- pairing ---
 export type { PairingAccess, PairingPeer, PairingRequestResult } from './pairing/index.js';
 export {
   approvePairing,
