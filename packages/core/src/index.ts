@@ -84,6 +84,8 @@ export type {
   GatewayParams,
   GatewayResult,
   InheritedMessage,
+  McpPendingParams,
+  McpPendingResult,
   RunSummary,
   SessionStatusParams,
   SessionStatusResult,

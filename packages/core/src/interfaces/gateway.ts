@@ -450,6 +450,38 @@ export interface GatewayMethods {
    * @throws `FORBIDDEN` for a session that is not an MCP client's; `SESSION_NOT_FOUND`
    */
   'mcp.events': [{ sessionKey: string; timeoutMs?: number; limit?: number }, { entries: InboxEntry[] }];
+  /**
+   * Looks at the unread inbox entries of an MCP client's session without taking them (the
+   * `colloquy://events` resource, and the stdio server's change notifications). With
+   * `waitForChange`, waits up to `timeoutMs` (at most 60 s) until the newest unread entry is
+   * another than `newestId`, so a watcher is woken once per new entry.
+   * @throws `FORBIDDEN` for a session that is not an MCP client's; `SESSION_NOT_FOUND`
+   */
+  'mcp.pending': [McpPendingParams, McpPendingResult];
+}
+
+/** Params of the `mcp.pending` gateway method. */
+export interface McpPendingParams {
+  /** The MCP client's session (`agent:<agentId>:mcp:<name>`). */
+  sessionKey: string;
+  /** Wait until the newest unread entry is another than `newestId` (a new one arrived, or they were taken). */
+  waitForChange?: boolean;
+  /** With `waitForChange`: the `newestId` the caller saw last (absent: it saw none). */
+  newestId?: string;
+  /** How long to wait for a change, in ms (default 0: answer at once; at most 60,000). */
+  timeoutMs?: number;
+  /** Most entries returned, oldest first (default 20, at most 100). */
+  limit?: number;
+}
+
+/** Result of the `mcp.pending` gateway method. */
+export interface McpPendingResult {
+  /** Unread entries, oldest first, at most `limit`; nothing is consumed. */
+  entries: InboxEntry[];
+  /** How many entries are unread in all. */
+  count: number;
+  /** The id of the newest unread entry, when there is one. */
+  newestId?: string;
 }
 
 /** A gateway method name. */

@@ -16,7 +16,7 @@ import {
 } from './agent-methods.js';
 import { chatHistory, chatSend } from './chat-methods.js';
 import { agentsList, sessionStatus } from './info-methods.js';
-import { mcpEvents, mcpOpen } from './mcp-methods.js';
+import { mcpEvents, mcpOpen, mcpPending } from './mcp-methods.js';
 import { isGatewayMethod } from './method-names.js';
 import type { RuntimeGateway } from './runtime-gateway.js';
 import { sessionsSearch } from './search-methods.js';
@@ -51,6 +51,7 @@ export function createInProcessGateway(ctx: RuntimeContext): RuntimeGateway {
     'session.yield': (p) => sessionYield(ctx, p),
     'mcp.open': (p) => mcpOpen(ctx, p),
     'mcp.events': (p) => mcpEvents(ctx, p),
+    'mcp.pending': (p) => mcpPending(ctx, p),
   };
   return {
     async call<M extends GatewayMethod>(method: M, params: GatewayParams<M>): Promise<GatewayResult<M>> {

@@ -64,21 +64,9 @@ export async function mcpOpen(ctx: RuntimeContext, params: unknown): Promise<Gat
 export async function mcpEvents(ctx: RuntimeContext, params: unknown): Promise<GatewayResult<'mcp.events'>> {
   const p = readParams('mcp.events', params);
   p.only(['sessionKey', 'timeoutMs', 'limit']);
-  const key = normalizeSessionKey(p.string('sessionKey'));
-  if (!isMcpClientSessionKey(key)) {
-    throw new ColloquyError(
-      'FORBIDDEN',
-      'mcp.events reads only MCP client sessions (agent:<agentId>:mcp:<name>); other sessions read their inbox in their own turns.',
-      { key },
-    );
-  }
+  const key = await mcpClientSession(ctx, 'mcp.events', p.string('sessionKey'));
   const timeoutMs = Math.min(Math.floor(p.optionalNumber('timeoutMs', 0) ?? 0), MCP_EVENTS_MAX_WAIT_MS);
   const limit = Math.floor(p.optionalNumber('limit', 1, 100) ?? 20);
-  if (!(await ctx.store.getSession(key))) {
-    throw new ColloquyError('SESSION_NOT_FOUND', `mcp.events: no session "${key}"; open it with mcp.open.`, {
-      key,
-    });
-  }
   const deadline = ctx.clock.now() + timeoutMs;
   for (;;) {
     const entries = await takeInbox(ctx, key, limit);
@@ -86,6 +74,58 @@ export async function mcpEvents(ctx: RuntimeContext, params: unknown): Promise<G
     if (entries.length > 0 || left <= 0 || !ctx.accepting) return { entries };
     await sleep(Math.min(POLL_MS, left), undefined, { ref: false });
   }
+}
+
+/**
+ * `mcp.pending`: an MCP client's unread inbox entries, left unread. With `waitForChange` it waits
+ * up to `timeoutMs` until the newest unread entry is another than `newestId` (a new event arrived,
+ * or the ones seen were taken).
+ *
+ * @throws `FORBIDDEN` for a session that is not an MCP client's; `SESSION_NOT_FOUND`
+ */
+export async function mcpPending(
+  ctx: RuntimeContext,
+  params: unknown,
+): Promise<GatewayResult<'mcp.pending'>> {
+  const p = readParams('mcp.pending', params);
+  p.only(['sessionKey', 'waitForChange', 'newestId', 'timeoutMs', 'limit']);
+  const key = await mcpClientSession(ctx, 'mcp.pending', p.string('sessionKey'));
+  const waitForChange = p.optionalBoolean('waitForChange') === true;
+  const seenNewestId = p.optionalString('newestId');
+  const timeoutMs = Math.min(Math.floor(p.optionalNumber('timeoutMs', 0) ?? 0), MCP_EVENTS_MAX_WAIT_MS);
+  const limit = Math.floor(p.optionalNumber('limit', 1, 100) ?? 20);
+  const deadline = ctx.clock.now() + timeoutMs;
+  for (;;) {
+    const unread = await ctx.store.listInbox(key);
+    const newestId = unread.at(-1)?.id;
+    const left = deadline - ctx.clock.now();
+    if (!waitForChange || newestId !== seenNewestId || left <= 0 || !ctx.accepting) {
+      return {
+        entries: unread.slice(0, limit),
+        count: unread.length,
+        ...(newestId === undefined ? {} : { newestId }),
+      };
+    }
+    await sleep(Math.min(POLL_MS, left), undefined, { ref: false });
+  }
+}
+
+/** The normalized key of an existing MCP client session, or the method's typed refusal. */
+async function mcpClientSession(ctx: RuntimeContext, method: string, sessionKey: string): Promise<string> {
+  const key = normalizeSessionKey(sessionKey);
+  if (!isMcpClientSessionKey(key)) {
+    throw new ColloquyError(
+      'FORBIDDEN',
+      `${method} reads only MCP client sessions (agent:<agentId>:mcp:<name>); other sessions read their inbox in their own turns.`,
+      { key },
+    );
+  }
+  if (!(await ctx.store.getSession(key))) {
+    throw new ColloquyError('SESSION_NOT_FOUND', `${method}: no session "${key}"; open it with mcp.open.`, {
+      key,
+    });
+  }
+  return key;
 }
 
 async function takeInbox(ctx: RuntimeContext, key: string, limit: number): Promise<InboxEntry[]> {

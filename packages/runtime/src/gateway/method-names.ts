@@ -17,6 +17,7 @@ const METHODS = {
   'session.yield': true,
   'mcp.open': true,
   'mcp.events': true,
+  'mcp.pending': true,
 } as const satisfies Record<GatewayMethod, true>;
 
 /** Every gateway method name, in the order of the `GatewayMethods` interface. */
@@ -45,4 +46,5 @@ export const RETRYABLE_METHODS: ReadonlySet<GatewayMethod> = new Set<GatewayMeth
   'agent.recordAnnounce',
   'agents.list',
   'session.status',
+  'mcp.pending',
 ]);

@@ -73,6 +73,56 @@ describe('gateway methods behind the MCP server', () => {
     expect(Date.now() - empty).toBeGreaterThanOrEqual(290);
   });
 
+  it('mcp.pending shows unread entries without taking them, and waits for a newer one', async () => {
+    h = await startHarness({ script: () => 'done' });
+    const { session } = await h.runtime.gateway.call('mcp.open', { agentId: 'main', name: 'laptop' });
+    const entry = (id: string, at: number) => ({
+      sessionKey: session.key,
+      id,
+      message: { role: 'user' as const, content: id, timestamp: at },
+      createdAt: at,
+    });
+    expect(await h.runtime.gateway.call('mcp.pending', { sessionKey: session.key })).toEqual({
+      entries: [],
+      count: 0,
+    });
+    await h.store.putInbox(entry('watch:a', 1));
+    const seen = await h.runtime.gateway.call('mcp.pending', { sessionKey: session.key });
+    expect(seen).toMatchObject({ count: 1, newestId: 'watch:a', entries: [{ id: 'watch:a' }] });
+    expect((await h.runtime.gateway.call('mcp.pending', { sessionKey: session.key })).count).toBe(1);
+
+    const waiting = h.runtime.gateway.call('mcp.pending', {
+      sessionKey: session.key,
+      waitForChange: true,
+      newestId: 'watch:a',
+      timeoutMs: 5000,
+    });
+    await h.store.putInbox(entry('watch:b', 2));
+    expect(await waiting).toMatchObject({ count: 2, newestId: 'watch:b' });
+    const unchanged = await h.runtime.gateway.call('mcp.pending', {
+      sessionKey: session.key,
+      waitForChange: true,
+      newestId: 'watch:b',
+      timeoutMs: 200,
+    });
+    expect(unchanged).toMatchObject({ count: 2, newestId: 'watch:b' });
+    await h.runtime.gateway.call('mcp.events', { sessionKey: session.key });
+    expect(
+      await h.runtime.gateway.call('mcp.pending', {
+        sessionKey: session.key,
+        waitForChange: true,
+        newestId: 'watch:b',
+        timeoutMs: 5000,
+      }),
+    ).toEqual({ entries: [], count: 0 });
+    await expect(
+      h.runtime.gateway.call('mcp.pending', { sessionKey: 'agent:main:main' }),
+    ).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(
+      h.runtime.gateway.call('mcp.pending', { sessionKey: 'agent:main:mcp:nobody' }),
+    ).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+  });
+
   it('agent keeps a W3C traceparent on the run and refuses a malformed one', async () => {
     h = await startHarness({ script: () => 'done' });
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';

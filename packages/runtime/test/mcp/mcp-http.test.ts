@@ -111,6 +111,17 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect((await call(client, 'subagents', { action: 'list' })).isError).toBeFalsy();
   });
 
+  it('serves colloquy://events to a token with read, and refuses one without (403)', async () => {
+    await boot();
+    const reader = await connect((await token(['read'])).token);
+    const { contents } = await reader.readResource({ uri: 'colloquy://events' });
+    expect(JSON.parse((contents[0] as { text: string }).text)).toEqual({ events: [], count: 0 });
+    const sender = await connect((await token(['send'], 'tree', 'sender')).token);
+    await expect(sender.readResource({ uri: 'colloquy://events' })).rejects.toThrow(
+      /403|insufficient_scope|scope/i,
+    );
+  });
+
   it('refuses a browser Origin that is not allowed (403), before any token check', async () => {
     await boot();
     const response = await fetch(mcpUrl(), {

@@ -18,6 +18,7 @@ import {
   McpServer,
   type ScopeChallengeHandler,
 } from '@modelcontextprotocol/server';
+import { registerEventsResource } from './events-resource.js';
 import { createEventsWaitTool } from './events-wait-tool.js';
 import {
   MCP_TOOL_SCOPES,
@@ -38,6 +39,11 @@ export interface McpToolServerOptions {
   version?: string;
   /** Receives background work the tools start (agent-to-agent steps), for shutdown. */
   track?: (work: Promise<void>) => void;
+  /**
+   * Advertise subscriptions to `colloquy://events` (the stdio server, whose connection stays open
+   * to carry the notifications). Default false.
+   */
+  eventSubscriptions?: boolean;
 }
 
 /**
@@ -80,9 +86,12 @@ export function createMcpToolServer(options: McpToolServerOptions): McpServer {
   const listed = toolsFor(gateway);
   const server = new McpServer(
     { name: 'colloquy', version: options.version ?? '0.0.0' },
-    { capabilities: { tools: {} } },
+    { capabilities: { tools: {}, resources: { subscribe: options.eventSubscriptions === true } } },
   );
   let opened: Promise<unknown> | undefined;
+  const open = (): Promise<unknown> =>
+    (opened ??= gateway.call('mcp.open', { agentId: client.agentId, name: client.name }));
+  registerEventsResource(server, gateway, requesterKey, open, scopeChallengeFor('events_wait'));
   for (const name of Object.keys(MCP_TOOL_SCOPES) as McpToolName[]) {
     const tool = listed.get(name)!;
     server.registerTool(
@@ -95,8 +104,7 @@ export function createMcpToolServer(options: McpToolServerOptions): McpServer {
       async (args: unknown, ctx): Promise<CallToolResult> => {
         const needed = scopeForCall(name, args);
         if (!client.scopes.includes(needed)) return toMcpResult(missingScope(name, needed));
-        opened ??= gateway.call('mcp.open', { agentId: client.agentId, name: client.name });
-        await opened;
+        await open();
         const meta = ctx.mcpReq._meta as Record<string, unknown> | undefined;
         const via = tracedGateway(gateway, meta);
         const run = (via === gateway ? listed : toolsFor(via)).get(name)!;

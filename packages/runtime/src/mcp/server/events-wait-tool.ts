@@ -57,7 +57,7 @@ export function createEventsWaitTool(
           const timeoutMs = Math.max(0, Math.min(SLICE_MS, deadline - Date.now()));
           ({ entries } = await gateway.call('mcp.events', { sessionKey, timeoutMs, limit }));
         } while (entries.length === 0 && Date.now() < deadline);
-        const events = entries.map(toEvent);
+        const events = entries.map(toMcpEvent);
         return toolResult({ events, count: events.length });
       } catch (error) {
         return toolResult(
@@ -77,7 +77,12 @@ function clamp(value: number | undefined, fallback: number, min: number, max: nu
   return Math.min(max, Math.max(min, Math.floor(value)));
 }
 
-function toEvent(entry: InboxEntry): McpEvent {
+/**
+ * An inbox entry as the MCP client sees it.
+ *
+ * @param entry - an entry of the client's inbox
+ */
+export function toMcpEvent(entry: InboxEntry): McpEvent {
   const kind = entry.id.startsWith('announce:')
     ? 'announce'
     : entry.id.startsWith('watch:')
