@@ -35,8 +35,11 @@ export interface MarkdownSyntax {
   numberGuard: string;
   /** Writes literal text, escaping what the app would read as markup. */
   escape(w: TokenWriter, text: string): void;
-  /** Writes the text of code (spans and blocks). Default: as it is (apps that read code verbatim). */
-  code?(w: TokenWriter, text: string): void;
+  /**
+   * Writes text the app must show as it is: code (spans and blocks) and messages sent `plain`.
+   * Default: unchanged. Slack needs its entities even there.
+   */
+  verbatim?(w: TokenWriter, text: string): void;
 }
 
 /** Creates the dialect for a markdown-like syntax. */
@@ -49,7 +52,7 @@ export function markdownDialect(syntax: MarkdownSyntax): Dialect {
       new MarkdownRenderer(w, syntax, collectDefinitions(tree)).root(tree);
       return w.tokens;
     },
-    plain: (text) => plainTokens(text, (w, t) => w.text(t)),
+    plain: (text) => plainTokens(text, (w, t) => writeVerbatim(syntax, w, t)),
   };
 }
 
@@ -83,6 +86,11 @@ export function backslashEscaper(also: string): (w: TokenWriter, text: string) =
     });
     w.text(run);
   };
+}
+
+function writeVerbatim(syntax: MarkdownSyntax, w: TokenWriter, text: string): void {
+  if (syntax.verbatim === undefined) w.text(text);
+  else syntax.verbatim(w, text);
 }
 
 /** Only absolute web links are kept as links. */
@@ -191,8 +199,7 @@ class MarkdownRenderer {
   }
 
   private codeText(text: string): void {
-    if (this.syntax.code === undefined) this.w.text(text);
-    else this.syntax.code(this.w, text);
+    writeVerbatim(this.syntax, this.w, text);
   }
 
   private list(node: List): void {

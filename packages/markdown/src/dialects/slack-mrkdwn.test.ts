@@ -21,6 +21,7 @@ describe('the Slack mrkdwn dialect', () => {
     expect(md('ping <@U123> & <!channel>')).toBe('ping &lt;@U123&gt; &amp; &lt;!channel&gt;');
     expect(md('`a<b && c>d`')).toBe('`a&lt;b &amp;&amp; c&gt;d`');
     expect(md('```ts\nif (a < b) {}\n```')).toBe('```\nif (a &lt; b) {}\n```');
+    expect(renderText('<!channel> as *typed*', slackMrkdwn, 'plain')).toBe('&lt;!channel&gt; as *typed*');
   });
 
   it('keeps quotes and lists, lays tables out as text and breaks a literal fence', () => {

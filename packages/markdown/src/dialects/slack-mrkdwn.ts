@@ -30,9 +30,9 @@ function writeEntities(w: TokenWriter, text: string): void {
  * Slack's mrkdwn: `*bold*`, `_italic_`, `~strike~`, inline code in single backticks, code blocks in
  * triple backticks (no language), `> quotes`, and links as `<url|text>`. Slack has no headings,
  * tables or list syntax: headings are bold lines, tables are laid out as text, lists keep `-` and
- * numbers as text. `&`, `<` and `>` are written as entities everywhere (code included), so text the
- * model writes never becomes a mention (`<@U123>`, `<!channel>`) or a link Slack did not render from
- * markdown. mrkdwn has no backslash escapes: other literal characters stay as written, and a literal
+ * numbers as text. `&`, `<` and `>` are written as entities everywhere (code and `plain` messages
+ * included), so text the model writes never becomes a mention (`<@U123>`, `<!channel>`) or a link
+ * Slack did not render from markdown. mrkdwn has no backslash escapes: other literal characters stay as written, and a literal
  * ``` is broken with a zero-width space so it cannot open a block.
  */
 export const slackMrkdwn: Dialect = markdownDialect({
@@ -53,5 +53,5 @@ export const slackMrkdwn: Dialect = markdownDialect({
       w,
       text.replace(/`{3,}/g, (run) => [...run].join('\u200b')),
     ),
-  code: writeEntities,
+  verbatim: writeEntities,
 });
