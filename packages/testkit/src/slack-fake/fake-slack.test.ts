@@ -11,15 +11,6 @@ afterEach(async () => {
   fake = undefined;
 });
 
-/** Polls until `check` holds (the fake delivers to a real client over a socket). */
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 function socketApp(slack: FakeSlack): App {
   return new App({
     token: slack.botToken,
@@ -43,7 +34,7 @@ describe('FakeSlack with a real Bolt app', () => {
     expect(slack.callsOf('auth.test')[0]?.token).toBe(slack.botToken);
     const ada = slack.addUser('ada');
     const sent = await slack.say({ channel: slack.dm(ada), user: ada, text: 'hi' });
-    await until(() => slack.sentByBot.length === 1, 'the echo');
+    await fake!.waitFor(() => slack.sentByBot.length === 1, 5000, 'the echo');
     expect(slack.sentByBot[0]).toMatchObject({ channel: slack.dm(ada), text: 'echo: hi' });
     expect(slack.acks.size).toBe(1);
     expect(sent.ts).toMatch(/^\d+\.\d{6}$/);
@@ -64,7 +55,7 @@ describe('FakeSlack with a real Bolt app', () => {
       command: '/status',
       text: 'all',
     });
-    await until(() => command.responses.length === 1, 'the response');
+    await fake!.waitFor(() => command.responses.length === 1, 5000, 'the response');
     expect(command.ackedAt).toBeDefined();
     expect(command.responses[0]).toMatchObject({ text: 'status for ada: all' });
   });
@@ -94,10 +85,14 @@ describe('FakeSlack with a real Bolt app', () => {
     });
     await app.start();
     slack.requestReconnect();
-    await until(() => slack.connectionsOpened === 2 && slack.openSockets === 1, 'the new connection', 10_000);
+    await fake!.waitFor(
+      () => slack.connectionsOpened === 2 && slack.openSockets === 1,
+      10_000,
+      'the new connection',
+    );
     const ada = slack.addUser('ada');
     await slack.say({ channel: slack.dm(ada), user: ada, text: 'after' });
-    await until(() => seen.length === 1, 'the message on the new connection');
+    await fake!.waitFor(() => seen.length === 1, 5000, 'the message on the new connection');
     expect(slack.callsOf('apps.connections.open')).toHaveLength(2);
   });
 
@@ -119,7 +114,7 @@ describe('FakeSlack with a real Bolt app', () => {
     slack.useHttpEvents(`http://127.0.0.1:${port}/slack/events`, signingSecret);
     const ada = slack.addUser('ada');
     await slack.say({ channel: slack.channelId('general'), user: ada, text: 'over http' });
-    await until(() => slack.sentByBot.length === 1, 'the answer');
+    await fake!.waitFor(() => slack.sentByBot.length === 1, 5000, 'the answer');
     expect(slack.sentByBot[0]?.text).toBe('got over http');
 
     slack.useHttpEvents(`http://127.0.0.1:${port}/slack/events`, 'another-secret');

@@ -161,7 +161,7 @@ export class FakeSlack {
   private wss!: WebSocketServer;
   private port = 0;
   private seq = 0;
-  private clock = 1_700_000_000;
+  private tsCount = 0;
 
   private constructor(options: FakeSlackOptions) {
     this.botToken = options.botToken ?? 'xoxb-fake';
@@ -354,6 +354,22 @@ export class FakeSlack {
   /** The calls of one Web API method, in order. */
   callsOf(method: string): FakeSlackCall[] {
     return this.calls.filter((call) => call.method === method);
+  }
+
+  /**
+   * Polls `check` until it returns a value (not `undefined` or `false`): the fake talks to a real
+   * client over sockets, so what the client does arrives later.
+   *
+   * @throws Error naming `what` after `timeoutMs`
+   */
+  async waitFor<T>(check: () => T | undefined | false, timeoutMs = 5000, what = 'condition'): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = check();
+      if (value !== undefined && value !== false) return value;
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   /** Stops the fake: closes every socket and the server. */
@@ -586,10 +602,10 @@ export class FakeSlack {
     return `${prefix}${String(this.seq).padStart(8, '0')}`;
   }
 
-  /** Slack timestamps: seconds, a dot and six digits, unique and increasing. */
+  /** Slack timestamps: the epoch second, a dot and six digits (a counter here), unique and increasing. */
   private nextTs(): string {
-    this.clock += 1;
-    return `${this.clock}.${String(this.seq++ % 1_000_000).padStart(6, '0')}`;
+    this.tsCount += 1;
+    return `${Math.floor(Date.now() / 1000)}.${String(this.tsCount).padStart(6, '0')}`;
   }
 }
 
