@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Packed install proof: packs @colloquy/core, @colloquy/markdown, @colloquy/plugin-whatsapp and @colloquy/testkit as they
+// Packed install proof: packs @colloquy/core, @colloquy/markdown, @colloquy/plugin-whatsapp,
+// @colloquy/plugin-slack and @colloquy/testkit as they
 // would be published, installs the tarballs with plain `npm i` in an empty folder outside the
-// workspace (so no pnpm overrides and no workspace links help), then loads the plugin, and the
+// workspace (so no pnpm overrides and no workspace links help), then loads the plugins, and the
 // testkit's scripted model without vitest or the runtime, with node. A third party's
-// `npm i @colloquy/plugin-whatsapp` fails the same way this does.
+// `npm i @colloquy/plugin-whatsapp` (or plugin-slack) fails the same way this does.
 //
 // Usage: node scripts/packed-install.mjs [--keep]   (needs `pnpm build` first; run by .ci/run)
 
@@ -14,7 +15,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const packages = ['packages/core', 'packages/markdown', 'plugins/whatsapp', 'packages/testkit'];
+const packages = [
+  'packages/core',
+  'packages/markdown',
+  'plugins/whatsapp',
+  'plugins/slack',
+  'packages/testkit',
+];
 const keep = process.argv.includes('--keep');
 const work = mkdtempSync(join(tmpdir(), 'colloquy-packed-'));
 const tarballs = join(work, 'tarballs');
@@ -63,6 +70,10 @@ try {
     "const p = m.createWhatsAppPlugin({ config: {}, stateDir: './wa-state', qrOutput: false });",
     "if (p.id !== 'whatsapp') throw new Error('unexpected plugin id ' + p.id);",
     "console.log('loaded @colloquy/plugin-whatsapp: ' + Object.keys(m).length + ' exports');",
+    "const slack = await import('@colloquy/plugin-slack');",
+    "const s = slack.createSlackPlugin({ config: { accounts: [{ botToken: 'xoxb-1', appToken: 'xapp-1' }] } });",
+    "if (s.id !== 'slack' || s.capabilities.markdown !== 'slack-mrkdwn') throw new Error('unexpected slack plugin ' + s.id);",
+    "console.log('loaded @colloquy/plugin-slack: ' + Object.keys(slack).length + ' exports');",
     // The testkit's root needs neither vitest nor the runtime (optional peers, not installed here).
     "const { createScriptedModel } = await import('@colloquy/testkit');",
     "const model = createScriptedModel(['Hello']);",
@@ -79,7 +90,7 @@ try {
   } catch (error) {
     fail('importing the installed packages', error);
   }
-  console.log('packed install: 2 passed, 0 failed');
+  console.log('packed install: 3 passed, 0 failed');
 } finally {
   if (!keep) rmSync(work, { recursive: true, force: true });
 }

@@ -13,6 +13,7 @@ export {
   WHATSAPP_TEXT_LIMIT,
   whatsapp,
 } from './dialects/chat-dialects.js';
+export { SLACK_TEXT_LIMIT, slackMrkdwn } from './dialects/slack-mrkdwn.js';
 export { escapeHtml, TELEGRAM_TEXT_LIMIT, telegramHtml } from './dialects/telegram-html.js';
 export { parseMarkdown } from './parse.js';
 // --- everyday ---

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { commonmark, discord, telegramHtml, whatsapp } from './index.js';
+import { commonmark, discord, slackMrkdwn, telegramHtml, whatsapp } from './index.js';
 import { checkMessages, MARKDOWN_BLOCKS, MARKDOWN_PIECES } from './testing/index.js';
 
-const dialects = [telegramHtml, discord, whatsapp, commonmark];
+const dialects = [telegramHtml, discord, whatsapp, slackMrkdwn, commonmark];
 
 /** Markdown pieces, arbitrary strings, and long runs with few break opportunities. */
 const piece = fc.oneof(

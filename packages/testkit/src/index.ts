@@ -6,6 +6,7 @@
 //   @colloquy/testkit/openai-fake        a local OpenAI-compatible / Anthropic HTTP server
 //   @colloquy/testkit/telegram-fake      a local Telegram Bot API (for grammY)
 //   @colloquy/testkit/discord-fake       a local Discord REST + gateway (for discord.js)
+//   @colloquy/testkit/slack-fake         a local Slack Web API + Socket Mode (for @slack/bolt)
 //   @colloquy/testkit/postgres           a throwaway PostgreSQL server (pg, PostgreSQL binaries)
 //   @colloquy/testkit/mcp-fake           a local MCP server, stdio and HTTP (@modelcontextprotocol/server)
 

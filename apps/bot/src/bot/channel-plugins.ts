@@ -18,7 +18,7 @@ export interface ChannelSecrets {
 
 /**
  * Creates the channel plugins the config turns on. Platform plugins are imported only when their
- * section is present, so a web-chat-only bot never loads grammY, discord.js or Baileys.
+ * section is present, so a web-chat-only bot never loads grammY, discord.js, Bolt or Baileys.
  *
  * @param config - the loaded config
  * @param secrets - the web chat cookie secret and the admin token
@@ -34,7 +34,7 @@ export async function createChannelPlugins(config: BotConfig, secrets: ChannelSe
     webchat = createWebChatPlugin({ config: section, ...secrets });
     plugins.push(webchat);
   }
-  const { telegram, discord, whatsapp } = config.platforms;
+  const { telegram, discord, slack, whatsapp } = config.platforms;
   if (telegram !== undefined) {
     const { createTelegramPlugin } = await import('@colloquy/plugin-telegram');
     plugins.push(
@@ -44,6 +44,10 @@ export async function createChannelPlugins(config: BotConfig, secrets: ChannelSe
   if (discord !== undefined) {
     const { createDiscordPlugin } = await import('@colloquy/plugin-discord');
     plugins.push(createDiscordPlugin({ config: discord }));
+  }
+  if (slack !== undefined) {
+    const { createSlackPlugin } = await import('@colloquy/plugin-slack');
+    plugins.push(createSlackPlugin({ config: slack }));
   }
   if (whatsapp?.enabled) {
     const { createWhatsAppPlugin } = await import('@colloquy/plugin-whatsapp');

@@ -17,6 +17,7 @@ export const AppSectionSchema = Type.Object(
         webchat: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
         telegram: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
         discord: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+        slack: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
         whatsapp: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
       },
       { ...Strict, default: {} },

@@ -6,7 +6,8 @@ export const CONFIG_TEMPLATE = `// Colloquy bot config (JSON5: comments and trai
 // Check it with: colloquy config check
 // Environment variables fill settings this file leaves out (the file wins):
 //   COLLOQUY_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, ANTHROPIC_API_KEY,
-//   TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, COLLOQUY_WHATSAPP=1, COLLOQUY_TOKEN, COLLOQUY_STATE_DIR.
+//   TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN + SLACK_APP_TOKEN, COLLOQUY_WHATSAPP=1,
+//   COLLOQUY_TOKEN, COLLOQUY_STATE_DIR.
 {
   // --- the model -------------------------------------------------------------------------------
   agents: {
@@ -69,6 +70,7 @@ export const CONFIG_TEMPLATE = `// Colloquy bot config (JSON5: comments and trai
     },
     // telegram: { accounts: [{ token: "123456:ABC..." }], dmPolicy: "pairing" },
     // discord: { accounts: [{ tokenEnv: "DISCORD_BOT_TOKEN" }] },
+    // slack: { accounts: [{ botTokenEnv: "SLACK_BOT_TOKEN", appTokenEnv: "SLACK_APP_TOKEN" }] }, // Socket Mode
     // whatsapp: { dmPolicy: "pairing" }, // prints a QR code to scan on first start
   },
 
@@ -80,6 +82,7 @@ export const CONFIG_TEMPLATE = `// Colloquy bot config (JSON5: comments and trai
     owners: {
       // telegram: ["123456789"],
       // discord: ["112233445566778899"],
+      // slack: ["U0123ABCD"],
       // whatsapp: ["+15551234567"],
     },
     logLevel: "info",

@@ -91,6 +91,18 @@ describe('applyEnvironment', () => {
     });
   });
 
+  it('turns Slack on in Socket Mode when both its bot and app tokens are set, and not with one', () => {
+    const both = applyEnvironment({}, { SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' });
+    expect(both.input.channels).toEqual({
+      slack: { accounts: [{ botTokenEnv: 'SLACK_BOT_TOKEN', appTokenEnv: 'SLACK_APP_TOKEN' }] },
+    });
+    expect(applyEnvironment({}, { SLACK_BOT_TOKEN: 'xoxb-1' }).input.channels).toBeUndefined();
+    expect(environmentSecrets({ SLACK_BOT_TOKEN: 'xoxb-secret', SLACK_APP_TOKEN: 'xapp-secret' })).toEqual([
+      'xoxb-secret',
+      'xapp-secret',
+    ]);
+  });
+
   it('does not modify its input', () => {
     const file = { channels: {} };
     applyEnvironment(file, { TELEGRAM_BOT_TOKEN: '123:abc' });

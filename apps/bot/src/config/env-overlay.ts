@@ -11,6 +11,8 @@ export const ENV = {
   anthropicApiKey: 'ANTHROPIC_API_KEY',
   telegramToken: 'TELEGRAM_BOT_TOKEN',
   discordToken: 'DISCORD_BOT_TOKEN',
+  slackBotToken: 'SLACK_BOT_TOKEN',
+  slackAppToken: 'SLACK_APP_TOKEN',
   whatsapp: 'COLLOQUY_WHATSAPP',
   token: 'COLLOQUY_TOKEN',
   stateDir: 'COLLOQUY_STATE_DIR',
@@ -40,8 +42,8 @@ export interface EnvOverlay {
 /**
  * Fills config gaps from the environment: the default model (`COLLOQUY_MODEL`), its provider
  * (`OPENAI_BASE_URL`/`OPENAI_API_KEY`, or `ANTHROPIC_API_KEY` for `anthropic/...`), channel
- * accounts (`TELEGRAM_BOT_TOKEN`, `DISCORD_BOT_TOKEN`), WhatsApp (`COLLOQUY_WHATSAPP=1`), the gateway
- * token (`COLLOQUY_TOKEN`), the ports (`COLLOQUY_GATEWAY_PORT`, `COLLOQUY_WEBCHAT_PORT`), the database
+ * accounts (`TELEGRAM_BOT_TOKEN`, `DISCORD_BOT_TOKEN`, `SLACK_BOT_TOKEN` with `SLACK_APP_TOKEN`),
+ * WhatsApp (`COLLOQUY_WHATSAPP=1`), the gateway token (`COLLOQUY_TOKEN`), the ports (`COLLOQUY_GATEWAY_PORT`, `COLLOQUY_WEBCHAT_PORT`), the database
  * (`COLLOQUY_DATABASE_URL`) and the log level (`COLLOQUY_LOG_LEVEL`). A setting present in the config
  * always wins.
  *
@@ -120,6 +122,12 @@ export function applyEnvironment(input: Record<string, unknown>, env: Env = proc
       applied.push(`channels.discord.accounts from ${ENV.discordToken}`);
     }
   }
+  if (value(ENV.slackBotToken) !== undefined && value(ENV.slackAppToken) !== undefined) {
+    const account = { botTokenEnv: ENV.slackBotToken, appTokenEnv: ENV.slackAppToken };
+    if (fillAccounts(channels, 'slack', [account])) {
+      applied.push(`channels.slack.accounts from ${ENV.slackBotToken} and ${ENV.slackAppToken}`);
+    }
+  }
   if (isTruthy(value(ENV.whatsapp)) && channels.whatsapp === undefined) {
     channels.whatsapp = {};
     applied.push(`channels.whatsapp from ${ENV.whatsapp}`);
@@ -159,7 +167,15 @@ export function applyEnvironment(input: Record<string, unknown>, env: Env = proc
  * @returns the secret values of at least 6 characters
  */
 export function environmentSecrets(env: Env = process.env): string[] {
-  return [ENV.openaiApiKey, ENV.anthropicApiKey, ENV.telegramToken, ENV.discordToken, ENV.token]
+  return [
+    ENV.openaiApiKey,
+    ENV.anthropicApiKey,
+    ENV.telegramToken,
+    ENV.discordToken,
+    ENV.slackBotToken,
+    ENV.slackAppToken,
+    ENV.token,
+  ]
     .map((name) => env[name]?.trim() ?? '')
     .filter((v) => v.length >= 6);
 }

@@ -108,7 +108,7 @@ describe('loadBotConfig', () => {
         channels: {
           webchat: { port: 70000 },
           telegram: { accounts: [{ token: 'not-a-token' }] },
-          slack: {},
+          matrix: {},
         },
       }),
     );
@@ -120,7 +120,7 @@ describe('loadBotConfig', () => {
       [
         'app.color',
         'app.owners.telegram',
-        'channels.slack',
+        'channels.matrix',
         'channels.telegram.accounts[0].token',
         'channels.webchat.port',
         'session.agentToAgent.maxPingPongTurns',
@@ -168,6 +168,22 @@ describe('loadBotConfig', () => {
     const loaded = await loadBotConfig({ configFile: file, env: {}, baseDir: dir });
     expect(loaded.ok).toBe(false);
     if (!loaded.ok) expect(loaded.issues[0]?.path).toBe('channels.discord.accounts[0].tokenEnv');
+  });
+
+  it('loads a Slack section and refuses one whose app token variable is unset', async () => {
+    const section =
+      '{ channels: { slack: { accounts: [{ botTokenEnv: "MY_BOT", appTokenEnv: "MY_APP" }] } } }';
+    const file = write('s.json5', section);
+    const loaded = await loadBotConfig({
+      configFile: file,
+      env: { MY_BOT: 'xoxb-1', MY_APP: 'xapp-1' },
+      baseDir: dir,
+    });
+    expect(loaded.ok && loaded.config.platforms.slack?.mode).toBe('socket');
+    const unset = await loadBotConfig({ configFile: file, env: { MY_BOT: 'xoxb-1' }, baseDir: dir });
+    expect(unset.ok).toBe(false);
+    if (!unset.ok)
+      expect(unset.issues.map((issue) => issue.path)).toEqual(['channels.slack.accounts[0].appTokenEnv']);
   });
 
   it('names the settings allowed where an unknown one is written, in every section', async () => {

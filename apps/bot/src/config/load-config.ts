@@ -9,6 +9,7 @@ import {
   isColloquyError,
 } from '@colloquy/core';
 import type { DiscordConfig } from '@colloquy/plugin-discord';
+import type { SlackConfig } from '@colloquy/plugin-slack';
 import type { TelegramConfig } from '@colloquy/plugin-telegram';
 import { resolveWebChatConfig } from '@colloquy/plugin-webchat';
 import type { WhatsAppConfig } from '@colloquy/plugin-whatsapp';
@@ -28,7 +29,7 @@ import { checkMcpSection, mcpAllowIssues, mcpToolSourceOptions } from './mcp-con
 import { DEFAULT_STATE_DIR, invocationDir, locateConfigFile } from './paths.js';
 
 /** The channels the app knows; other keys under `channels` are refused. */
-export const KNOWN_CHANNELS = ['webchat', 'telegram', 'discord', 'whatsapp'] as const;
+export const KNOWN_CHANNELS = ['webchat', 'telegram', 'discord', 'slack', 'whatsapp'] as const;
 
 /** The platform channels turned on by config or environment, with their resolved sections. */
 export interface PlatformSections {
@@ -36,6 +37,8 @@ export interface PlatformSections {
   telegram?: TelegramConfig;
   /** The resolved `channels.discord` section, when the channel is turned on. */
   discord?: DiscordConfig;
+  /** The resolved `channels.slack` section, when the channel is turned on. */
+  slack?: SlackConfig;
   /** The resolved `channels.whatsapp` section, when the channel is turned on. */
   whatsapp?: WhatsAppConfig;
 }
@@ -256,6 +259,26 @@ async function resolvePlatforms(
     );
     issues.push(...(unset ?? []));
     if (discord && unset?.length === 0) platforms.discord = discord;
+  }
+  if (channels.slack !== undefined) {
+    const { resolveSlackConfig } = await import('@colloquy/plugin-slack');
+    const slack = keep(sectionIssues(() => resolveSlackConfig(channels.slack)));
+    const unset = slack?.accounts.flatMap((account, index) =>
+      (['botToken', 'appToken', 'signingSecret'] as const).flatMap((field) => {
+        const variable = account[`${field}Env`];
+        return account[field] === undefined && variable !== undefined && !env[variable]
+          ? [
+              {
+                path: `channels.slack.accounts[${index}].${field}Env`,
+                expected: `the name of a set environment variable (export ${variable}=<${field}>)`,
+                got: `${variable} (not set)`,
+              },
+            ]
+          : [];
+      }),
+    );
+    issues.push(...(unset ?? []));
+    if (slack && unset?.length === 0) platforms.slack = slack;
   }
   if (channels.whatsapp !== undefined) {
     const { resolveWhatsAppConfig } = await import('@colloquy/plugin-whatsapp');

@@ -8,7 +8,13 @@ import type { ChatType, DeliveryContext, MediaAttachment, ThreadBinding } from '
  * renderer of the same name in `@colloquy/markdown` (`telegram-html` is `telegramHtml`); `plain` is
  * for channels that show characters as they are (a console, SMS), with no markup and no escapes.
  */
-export type MarkdownDialect = 'commonmark' | 'telegram-html' | 'discord' | 'whatsapp' | 'plain';
+export type MarkdownDialect =
+  | 'commonmark'
+  | 'telegram-html'
+  | 'discord'
+  | 'whatsapp'
+  | 'slack-mrkdwn'
+  | 'plain';
 
 /** What a channel can do. Rare features live here, not in new required methods. */
 export interface ChannelCapabilities {

@@ -22,8 +22,8 @@ export interface MarkdownSyntax {
   strike: string;
   /** Headings up to this level keep `#` markers; deeper ones (all, at 0) become bold lines. */
   headingLevels: number;
-  /** Links as `[text](url)` (`masked`), or as `text (url)` for apps without links. */
-  links: 'masked' | 'text';
+  /** Links as `[text](url)` (`masked`), as `<url|text>` (`angle`, Slack), or as `text (url)` for apps without links. */
+  links: 'masked' | 'angle' | 'text';
   /** Fenced code keeps its language tag. */
   codeLanguage: boolean;
   /** Inline code in one backtick (WhatsApp), or in as many as it takes to hold backticks. */
@@ -35,6 +35,11 @@ export interface MarkdownSyntax {
   numberGuard: string;
   /** Writes literal text, escaping what the app would read as markup. */
   escape(w: TokenWriter, text: string): void;
+  /**
+   * Writes text the app must show as it is: code (spans and blocks) and messages sent `plain`.
+   * Default: unchanged. Slack needs its entities even there.
+   */
+  verbatim?(w: TokenWriter, text: string): void;
 }
 
 /** Creates the dialect for a markdown-like syntax. */
@@ -47,7 +52,7 @@ export function markdownDialect(syntax: MarkdownSyntax): Dialect {
       new MarkdownRenderer(w, syntax, collectDefinitions(tree)).root(tree);
       return w.tokens;
     },
-    plain: (text) => plainTokens(text, (w, t) => w.text(t)),
+    plain: (text) => plainTokens(text, (w, t) => writeVerbatim(syntax, w, t)),
   };
 }
 
@@ -81,6 +86,11 @@ export function backslashEscaper(also: string): (w: TokenWriter, text: string) =
     });
     w.text(run);
   };
+}
+
+function writeVerbatim(syntax: MarkdownSyntax, w: TokenWriter, text: string): void {
+  if (syntax.verbatim === undefined) w.text(text);
+  else syntax.verbatim(w, text);
 }
 
 /** Only absolute web links are kept as links. */
@@ -183,9 +193,13 @@ class MarkdownRenderer {
     this.w.wrap(open, `\n${this.prefix}${fence}`, () => {
       value.split('\n').forEach((line, i) => {
         if (i > 0) this.newline();
-        this.w.text(line);
+        this.codeText(line);
       });
     });
+  }
+
+  private codeText(text: string): void {
+    writeVerbatim(this.syntax, this.w, text);
   }
 
   private list(node: List): void {
@@ -287,7 +301,7 @@ class MarkdownRenderer {
         const longest = Math.max(0, ...(value.match(/`+/g) ?? []).map((run) => run.length));
         const ticks = '`'.repeat(syntax.codeSpan === 'single' ? 1 : longest + 1);
         const pad = ticks.length > 1 || value.startsWith('`') || value.endsWith('`') ? ' ' : '';
-        w.wrap(ticks + pad, pad + ticks, () => w.text(value));
+        w.wrap(ticks + pad, pad + ticks, () => this.codeText(value));
         return;
       }
       case 'break':
@@ -340,6 +354,12 @@ class MarkdownRenderer {
     }
     if (children.length === 0 || label === url || `mailto:${label}` === url) {
       w.text(label === '' ? url : label);
+      return;
+    }
+    if (syntax.links === 'angle' && isWebLink(url)) {
+      // Slack ends the target at `|` or `>`, and reads `&`, `<`, `>` as entities.
+      const target = url.replace(/[|<>&]/g, (c) => encodeURIComponent(c));
+      w.wrap(`<${target}|`, '>', () => this.inlines(children, true));
       return;
     }
     if (syntax.links === 'masked' && isWebLink(url)) {

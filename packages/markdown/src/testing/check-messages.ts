@@ -33,7 +33,8 @@ export function openFenceAtEnd(text: string): string | undefined {
  * The text a reader sees in one message of `dialect`, or the reason the app would refuse it.
  * Telegram HTML is parsed strictly; markdown dialects must close every code fence and are read
  * back with a CommonMark parser, except WhatsApp, which shows a message as written (it has no links
- * and no escapes: `[a](b)` in its text reads as those characters). Plain text is read as it is.
+ * and no escapes: `[a](b)` in its text reads as those characters), and Slack mrkdwn, which shows a
+ * `<url|label>` link as its label and `&lt;` as `<`. Plain text is read as it is.
  */
 export function readMessage(
   dialect: Dialect,
@@ -45,6 +46,7 @@ export function readMessage(
   const fence = openFenceAtEnd(message);
   if (fence !== undefined) return { ok: false, error: `code fence ${fence} left open` };
   if (dialect.name === 'whatsapp') return { ok: true, text: message };
+  if (dialect.name === 'slack-mrkdwn') return { ok: true, text: readSlackMrkdwn(message) };
   return { ok: true, text: visibleText(parseMarkdown(message)) };
 }
 
@@ -100,6 +102,13 @@ export function checkMessages(
     problems.push(`text lost or changed:\n${letters(whole.text)}\n${letters(seen.join(''))}`);
   }
   return problems;
+}
+
+/** What Slack shows of mrkdwn: a link's label, and the characters its entities stand for. */
+function readSlackMrkdwn(message: string): string {
+  return message
+    .replace(/<[^|>]*\|([^>]*)>/g, '$1')
+    .replace(/&(amp|lt|gt);/g, (_, name: string) => ({ amp: '&', lt: '<', gt: '>' })[name] ?? '');
 }
 
 const squash = (text: string): string => text.replace(/\s+/g, '');

@@ -49,7 +49,14 @@ function keyId(id: string): string {
 
 const DM_SCOPES: readonly DmScope[] = ['per-channel-peer', 'per-peer', 'per-account-channel-peer', 'main'];
 const CHAT_TYPES: readonly ChatType[] = ['direct', 'group', 'channel'];
-const MARKDOWN: readonly string[] = ['commonmark', 'telegram-html', 'discord', 'whatsapp', 'plain'];
+const MARKDOWN: readonly string[] = [
+  'commonmark',
+  'telegram-html',
+  'discord',
+  'whatsapp',
+  'slack-mrkdwn',
+  'plain',
+];
 const STATES: readonly string[] = [
   'starting',
   'connected',
