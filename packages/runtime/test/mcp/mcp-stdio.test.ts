@@ -1,4 +1,5 @@
-import { MCP_SCOPES, resolveConfig } from '@colloquy/core';
+import { resolveConfig } from '@colloquy/core';
+import { MCP_SCOPES } from '@colloquy/core/gateway';
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,5 @@
-import { type Logger, type ThreadBindingAccess, threadBindingKey } from '@colloquy/core';
+import type { Logger, ThreadBindingAccess } from '@colloquy/core';
+import { threadBindingKey } from '@colloquy/core/internal';
 
 /**
  * The key a forum topic's binding is stored under: topic ids repeat in every forum (each forum
