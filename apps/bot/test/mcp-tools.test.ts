@@ -1,7 +1,7 @@
 // The MCP client end to end: the reference app (startBot, SQLite, the scripted model) gives its agent
 // the tools of the testkit's MCP server, over stdio and over Streamable HTTP, and every fault mode
 // reaches the model as one tool error (or a prompt notice) and the owner as a log line.
-import type { ModelMessage, ModelRequest } from '@colloquy/core';
+import type { ModelMessage, ModelRequest } from '@colloquy/core/model';
 import { createRecordingLogger, type ScriptedReply } from '@colloquy/testkit';
 import {
   FAKE_MCP_STDIO_SERVER,

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ModelRequest } from '@colloquy/core';
+import type { ModelRequest } from '@colloquy/core/model';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BotFixture, eventually, startBotFixture } from './support/bot-fixture.js';

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { type Logger, toColloquyError } from '@colloquy/core';
+import type { Logger } from '@colloquy/core';
+import { toColloquyError } from '@colloquy/core/internal';
 import type pg from 'pg';
 import { CLUSTER_SCHEMA } from './cluster-schema.js';
 import { LOCK_CLASS } from './lock-keys.js';

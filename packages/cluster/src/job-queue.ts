@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { Lane, Logger } from '@colloquy/core';
+import type { Logger } from '@colloquy/core';
+import type { Lane } from '@colloquy/core/gateway';
 import type { ClusterHandlers, LaneLimits } from '@colloquy/runtime';
 import { type Runner, run, type TaskList, type WorkerEvents, type WorkerUtils } from 'graphile-worker';
 import type pg from 'pg';

@@ -1,13 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  type ChannelLease,
-  ColloquyError,
-  type Lane,
-  type Logger,
-  type StoreTransaction,
-  silentLogger,
-} from '@colloquy/core';
+import { type ChannelLease, ColloquyError, type Logger, silentLogger } from '@colloquy/core';
+import type { Lane } from '@colloquy/core/gateway';
+import type { StoreTransaction } from '@colloquy/core/store';
 import type { ClusterAdapter, ClusterEvent, ClusterHandlers, LaneLimits } from '@colloquy/runtime';
 import { type PostgresStore, redactDatabaseUrl } from '@colloquy/store-postgres';
 import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';

@@ -3,11 +3,11 @@ import {
   type ColloquyConfig,
   type ColloquyConfigInput,
   createSessionTools,
-  MemoryStore,
-  type ModelRequest,
-  type RunRecord,
   resolveConfig,
 } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
+import type { ModelRequest } from '@colloquy/core/model';
+import { MemoryStore } from '@colloquy/core/store';
 import { createWebChatPlugin } from '@colloquy/plugin-webchat';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { openPostgresStore, type PostgresStore } from '@colloquy/store-postgres';

@@ -1,58 +1,79 @@
-// @colloquy/core: the domain, no I/O.
+/**
+ * The Colloquy domain, no I/O: for app, tool and channel authors. Session keys, configuration, send
+ * policy and visibility, the records a session is made of, the tool contract and the session tools, and
+ * the `ChannelPlugin` contract.
+ *
+ * Other audiences have doors of their own: `@colloquy/core/store` for store authors,
+ * `@colloquy/core/gateway` for clients of the Gateway, `@colloquy/core/model` for model provider authors.
+ *
+ * @packageDocumentation
+ */
+// biome-ignore-all assist/source/organizeImports: the exports are grouped by audience, everyday API first.
 
-// --- config ---
+// --- errors and logs (everyone) ---
+export type { ErrorCode } from './errors/colloquy-error.js';
+export { ColloquyError, isColloquyError } from './errors/colloquy-error.js';
+export type { Logger } from './interfaces/logger.js';
+export { silentLogger } from './interfaces/logger.js';
+
+// --- configuration (app authors) ---
 export type {
-  AgentEntry,
   ColloquyConfig,
   ColloquyConfigInput,
   ConfigCheckResult,
   ConfigIssue,
   DmScope,
-  GroupContextConfig,
-  ModelPrice,
-  ModelProviderConfig,
-  ModelProviderLimits,
-  ResolvedAgentConfig,
-  SectionCheck,
-  SectionOptions,
   SendPolicyConfig,
-  SendPolicyRule,
-  SessionScope,
   SessionVisibility,
 } from './config/index.js';
-export {
-  agentConfigFor,
-  ColloquyConfigSchema,
-  checkConfig,
-  checkSection,
-  DEFAULT_CONFIG,
-  defaultAgentId,
-  describeConfigValue,
-  formatIssue,
-  formatIssues,
-  isToolAllowed,
-  resolveConfig,
-  resolveSection,
-  schemaIssues,
-  sectionError,
-  unknownSettingIssue,
-} from './config/index.js';
-export type { ErrorCode } from './errors/colloquy-error.js';
-// --- errors ---
-export { ColloquyError, isColloquyError, toColloquyError } from './errors/colloquy-error.js';
-// --- history ---
+export { checkConfig, ColloquyConfigSchema, formatIssues, resolveConfig } from './config/index.js';
+
+// --- session keys ---
 export type {
-  RedactionResult,
-  Redactor,
-  SanitizedHistory,
-  SanitizedMessage,
-  SanitizeHistoryOptions,
-} from './history/index.js';
+  DeriveSessionKeyOptions,
+  ParsedSessionKey,
+  SessionKeyInput,
+  SessionKeyParseResult,
+} from './keys/index.js';
+export { deriveSessionKey, normalizeSessionKey, parseSessionKey } from './keys/index.js';
+
+// --- send policy and visibility: may session A send to B, may A see B? ---
+export type {
+  LineageRecord,
+  SendPolicyDecision,
+  SendPolicyTarget,
+  SessionAccessDecision,
+  SessionAccessInput,
+  SessionAction,
+  SessionLineage,
+} from './policy/index.js';
 export {
-  createRedactor,
-  redactSecrets,
-  sanitizeHistory,
-} from './history/index.js';
+  checkSessionAccess,
+  effectiveVisibility,
+  evaluateSendPolicy,
+  readSessionLineage,
+} from './policy/index.js';
+
+// --- records ---
+export type {
+  ChatType,
+  ContentBlock,
+  DeliveryContext,
+  MediaAttachment,
+  SessionRecord,
+  StoredMessage,
+  ThreadBinding,
+  TranscriptMessage,
+} from './interfaces/records.js';
+
+// --- tools (tool authors) ---
+export type { AgentTool, ToolResult } from './interfaces/tool.js';
+export { toolResult } from './interfaces/tool.js';
+export type { Gateway } from './interfaces/gateway.js';
+export type { SessionToolsOptions } from './tools/index.js';
+export { createSessionTools } from './tools/index.js';
+
+// --- the channel contract (channel authors) ---
 export type {
   ChannelCapabilities,
   ChannelCommand,
@@ -68,220 +89,9 @@ export type {
   ThreadBindingAccess,
   ThreadRequest,
 } from './interfaces/channel-plugin.js';
-export type {
-  AgentInfo,
-  AgentRunParams,
-  AgentRunResult,
-  AgentSessionInit,
-  AgentWaitResult,
-  AttachmentFileReceipt,
-  AttachmentReceipt,
-  DeliveryOutcome,
-  Gateway,
-  GatewayEvent,
-  GatewayMethod,
-  GatewayMethods,
-  GatewayParams,
-  GatewayResult,
-  InheritedMessage,
-  McpPendingParams,
-  McpPendingResult,
-  RunSummary,
-  SessionStatusParams,
-  SessionStatusResult,
-  SessionsListParams,
-  SessionsListResult,
-  SessionsPatchFields,
-  SessionsResolveParams,
-  SessionsSearchParams,
-  SessionsSearchResult,
-  SessionYieldParams,
-  SessionYieldResult,
-  SessionYieldState,
-  SpawnAttachment,
-} from './interfaces/gateway.js';
-export type { Logger } from './interfaces/logger.js';
-export { silentLogger } from './interfaces/logger.js';
-export type {
-  FinishReason,
-  ModelMessage,
-  ModelProvider,
-  ModelRequest,
-  ModelStreamEvent,
-  ModelToolSpec,
-} from './interfaces/model-provider.js';
-export type {
-  AnnounceOutcome,
-  ChatType,
-  ContentBlock,
-  DeliveryContext,
-  InboxEntry,
-  Lane,
-  McpScope,
-  McpTokenRecord,
-  MediaAttachment,
-  MessageProvenance,
-  MessageRole,
-  OutboxEntry,
-  OutboxStatus,
-  PairingRecord,
-  PairingStatus,
-  RunRecord,
-  RunStatus,
-  SendPolicyOverride,
-  SessionChangeKind,
-  SessionKind,
-  SessionOrigin,
-  SessionRecord,
-  SessionStatus,
-  SessionWatch,
-  StoredMessage,
-  ThreadBinding,
-  TokenUsage,
-  TranscriptMessage,
-} from './interfaces/records.js';
-// --- records and interfaces ---
-export { SESSION_CHANGE_KINDS, SESSION_KINDS, TERMINAL_RUN_STATUSES } from './interfaces/records.js';
-export type {
-  McpTokenListQuery,
-  MessageSearchHit,
-  MessageSearchQuery,
-  MessageSearchResult,
-  OutboxListQuery,
-  PairingListQuery,
-  RunListQuery,
-  SessionChanges,
-  SessionListQuery,
-  SessionPatch,
-  Store,
-  StoreOperations,
-  StoreTransaction,
-  TailOptions,
-  WatchListQuery,
-} from './interfaces/store.js';
-export type { AgentTool, ToolResult } from './interfaces/tool.js';
-export { toolResult } from './interfaces/tool.js';
-// --- session keys ---
-export type {
-  ClassifyOptions,
-  DeriveSessionKeyOptions,
-  KeyContext,
-  ParsedSessionKey,
-  SessionKeyInput,
-  SessionKeyParseResult,
-  SessionKeyResolution,
-} from './keys/index.js';
-export {
-  agentIdFromSessionKey,
-  classifySessionKey,
-  deriveSessionKey,
-  formatSessionKey,
-  isReservedSessionKey,
-  mainSessionKey,
-  normalizeSessionKey,
-  parseSessionKey,
-  resolveSessionKeyAlias,
-  subagentSessionKey,
-  toDisplayKey,
-  tryResolveSessionKey,
-} from './keys/index.js';
-// --- MCP access tokens ---
-export type { IssuedMcpToken, IssueMcpTokenOptions, McpTokenStore } from './mcp/index.js';
-export {
-  effectiveMcpVisibility,
-  hashMcpToken,
-  isMcpClientSessionKey,
-  issueMcpToken,
-  MCP_SCOPES,
-  MCP_TOKEN_PREFIX,
-  mcpClientSessionKey,
-  mcpTokenStore,
-  parseMcpScopes,
-} from './mcp/index.js';
-// --- pairing ---
-export type { PairingAccess, PairingPeer, PairingRequestResult } from './pairing/index.js';
-export {
-  approvePairing,
-  createPairingAccess,
-  listPairings,
-  PAIRING_CODE_TTL_MS,
-  requestPairing,
-  revokePairing,
-} from './pairing/index.js';
-// --- policy ---
-export type {
-  LineageRecord,
-  SessionAccessDecision,
-  SessionAccessInput,
-  SessionAction,
-  SessionLineage,
-} from './policy/index.js';
-export {
-  checkSessionAccess,
-  effectiveVisibility,
-  MAX_LINEAGE_DEPTH,
-  parseSendCommand,
-  readSessionLineage,
-} from './policy/index.js';
-// --- retries ---
-export type { BackoffOptions } from './retry/index.js';
-export { backoffDelay, sleep } from './retry/index.js';
-// --- stores ---
-export { MemoryStore } from './store/memory-store.js';
-// --- for Store implementers ---
-export type { SqlValue } from './store/record-rows.js';
-export {
-  mcpTokenRow,
-  outboxRow,
-  pairingRow,
-  runRow,
-  serializeRecord,
-  sessionRow,
-} from './store/record-rows.js';
-export {
-  SEARCH_INDEX_MAX_CHARS,
-  SEARCH_MAX_WORD_CHARS,
-  searchableText,
-  searchTerms,
-  searchWords,
-} from './store/search-text.js';
-export type { SynchronousStoreEngine, SynchronousStoreOperations } from './store/serialized-store.js';
-export { SerializedStore, type SerializedStoreOptions } from './store/serialized-store.js';
-export {
-  changeWindowStart,
-  isPatchChange,
-  isStatusChange,
-  SESSION_BOOKKEEPING_FIELDS,
-  SESSION_CHANGE_WINDOW,
-  summarizeChanges,
-} from './store/session-changes.js';
-export { foldAlsoKeys } from './store/session-query.js';
-export { createThreadBindingAccess } from './store/thread-binding-access.js';
 export { threadBindingKey } from './store/thread-binding-key.js';
-export type {
-  SessionListRow,
-  SessionStatusToolResult,
-  SessionsHistoryResult,
-  SessionsListResult as SessionsListToolResult,
-  SessionsSearchHit,
-  SessionsSearchToolResult,
-  SessionsSendResult,
-  SessionsSendWatching,
-  SessionsSpawnResult,
-  SessionsYieldResult,
-  SessionToolsOptions,
-  Snippet,
-  SubagentRow,
-  SubagentsResult,
-  ToolFailure,
-  TreeNode as SubagentTreeNode,
-} from './tools/index.js';
-// --- session tools ---
-export {
-  ANNOUNCE_SKIP,
-  configuredSecrets,
-  createSessionTools,
-  REPLY_SKIP,
-  SESSION_TOOL_NAMES,
-  searchSnippet,
-} from './tools/index.js';
+export type { PairingAccess } from './pairing/index.js';
+export type { SectionOptions } from './config/index.js';
+export { resolveSection, sectionError } from './config/index.js';
+export type { BackoffOptions } from './retry/index.js';
+export { backoffDelay } from './retry/index.js';

@@ -1,13 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  type ChannelPlugin,
-  type GatewayEvent,
-  MemoryStore,
-  type Store,
-  type StoreTransaction,
-} from '@colloquy/core';
+import type { ChannelPlugin } from '@colloquy/core';
+import type { GatewayEvent } from '@colloquy/core/gateway';
+import { MemoryStore, type Store, type StoreTransaction } from '@colloquy/core/store';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import { createMemoryChannel, makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';

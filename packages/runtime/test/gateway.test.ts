@@ -1,4 +1,5 @@
-import { type GatewayEvent, isColloquyError } from '@colloquy/core';
+import { isColloquyError } from '@colloquy/core';
+import type { GatewayEvent } from '@colloquy/core/gateway';
 import { makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, STORE_KINDS, startHarness, waitFor } from './support/harness.js';

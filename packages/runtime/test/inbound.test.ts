@@ -1,4 +1,5 @@
-import { MemoryStore, type SessionRecord } from '@colloquy/core';
+import type { SessionRecord } from '@colloquy/core';
+import { MemoryStore } from '@colloquy/core/store';
 import { makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, makeStore, startHarness, waitFor } from './support/harness.js';

@@ -1,4 +1,5 @@
-import { isColloquyError, type ModelRequest, type ModelStreamEvent } from '@colloquy/core';
+import { isColloquyError } from '@colloquy/core';
+import type { ModelRequest, ModelStreamEvent } from '@colloquy/core/model';
 import { fakeReply, type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelProvider } from '../src/providers/create-model-provider.js';

@@ -1,13 +1,11 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import {
-  type ColloquyError,
-  isColloquyError,
-  type Logger,
-  type ModelProvider,
-  type ModelProviderConfig,
-  type ModelRequest,
-  type ModelStreamEvent,
-} from '@colloquy/core';
+import { type ColloquyError, isColloquyError, type Logger } from '@colloquy/core';
+import type {
+  ModelProvider,
+  ModelProviderConfig,
+  ModelRequest,
+  ModelStreamEvent,
+} from '@colloquy/core/model';
 import { fakeReply, type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAiSdkModelProvider } from '../src/providers/ai-sdk-provider.js';

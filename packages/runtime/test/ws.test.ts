@@ -1,5 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { type GatewayEvent, isColloquyError } from '@colloquy/core';
+import { isColloquyError } from '@colloquy/core';
+import type { GatewayEvent } from '@colloquy/core/gateway';
 import { makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';

@@ -1,4 +1,4 @@
-import { foldAlsoKeys, type MessageSearchQuery, searchTerms } from '@colloquy/core';
+import { foldAlsoKeys, type MessageSearchQuery, searchTerms } from '@colloquy/core/store';
 import { searchQuery } from './search-vector.js';
 import type { Sql } from './session-list-sql.js';
 import { sqlLimit } from './session-list-sql.js';

@@ -1,4 +1,5 @@
-import { ColloquyError, SEARCH_INDEX_MAX_CHARS, type TranscriptMessage } from '@colloquy/core';
+import { ColloquyError, type TranscriptMessage } from '@colloquy/core';
+import { SEARCH_INDEX_MAX_CHARS } from '@colloquy/core/store';
 import type { ClientBase } from 'pg';
 import { searchVector } from './search-vector.js';
 import { FORKED_SQL } from './session-list-sql.js';

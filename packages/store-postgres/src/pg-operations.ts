@@ -1,9 +1,15 @@
 import {
   ColloquyError,
+  type SessionRecord,
+  type StoredMessage,
+  type ThreadBinding,
+  type TranscriptMessage,
+} from '@colloquy/core';
+import type { McpTokenRecord, PairingRecord, RunRecord, RunStatus } from '@colloquy/core/gateway';
+import {
   type InboxEntry,
   isPatchChange,
   type McpTokenListQuery,
-  type McpTokenRecord,
   type MessageSearchQuery,
   type MessageSearchResult,
   mcpTokenRow,
@@ -11,29 +17,22 @@ import {
   type OutboxListQuery,
   outboxRow,
   type PairingListQuery,
-  type PairingRecord,
   pairingRow,
   type RunListQuery,
-  type RunRecord,
-  type RunStatus,
   runRow,
   SESSION_CHANGE_WINDOW,
   type SessionChangeKind,
   type SessionChanges,
   type SessionListQuery,
   type SessionPatch,
-  type SessionRecord,
   type SessionWatch,
-  type StoredMessage,
   type StoreTransaction,
   serializeRecord,
   sessionRow,
   summarizeChanges,
   type TailOptions,
-  type ThreadBinding,
-  type TranscriptMessage,
   type WatchListQuery,
-} from '@colloquy/core';
+} from '@colloquy/core/store';
 import type { QueryResultRow } from 'pg';
 import { messageSearchSql } from './message-search-sql.js';
 import { isConnectionError, pgCode } from './pg-errors.js';

@@ -1,12 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import {
-  ColloquyError,
-  type Logger,
-  type SessionRecord,
-  type Store,
-  type StoreTransaction,
-  silentLogger,
-} from '@colloquy/core';
+import { ColloquyError, type Logger, type SessionRecord, silentLogger } from '@colloquy/core';
+import type { Store, StoreTransaction } from '@colloquy/core/store';
 import pg from 'pg';
 import { connectionFailure, watchConnections } from './connection-failures.js';
 import { type DatabaseAddress, databaseAddress, redactDatabaseUrl } from './database-url.js';

@@ -1,4 +1,5 @@
-import { searchableText, searchWords, type TranscriptMessage } from '@colloquy/core';
+import type { TranscriptMessage } from '@colloquy/core';
+import { searchableText, searchWords } from '@colloquy/core/store';
 
 /** PostgreSQL keeps positions 1 to 16,383 in a tsvector; a larger one is stored as 16,383. */
 const MAX_POSITION = 16_383;

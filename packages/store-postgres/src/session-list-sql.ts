@@ -1,4 +1,4 @@
-import { foldAlsoKeys, type SessionListQuery } from '@colloquy/core';
+import { foldAlsoKeys, type SessionListQuery } from '@colloquy/core/store';
 
 /** The condition of live sessions, as the partial indexes of schema 4 write it. */
 const LIVE = 'archived_at IS NULL';

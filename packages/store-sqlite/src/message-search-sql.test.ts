@@ -1,4 +1,5 @@
-import { SEARCH_INDEX_MAX_CHARS, searchableText, searchWords, type TranscriptMessage } from '@colloquy/core';
+import type { TranscriptMessage } from '@colloquy/core';
+import { SEARCH_INDEX_MAX_CHARS, searchableText, searchWords } from '@colloquy/core/store';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

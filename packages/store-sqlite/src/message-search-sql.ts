@@ -1,4 +1,9 @@
-import { foldAlsoKeys, type MessageSearchQuery, SEARCH_INDEX_MAX_CHARS, searchTerms } from '@colloquy/core';
+import {
+  foldAlsoKeys,
+  type MessageSearchQuery,
+  SEARCH_INDEX_MAX_CHARS,
+  searchTerms,
+} from '@colloquy/core/store';
 import { SEARCH_WORDS_FUNCTION } from './search-words-function.js';
 import { sqlLimit } from './session-list-plan.js';
 

@@ -1,4 +1,5 @@
-import { searchableText, searchWords, type TranscriptMessage } from '@colloquy/core';
+import type { TranscriptMessage } from '@colloquy/core';
+import { searchableText, searchWords } from '@colloquy/core/store';
 import type Database from 'better-sqlite3';
 
 /** The SQL function that gives the words search indexes for a stored message (see below). */

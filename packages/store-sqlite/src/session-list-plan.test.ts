@@ -1,4 +1,4 @@
-import type { SessionListQuery } from '@colloquy/core';
+import type { SessionListQuery } from '@colloquy/core/store';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrations.js';

@@ -1,4 +1,4 @@
-import { foldAlsoKeys, type SessionListQuery } from '@colloquy/core';
+import { foldAlsoKeys, type SessionListQuery } from '@colloquy/core/store';
 
 /** One SQL statement of a plan with its parameters. */
 export interface PlanPart {

@@ -1,30 +1,24 @@
+import type { Logger, SessionRecord, StoredMessage, ThreadBinding, TranscriptMessage } from '@colloquy/core';
+import type { McpTokenRecord, PairingRecord, RunRecord } from '@colloquy/core/gateway';
 import type {
   InboxEntry,
-  Logger,
   McpTokenListQuery,
-  McpTokenRecord,
   MessageSearchQuery,
   MessageSearchResult,
   OutboxEntry,
   OutboxListQuery,
   PairingListQuery,
-  PairingRecord,
   RunListQuery,
-  RunRecord,
   SessionChanges,
   SessionListQuery,
   SessionPatch,
-  SessionRecord,
   SessionWatch,
-  StoredMessage,
   SynchronousStoreEngine,
   SynchronousStoreOperations,
   TailOptions,
-  ThreadBinding,
-  TranscriptMessage,
   WatchListQuery,
-} from '@colloquy/core';
-import { serializeRecord } from '@colloquy/core';
+} from '@colloquy/core/store';
+import { serializeRecord } from '@colloquy/core/store';
 import type Database from 'better-sqlite3';
 import type { BackgroundCheckpointer } from './background-checkpoint.js';
 import {

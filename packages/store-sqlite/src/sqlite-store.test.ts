@@ -1,14 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
-import {
-  isColloquyError,
-  MemoryStore,
-  type SessionKind,
-  type SessionListQuery,
-  type Store,
-  type TranscriptMessage,
-} from '@colloquy/core';
+import { isColloquyError, type TranscriptMessage } from '@colloquy/core';
+import type { SessionKind } from '@colloquy/core/gateway';
+import { MemoryStore, type SessionListQuery, type Store } from '@colloquy/core/store';
 import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';

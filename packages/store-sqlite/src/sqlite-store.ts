@@ -1,5 +1,6 @@
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { SerializedStore, type SessionRecord } from '@colloquy/core';
+import type { SessionRecord } from '@colloquy/core';
+import { SerializedStore } from '@colloquy/core/store';
 import type { BackgroundCheckpointer } from './background-checkpoint.js';
 import type { GroupCommitSettings } from './group-commit.js';
 import {

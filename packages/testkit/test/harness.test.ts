@@ -1,4 +1,5 @@
-import { type AgentTool, MemoryStore, toolResult } from '@colloquy/core';
+import { type AgentTool, toolResult } from '@colloquy/core';
+import { MemoryStore } from '@colloquy/core/store';
 import { Type } from '@sinclair/typebox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestHarness, type TestHarness } from '../src/harness/index.js';

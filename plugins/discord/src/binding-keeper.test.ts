@@ -1,4 +1,5 @@
-import { createThreadBindingAccess, MemoryStore } from '@colloquy/core';
+import { createThreadBindingAccess } from '@colloquy/core/internal';
+import { MemoryStore } from '@colloquy/core/store';
 import { describe, expect, it } from 'vitest';
 import { createBindingKeeper } from './binding-keeper.js';
 

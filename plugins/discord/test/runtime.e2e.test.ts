@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChannelPlugin, createSessionTools, type Store } from '@colloquy/core';
+import { type ChannelPlugin, createSessionTools } from '@colloquy/core';
+import type { Store } from '@colloquy/core/store';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import { lastUserText, type ScriptFn } from '@colloquy/testkit';
 import { FakeDiscord, type FakeUser } from '@colloquy/testkit/discord-fake';

@@ -2,14 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  approvePairing,
   type ChannelContext,
   type ChannelPlugin,
   ColloquyError,
   type InboundMessage,
-  MemoryStore,
   resolveConfig,
 } from '@colloquy/core';
+import { approvePairing } from '@colloquy/core/gateway';
+import { MemoryStore } from '@colloquy/core/store';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/testkit';
 import { checkTelegramHtml, FakeTelegram } from '@colloquy/testkit/telegram-fake';

@@ -1,7 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryStore, type ModelRequest, resolveConfig } from '@colloquy/core';
+import { resolveConfig } from '@colloquy/core';
+import type { ModelRequest } from '@colloquy/core/model';
+import { MemoryStore } from '@colloquy/core/store';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/testkit';
 import { FakeTelegram, type SentMessage } from '@colloquy/testkit/telegram-fake';

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { subagentSessionKey } from '@colloquy/core';
+import { subagentSessionKey } from '@colloquy/core/internal';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, HAS_CHROMIUM, launchChromium } from './support/browser.js';

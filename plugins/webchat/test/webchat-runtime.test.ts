@@ -1,4 +1,5 @@
-import { MemoryStore, type Store, subagentSessionKey } from '@colloquy/core';
+import { subagentSessionKey } from '@colloquy/core/internal';
+import { MemoryStore, type Store } from '@colloquy/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RuntimeHost, startRuntimeHost, streamed } from './support/runtime-host.js';
 import { ADMIN_TOKEN } from './support/start.js';

@@ -1,7 +1,9 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPairingAccess, MemoryStore, PAIRING_CODE_TTL_MS, silentLogger } from '@colloquy/core';
+import { silentLogger } from '@colloquy/core';
+import { createPairingAccess, PAIRING_CODE_TTL_MS } from '@colloquy/core/internal';
+import { MemoryStore } from '@colloquy/core/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { importLegacyPairingFile, LEGACY_PAIRING_FILE } from './legacy-pairing-file.js';
 

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
-import { type Logger, PAIRING_CODE_TTL_MS, type PairingAccess, type PairingRecord } from '@colloquy/core';
+import type { Logger, PairingAccess } from '@colloquy/core';
+import type { PairingRecord } from '@colloquy/core/gateway';
+import { PAIRING_CODE_TTL_MS } from '@colloquy/core/internal';
 import { nodeStateFs, readFileIfExists, type StateFs } from './atomic-file.js';
 
 /** Where versions before the Store kept WhatsApp pairing state, inside the plugin's `stateDir`. */

@@ -3,7 +3,8 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryStore, resolveConfig } from '@colloquy/core';
+import { resolveConfig } from '@colloquy/core';
+import { MemoryStore } from '@colloquy/core/store';
 import { createRuntime, type Runtime } from '@colloquy/runtime';
 import { createScriptedModel, lastUserText, type ScriptedModel } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { approvePairing, type ChannelLease, isColloquyError } from '@colloquy/core';
+import { type ChannelLease, isColloquyError } from '@colloquy/core';
+import { approvePairing } from '@colloquy/core/gateway';
 import type { GroupMetadata } from '@whiskeysockets/baileys';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nodeStateFs, type StateFs } from '../src/atomic-file.js';

@@ -1,13 +1,8 @@
 // A minimal hand-made ChannelContext: it records what the plugin hands to the runtime.
 
-import {
-  type ChannelContext,
-  createPairingAccess,
-  createThreadBindingAccess,
-  type InboundMessage,
-  type Logger,
-  MemoryStore,
-} from '@colloquy/core';
+import type { ChannelContext, InboundMessage, Logger } from '@colloquy/core';
+import { createPairingAccess, createThreadBindingAccess } from '@colloquy/core/internal';
+import { MemoryStore } from '@colloquy/core/store';
 import { dm, type FakeWhatsApp } from './fake-socket.js';
 
 export interface LogLine {

@@ -1,10 +1,5 @@
-import {
-  type ChannelPlugin,
-  type InboundMessage,
-  type OutboundMessage,
-  parseSendCommand,
-  type SendResult,
-} from '@colloquy/core';
+import type { ChannelPlugin, InboundMessage, OutboundMessage, SendResult } from '@colloquy/core';
+import { parseSendCommand } from '@colloquy/core/internal';
 import type { InboundOutcome } from '@colloquy/runtime';
 import { parseSlashCommand } from '../commands/parse-slash-command.js';
 

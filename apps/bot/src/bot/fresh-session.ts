@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Gateway, SessionRecord, Store, StoredMessage, StoreOperations } from '@colloquy/core';
+import type { Gateway, SessionRecord, StoredMessage } from '@colloquy/core';
+import type { Store, StoreOperations } from '@colloquy/core/store';
 
 /** What {@link startFreshSession} did. */
 export type FreshSessionOutcome =

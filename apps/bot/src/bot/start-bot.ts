@@ -5,12 +5,12 @@ import {
   type ChannelPlugin,
   type ColloquyConfig,
   createSessionTools,
-  defaultAgentId,
   type Logger,
   type SessionRecord,
-  type Store,
   silentLogger,
 } from '@colloquy/core';
+import { defaultAgentId } from '@colloquy/core/internal';
+import type { Store } from '@colloquy/core/store';
 import {
   createMcpToolSource,
   createModelRouter,

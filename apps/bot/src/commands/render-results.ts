@@ -11,7 +11,7 @@ import type {
   SessionsSendResult,
   SessionsSpawnResult,
   SubagentsResult,
-} from '@colloquy/core';
+} from '@colloquy/core/gateway';
 import { renderTranscriptLines } from '../format/render-messages.js';
 import { compactCount, duration, oneLine, timeAgo } from '../format/units.js';
 

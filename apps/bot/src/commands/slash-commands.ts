@@ -1,9 +1,6 @@
+import type { AgentTool, ChannelCommand, Gateway, InboundMessage, SessionRecord } from '@colloquy/core';
+import { isColloquyError } from '@colloquy/core';
 import type {
-  AgentTool,
-  ChannelCommand,
-  Gateway,
-  InboundMessage,
-  SessionRecord,
   SessionStatusToolResult,
   SessionsHistoryResult,
   SessionsListToolResult,
@@ -11,8 +8,8 @@ import type {
   SessionsSendResult,
   SessionsSpawnResult,
   SubagentsResult,
-} from '@colloquy/core';
-import { isColloquyError, parseSendCommand } from '@colloquy/core';
+} from '@colloquy/core/gateway';
+import { parseSendCommand } from '@colloquy/core/internal';
 import type { CommandsHook } from '@colloquy/runtime';
 import { parseSlashCommand, SLASH_COMMANDS, type SlashCommand } from './parse-slash-command.js';
 import {

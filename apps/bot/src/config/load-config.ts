@@ -1,13 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import {
-  type ColloquyConfig,
-  type ConfigIssue,
-  checkConfig,
-  checkSection,
-  describeConfigValue,
-  isColloquyError,
-} from '@colloquy/core';
+import { type ColloquyConfig, type ConfigIssue, checkConfig, isColloquyError } from '@colloquy/core';
+import { checkSection, describeConfigValue } from '@colloquy/core/internal';
 import type { DiscordConfig } from '@colloquy/plugin-discord';
 import type { SlackConfig } from '@colloquy/plugin-slack';
 import type { TelegramConfig } from '@colloquy/plugin-telegram';

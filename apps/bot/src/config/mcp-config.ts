@@ -2,13 +2,8 @@
  * Checking the `mcp` section beyond its schema (a server is either stdio or HTTP, its token variable
  * is set, agents allow tools of servers that exist), and turning it into the runtime's MCP options.
  */
-import {
-  type ColloquyConfig,
-  type ConfigIssue,
-  checkSection,
-  describeConfigValue,
-  type SectionCheck,
-} from '@colloquy/core';
+import type { ColloquyConfig, ConfigIssue } from '@colloquy/core';
+import { checkSection, describeConfigValue, type SectionCheck } from '@colloquy/core/internal';
 import { MCP_SERVER_NAME_PATTERN, type McpServerConfig, type McpToolSourceOptions } from '@colloquy/runtime';
 import type { Env } from './env-overlay.js';
 import { type McpSection, McpSectionSchema, type McpServerEntry } from './mcp-schema.js';

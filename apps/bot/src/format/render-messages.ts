@@ -1,4 +1,5 @@
-import type { ContentBlock, MessageProvenance } from '@colloquy/core';
+import type { ContentBlock } from '@colloquy/core';
+import type { MessageProvenance } from '@colloquy/core/store';
 import { oneLine } from './units.js';
 
 /** The parts of a transcript message the renderers read. */

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import type { Logger, Store } from '@colloquy/core';
+import type { Logger } from '@colloquy/core';
+import type { Store } from '@colloquy/core/store';
 import type { BotConfig } from '../config/load-config.js';
 import { createPrivateFile, ensureStateDir, STATE_FILES, tightenFiles } from './state-dir.js';
 

@@ -47,6 +47,13 @@ const RANK: Record<SessionVisibility, number> = { self: 0, tree: 1, agent: 2, al
  * @param config - the resolved config
  * @param sandboxed - whether the caller runs sandboxed
  * @returns `self`, `tree`, `agent` or `all`
+ *
+ * @example
+ * ```ts
+ * const config = resolveConfig({ tools: { sessions: { visibility: 'all' } } });
+ * effectiveVisibility(config, false); // 'all'
+ * effectiveVisibility(config, true); // 'tree': a sandboxed session sees only its own tree
+ * ```
  */
 export function effectiveVisibility(config: ColloquyConfig, sandboxed: boolean): SessionVisibility {
   const configured = config.tools.sessions.visibility;

@@ -1,13 +1,5 @@
-import {
-  type AgentTool,
-  ColloquyError,
-  type ContentBlock,
-  type ModelMessage,
-  type ModelProvider,
-  type ModelStreamEvent,
-  type TokenUsage,
-  type TranscriptMessage,
-} from '@colloquy/core';
+import { type AgentTool, ColloquyError, type ContentBlock, type TranscriptMessage } from '@colloquy/core';
+import type { ModelMessage, ModelProvider, ModelStreamEvent, TokenUsage } from '@colloquy/core/model';
 import { runToolCall, toolSpecs } from './tool-runner.js';
 import { addUsage, ZERO_USAGE } from './usage.js';
 

@@ -1,4 +1,5 @@
-import { MemoryStore, type TranscriptMessage } from '@colloquy/core';
+import type { TranscriptMessage } from '@colloquy/core';
+import { MemoryStore } from '@colloquy/core/store';
 import { describe, expect, it } from 'vitest';
 import {
   buildSystemPrompt,

@@ -1,11 +1,7 @@
-import {
-  ANNOUNCE_SKIP,
-  type ContentBlock,
-  type ModelMessage,
-  type StoredMessage,
-  type StoreOperations,
-  type TranscriptMessage,
-} from '@colloquy/core';
+import type { ContentBlock, StoredMessage, TranscriptMessage } from '@colloquy/core';
+import { ANNOUNCE_SKIP } from '@colloquy/core/internal';
+import type { ModelMessage } from '@colloquy/core/model';
+import type { StoreOperations } from '@colloquy/core/store';
 import { formatGroupContext, type GroupContextEntry } from '../inbound/group-context.js';
 import { describeMedia } from './describe-media.js';
 import { estimateTokens } from './token-estimate.js';

@@ -1,19 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { ColloquyError, type SessionRecord, type TranscriptMessage } from '@colloquy/core';
+import type { AgentSessionInit, Lane, RunRecord, SessionOrigin } from '@colloquy/core/gateway';
 import {
-  type AgentSessionInit,
   agentConfigFor,
   agentIdFromSessionKey,
-  ColloquyError,
   classifySessionKey,
   defaultAgentId,
-  type Lane,
-  type MessageProvenance,
-  type RunRecord,
-  type SessionOrigin,
-  type SessionRecord,
-  type StoreTransaction,
-  type TranscriptMessage,
-} from '@colloquy/core';
+} from '@colloquy/core/internal';
+import type { MessageProvenance, StoreTransaction } from '@colloquy/core/store';
 import { hasActiveRun } from '../cluster/run-job.js';
 import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';

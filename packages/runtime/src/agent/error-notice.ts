@@ -1,4 +1,4 @@
-import type { RunRecord } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
 import type { TurnOutcome } from './turn-outcome.js';
 
 /** What a chat user who is not the owner reads when a run fails: the details go to the owner and the logs. */

@@ -1,4 +1,5 @@
-import type { InboundMessage, RunRecord, SessionRecord } from '@colloquy/core';
+import type { InboundMessage, SessionRecord } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 
 /** The sender of a slash command that came through the gateway (the admin token's holder). */

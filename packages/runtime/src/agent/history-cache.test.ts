@@ -1,4 +1,5 @@
-import { MemoryStore, type Store, type TranscriptMessage } from '@colloquy/core';
+import type { TranscriptMessage } from '@colloquy/core';
+import { MemoryStore, type Store } from '@colloquy/core/store';
 import { describe, expect, it } from 'vitest';
 import { loadHistory } from './build-prompt.js';
 import { createHistoryCache, estimateMessageBytes } from './history-cache.js';

@@ -1,4 +1,5 @@
-import type { StoredMessage, StoreOperations, TranscriptMessage } from '@colloquy/core';
+import type { StoredMessage, TranscriptMessage } from '@colloquy/core';
+import type { StoreOperations } from '@colloquy/core/store';
 import { LRUCache } from 'lru-cache';
 import { estimateMessageTokens } from './build-prompt.js';
 

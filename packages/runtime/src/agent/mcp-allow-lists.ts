@@ -1,10 +1,5 @@
-import {
-  agentConfigFor,
-  agentIdFromSessionKey,
-  type ColloquyConfig,
-  type SessionRecord,
-} from '@colloquy/core';
-import { subagentMetaOf } from '@colloquy/core/internal';
+import type { ColloquyConfig, SessionRecord } from '@colloquy/core';
+import { agentConfigFor, agentIdFromSessionKey, subagentMetaOf } from '@colloquy/core/internal';
 
 /**
  * The allow lists a run's MCP tools must pass: its agent's `agents.list[].tools.allow`, and for a

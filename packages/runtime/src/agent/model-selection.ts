@@ -1,4 +1,5 @@
-import { agentConfigFor, type ColloquyConfig, type SessionRecord } from '@colloquy/core';
+import type { ColloquyConfig, SessionRecord } from '@colloquy/core';
+import { agentConfigFor } from '@colloquy/core/internal';
 import type { ModelResolver, ModelRouterLike, ResolvedModel } from '../runtime/runtime-options.js';
 
 /** The model a run will use, or why there is none. */

@@ -1,4 +1,6 @@
-import { ANNOUNCE_SKIP, type RunRecord, type SessionRecord } from '@colloquy/core';
+import type { SessionRecord } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
+import { ANNOUNCE_SKIP } from '@colloquy/core/internal';
 import type { DeliveryKind } from '../delivery/deliver.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { errorNoticeFor } from './error-notice.js';

@@ -1,4 +1,6 @@
-import { agentConfigFor, type RunRecord, type SessionRecord, toColloquyError } from '@colloquy/core';
+import type { SessionRecord } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
+import { agentConfigFor, toColloquyError } from '@colloquy/core/internal';
 import { startTyping } from '../delivery/typing.js';
 import type { QueuedRun } from '../queue/queued-run.js';
 import { stopKindOf, stopMessageOf } from '../queue/stop-reason.js';

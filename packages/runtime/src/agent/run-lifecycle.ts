@@ -1,11 +1,5 @@
-import type {
-  MediaAttachment,
-  RunRecord,
-  SessionRecord,
-  SessionStatus,
-  StoredMessage,
-  TranscriptMessage,
-} from '@colloquy/core';
+import type { MediaAttachment, SessionRecord, StoredMessage, TranscriptMessage } from '@colloquy/core';
+import type { RunRecord, SessionStatus } from '@colloquy/core/gateway';
 import type { GroupContextEntry } from '../inbound/group-context.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { runTurnEndHooks } from '../runtime/turn-end-hooks.js';

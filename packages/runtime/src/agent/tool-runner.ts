@@ -1,4 +1,5 @@
-import type { AgentTool, ModelToolSpec, ToolResult } from '@colloquy/core';
+import type { AgentTool, ToolResult } from '@colloquy/core';
+import type { ModelToolSpec } from '@colloquy/core/model';
 import type { TSchema } from '@sinclair/typebox';
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';

@@ -1,4 +1,6 @@
-import type { RunStatus, TokenUsage, TranscriptMessage } from '@colloquy/core';
+import type { TranscriptMessage } from '@colloquy/core';
+import type { RunStatus } from '@colloquy/core/gateway';
+import type { TokenUsage } from '@colloquy/core/model';
 
 /** How a turn ended, as the executor saw it. */
 export interface TurnOutcome {

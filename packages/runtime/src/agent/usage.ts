@@ -1,4 +1,5 @@
-import type { ColloquyConfig, TokenUsage } from '@colloquy/core';
+import type { ColloquyConfig } from '@colloquy/core';
+import type { TokenUsage } from '@colloquy/core/model';
 
 /** A usage record with every counter at zero. */
 export const ZERO_USAGE: Readonly<TokenUsage> = Object.freeze({

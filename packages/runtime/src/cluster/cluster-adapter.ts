@@ -1,4 +1,6 @@
-import type { ChannelLease, Lane, RunStatus, StoreTransaction } from '@colloquy/core';
+import type { ChannelLease } from '@colloquy/core';
+import type { Lane, RunStatus } from '@colloquy/core/gateway';
+import type { StoreTransaction } from '@colloquy/core/store';
 
 /** What one instance tells the others (small: it travels through the database). */
 export type ClusterEvent =

@@ -1,4 +1,5 @@
-import type { RunRecord, StoreTransaction } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
+import type { StoreTransaction } from '@colloquy/core/store';
 import { deliverUnsent } from '../agent/reply-delivery.js';
 import { canFoldRuns, type QueuedRun, toQueuedRun } from '../queue/queued-run.js';
 import { reviveRun } from '../runtime/recover-runs.js';

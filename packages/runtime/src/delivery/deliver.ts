@@ -2,13 +2,13 @@ import {
   type ChannelPlugin,
   type ColloquyConfig,
   type DeliveryContext,
-  type DeliveryOutcome,
+  evaluateSendPolicy,
   isColloquyError,
   type Logger,
   type OutboundMessage,
   type SessionRecord,
 } from '@colloquy/core';
-import { evaluateSendPolicy } from '@colloquy/core/internal';
+import type { DeliveryOutcome } from '@colloquy/core/gateway';
 import type { EventBus } from '../gateway/event-bus.js';
 
 /** What an outbound message is, for logs and the `delivery` event. */

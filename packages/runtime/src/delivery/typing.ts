@@ -1,5 +1,5 @@
 import type { ChannelPlugin, ColloquyConfig, Logger, SessionRecord } from '@colloquy/core';
-import { evaluateSendPolicy } from '@colloquy/core/internal';
+import { evaluateSendPolicy } from '@colloquy/core';
 
 /** Options of {@link startTyping}. */
 export interface TypingOptions {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type RunRecord, type StoreTransaction, TERMINAL_RUN_STATUSES } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
+import { type StoreTransaction, TERMINAL_RUN_STATUSES } from '@colloquy/core/store';
 import { defaultLaneFor } from '../agent/enqueue-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { runTurnEndHooks } from '../runtime/turn-end-hooks.js';

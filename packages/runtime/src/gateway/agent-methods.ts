@@ -1,20 +1,18 @@
+import { ColloquyError, normalizeSessionKey, type SessionRecord } from '@colloquy/core';
+import type {
+  AgentSessionInit,
+  AgentWaitResult,
+  GatewayResult,
+  Lane,
+  RunRecord,
+} from '@colloquy/core/gateway';
 import {
-  type AgentSessionInit,
-  type AgentWaitResult,
-  type AnnounceOutcome,
-  ColloquyError,
   classifySessionKey,
-  type GatewayResult,
   isMcpClientSessionKey,
   isReservedSessionKey,
-  type Lane,
-  type MessageProvenance,
-  normalizeSessionKey,
-  type RunRecord,
   resolveSessionKeyAlias,
-  type SessionRecord,
-  TERMINAL_RUN_STATUSES,
-} from '@colloquy/core';
+} from '@colloquy/core/internal';
+import { type AnnounceOutcome, type MessageProvenance, TERMINAL_RUN_STATUSES } from '@colloquy/core/store';
 import { LRUCache } from 'lru-cache';
 import { enqueueRun, newSessionRecord } from '../agent/enqueue-run.js';
 import { lookupModel } from '../agent/model-selection.js';

@@ -1,4 +1,5 @@
-import { ColloquyError, type GatewayResult } from '@colloquy/core';
+import { ColloquyError } from '@colloquy/core';
+import type { GatewayResult } from '@colloquy/core/gateway';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { fireDueWatchesLater } from '../runtime/watch-notices.js';
 import { readParams } from './params.js';

@@ -1,10 +1,6 @@
-import {
-  ColloquyError,
-  type GatewayMethod,
-  type GatewayParams,
-  type GatewayResult,
-  toColloquyError,
-} from '@colloquy/core';
+import { ColloquyError } from '@colloquy/core';
+import type { GatewayMethod, GatewayParams, GatewayResult } from '@colloquy/core/gateway';
+import { toColloquyError } from '@colloquy/core/internal';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { sessionYield } from '../runtime/yield-wake.js';
 import {

@@ -1,5 +1,6 @@
-import type { GatewayEvent, Logger } from '@colloquy/core';
+import type { Logger } from '@colloquy/core';
 import { silentLogger } from '@colloquy/core';
+import type { GatewayEvent } from '@colloquy/core/gateway';
 
 /** A synchronous fan-out of gateway events to in-process listeners. */
 export interface EventBus {

@@ -1,11 +1,7 @@
-import {
-  type AgentInfo,
-  agentConfigFor,
-  ColloquyError,
-  type GatewayResult,
-  type SessionChanges,
-  type SessionStatus,
-} from '@colloquy/core';
+import { ColloquyError } from '@colloquy/core';
+import type { AgentInfo, GatewayResult, SessionStatus } from '@colloquy/core/gateway';
+import { agentConfigFor } from '@colloquy/core/internal';
+import type { SessionChanges } from '@colloquy/core/store';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { readParams } from './params.js';
 import { requireSession } from './resolve-session.js';

@@ -1,14 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ColloquyError, normalizeSessionKey } from '@colloquy/core';
+import type { GatewayResult } from '@colloquy/core/gateway';
 import {
   agentConfigFor,
-  ColloquyError,
   defaultAgentId,
-  type GatewayResult,
-  type InboxEntry,
   isMcpClientSessionKey,
   mcpClientSessionKey,
-  normalizeSessionKey,
-} from '@colloquy/core';
+} from '@colloquy/core/internal';
+import type { InboxEntry } from '@colloquy/core/store';
 import { newSessionRecord } from '../agent/enqueue-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { readParams } from './params.js';

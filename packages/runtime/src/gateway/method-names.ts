@@ -1,4 +1,4 @@
-import type { GatewayMethod } from '@colloquy/core';
+import type { GatewayMethod } from '@colloquy/core/gateway';
 
 const METHODS = {
   'sessions.list': true,

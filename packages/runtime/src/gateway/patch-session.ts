@@ -1,9 +1,6 @@
-import {
-  ColloquyError,
-  type SessionPatch,
-  type SessionRecord,
-  type SessionsPatchFields,
-} from '@colloquy/core';
+import { ColloquyError, type SessionRecord } from '@colloquy/core';
+import type { SessionsPatchFields } from '@colloquy/core/gateway';
+import type { SessionPatch } from '@colloquy/core/store';
 import { lookupModel } from '../agent/model-selection.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 

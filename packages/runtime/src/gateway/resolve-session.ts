@@ -1,12 +1,6 @@
-import {
-  type ColloquyConfig,
-  ColloquyError,
-  defaultAgentId,
-  type KeyContext,
-  resolveSessionKeyAlias,
-  type SessionRecord,
-  type StoreOperations,
-} from '@colloquy/core';
+import { type ColloquyConfig, ColloquyError, type SessionRecord } from '@colloquy/core';
+import { defaultAgentId, type KeyContext, resolveSessionKeyAlias } from '@colloquy/core/internal';
+import type { StoreOperations } from '@colloquy/core/store';
 
 /**
  * The key context of an agent (default: the config's default agent).

@@ -1,4 +1,5 @@
-import type { Gateway, GatewayEvent } from '@colloquy/core';
+import type { Gateway } from '@colloquy/core';
+import type { GatewayEvent } from '@colloquy/core/gateway';
 
 /** The in-process gateway: the {@link @colloquy/core#Gateway} surface with events always available. */
 export interface RuntimeGateway extends Gateway {

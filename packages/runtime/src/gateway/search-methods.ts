@@ -1,10 +1,6 @@
-import {
-  ColloquyError,
-  type GatewayResult,
-  type MessageSearchQuery,
-  normalizeSessionKey,
-  searchTerms,
-} from '@colloquy/core';
+import { ColloquyError, normalizeSessionKey } from '@colloquy/core';
+import type { GatewayResult } from '@colloquy/core/gateway';
+import { type MessageSearchQuery, searchTerms } from '@colloquy/core/store';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { readParams } from './params.js';
 import { readKinds } from './sessions-methods.js';

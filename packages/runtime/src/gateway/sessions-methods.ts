@@ -1,14 +1,6 @@
-import {
-  ColloquyError,
-  type GatewayResult,
-  isColloquyError,
-  normalizeSessionKey,
-  type RunSummary,
-  SESSION_KINDS,
-  type SessionKind,
-  type SessionListQuery,
-  type SessionRecord,
-} from '@colloquy/core';
+import { ColloquyError, isColloquyError, normalizeSessionKey, type SessionRecord } from '@colloquy/core';
+import type { GatewayResult, RunSummary, SessionKind } from '@colloquy/core/gateway';
+import { SESSION_KINDS, type SessionListQuery } from '@colloquy/core/store';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { fireDueWatchesLater } from '../runtime/watch-notices.js';
 import { abortSessionRuns } from './abort-runs.js';

@@ -1,4 +1,5 @@
-import type { GroupContextConfig, InboundMessage } from '@colloquy/core';
+import type { InboundMessage } from '@colloquy/core';
+import type { GroupContextConfig } from '@colloquy/core/internal';
 import { LRUCache } from 'lru-cache';
 
 /** One group message that did not address the bot, as the model is shown it later. */

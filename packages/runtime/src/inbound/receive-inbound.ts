@@ -1,11 +1,11 @@
 import {
   ColloquyError,
+  evaluateSendPolicy,
   type InboundMessage,
   isColloquyError,
-  parseSendCommand,
   type SessionRecord,
 } from '@colloquy/core';
-import { evaluateSendPolicy } from '@colloquy/core/internal';
+import { parseSendCommand } from '@colloquy/core/internal';
 import { defaultLaneFor, enqueueRun } from '../agent/enqueue-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import type { CommandsHook } from '../runtime/runtime-options.js';

@@ -1,19 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import {
-  agentConfigFor,
-  agentIdFromSessionKey,
   type ChannelPlugin,
   type ColloquyConfig,
-  classifySessionKey,
   type DeliveryContext,
-  defaultAgentId,
   deriveSessionKey,
   type InboundMessage,
   type SessionRecord,
-  type StoreOperations,
   type ThreadBinding,
   threadBindingKey,
 } from '@colloquy/core';
+import {
+  agentConfigFor,
+  agentIdFromSessionKey,
+  classifySessionKey,
+  defaultAgentId,
+} from '@colloquy/core/internal';
+import type { StoreOperations } from '@colloquy/core/store';
 
 /**
  * The session key an inbound message belongs to. A thread bound to a session (and not expired)

@@ -1,12 +1,12 @@
 import type { SharedV4ProviderOptions } from '@ai-sdk/provider';
+import type { Logger } from '@colloquy/core';
 import type {
   FinishReason,
-  Logger,
   ModelProvider,
   ModelProviderLimits,
   ModelRequest,
   TokenUsage,
-} from '@colloquy/core';
+} from '@colloquy/core/model';
 import type { LanguageModel, LanguageModelUsage } from 'ai';
 import { loadAi } from './load-ai-sdk.js';
 import { toAiSdkMessages, toAiSdkTools } from './map-messages.js';

@@ -1,5 +1,6 @@
 import type { SharedV4ProviderOptions } from '@ai-sdk/provider';
-import { ColloquyError, type ModelProvider, type ModelRequest } from '@colloquy/core';
+import { ColloquyError } from '@colloquy/core';
+import type { ModelProvider, ModelRequest } from '@colloquy/core/model';
 import { createAiSdkModelProvider } from './ai-sdk-provider.js';
 import { toAiSdkMessages } from './map-messages.js';
 import { toV4Prompt } from './model-stream.js';

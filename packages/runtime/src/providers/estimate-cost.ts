@@ -1,4 +1,4 @@
-import type { TokenUsage } from '@colloquy/core';
+import type { TokenUsage } from '@colloquy/core/model';
 import type { ModelPrice, ModelsConfigView } from './provider-config.js';
 
 /**

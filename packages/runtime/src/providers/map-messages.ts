@@ -1,4 +1,5 @@
-import type { ContentBlock, ModelMessage, ModelToolSpec } from '@colloquy/core';
+import type { ContentBlock } from '@colloquy/core';
+import type { ModelMessage, ModelToolSpec } from '@colloquy/core/model';
 import type {
   ModelMessage as AiModelMessage,
   AssistantContent,

@@ -1,4 +1,4 @@
-import type { ModelProvider, ModelRequest, ModelStreamEvent } from '@colloquy/core';
+import type { ModelProvider, ModelRequest, ModelStreamEvent } from '@colloquy/core/model';
 import { createModelProvider } from './create-model-provider.js';
 import { parseModelRef, unknownProviderError } from './model-ref.js';
 import type { ModelProviderOptions, ModelsConfigView } from './provider-config.js';

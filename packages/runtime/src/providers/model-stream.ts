@@ -6,7 +6,7 @@ import type {
   LanguageModelV4Prompt,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
-import type { FinishReason, ModelToolSpec, TokenUsage } from '@colloquy/core';
+import type { FinishReason, ModelToolSpec, TokenUsage } from '@colloquy/core/model';
 import type { ModelMessage as AiModelMessage, LanguageModel } from 'ai';
 
 /**

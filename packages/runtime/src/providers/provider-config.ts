@@ -1,4 +1,5 @@
-import type { Logger, ModelPrice, ModelProviderConfig } from '@colloquy/core';
+import type { Logger } from '@colloquy/core';
+import type { ModelPrice, ModelProviderConfig } from '@colloquy/core/model';
 
 export type { ModelPrice, ModelProviderConfig };
 

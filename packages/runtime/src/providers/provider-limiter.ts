@@ -1,4 +1,4 @@
-import type { ModelProviderLimits } from '@colloquy/core';
+import type { ModelProviderLimits } from '@colloquy/core/model';
 
 /** Defaults of `models.providers.<id>.limits` (rates are unlimited unless set). */
 export const PROVIDER_LIMIT_DEFAULTS = { concurrency: 256 } as const;

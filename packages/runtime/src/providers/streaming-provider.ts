@@ -1,13 +1,6 @@
-import {
-  backoffDelay,
-  ColloquyError,
-  type ModelMessage,
-  type ModelProvider,
-  type ModelRequest,
-  type ModelStreamEvent,
-  silentLogger,
-  sleep,
-} from '@colloquy/core';
+import { backoffDelay, ColloquyError, silentLogger } from '@colloquy/core';
+import { sleep } from '@colloquy/core/internal';
+import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamEvent } from '@colloquy/core/model';
 import type { AiSdkProviderSpec } from './ai-sdk-provider.js';
 import { classifyModelError, type ModelErrorContext } from './model-errors.js';
 import { stripProviderPrefix } from './model-ref.js';

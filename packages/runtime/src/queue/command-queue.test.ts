@@ -1,4 +1,4 @@
-import type { Lane } from '@colloquy/core';
+import type { Lane } from '@colloquy/core/gateway';
 import { describe, expect, it } from 'vitest';
 import { createCommandQueue, type QueueItem } from './command-queue.js';
 import { stopKindOf } from './stop-reason.js';

@@ -1,5 +1,6 @@
-import type { Lane, Logger } from '@colloquy/core';
+import type { Logger } from '@colloquy/core';
 import { silentLogger } from '@colloquy/core';
+import type { Lane } from '@colloquy/core/gateway';
 import { type StopKind, stopReason } from './stop-reason.js';
 
 /** What the queue needs to know about a unit of work. */

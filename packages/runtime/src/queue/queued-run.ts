@@ -1,4 +1,4 @@
-import type { Lane, RunRecord } from '@colloquy/core';
+import type { Lane, RunRecord } from '@colloquy/core/gateway';
 import type { QueueItem } from './command-queue.js';
 
 /** A run as the command queue holds it (the durable record lives in the store). */

@@ -3,13 +3,15 @@ import {
   type ChannelLease,
   type ChannelPlugin,
   ColloquyError,
-  createPairingAccess,
-  createThreadBindingAccess,
   type InboundMessage,
-  isMcpClientSessionKey,
   type SessionRecord,
   silentLogger,
 } from '@colloquy/core';
+import {
+  createPairingAccess,
+  createThreadBindingAccess,
+  isMcpClientSessionKey,
+} from '@colloquy/core/internal';
 import { defaultDeliverFor, defaultLaneFor, enqueueRun, enqueueRunIf } from '../agent/enqueue-run.js';
 import { createHistoryCache } from '../agent/history-cache.js';
 import { deliverUnsent, listUnsentReplies } from '../agent/reply-delivery.js';

@@ -1,4 +1,4 @@
-import type { RunRecord } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
 import { planReply } from '../agent/reply-delivery.js';
 import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from './runtime-context.js';

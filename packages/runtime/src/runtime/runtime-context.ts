@@ -1,4 +1,5 @@
-import type { ChannelPlugin, ColloquyConfig, Logger, Store } from '@colloquy/core';
+import type { ChannelPlugin, ColloquyConfig, Logger } from '@colloquy/core';
+import type { Store } from '@colloquy/core/store';
 import type { HistoryCache } from '../agent/history-cache.js';
 import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import type { Deliver } from '../delivery/deliver.js';

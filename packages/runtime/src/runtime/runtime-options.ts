@@ -5,11 +5,11 @@ import type {
   ColloquyConfig,
   InboundMessage,
   Logger,
-  ModelProvider,
-  RunRecord,
   SessionRecord,
-  Store,
 } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
+import type { ModelProvider } from '@colloquy/core/model';
+import type { Store } from '@colloquy/core/store';
 import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import type { RuntimeGateway } from '../gateway/runtime-gateway.js';
 import type { McpToolSource } from '../mcp/client/mcp-tool-source.js';

@@ -1,4 +1,6 @@
-import type { RunRecord, SessionRecord, StoreTransaction } from '@colloquy/core';
+import type { SessionRecord } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
+import type { StoreTransaction } from '@colloquy/core/store';
 
 /**
  * Called inside the transaction that ends a turn (e.g. to write an announce outbox row atomically);

@@ -1,4 +1,6 @@
-import type { RunRecord, SessionRecord, StoreTransaction } from '@colloquy/core';
+import type { SessionRecord } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
+import type { StoreTransaction } from '@colloquy/core/store';
 import type { RuntimeContext } from './runtime-context.js';
 import type { AfterCommit } from './turn-end-hook-types.js';
 

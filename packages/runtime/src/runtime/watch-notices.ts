@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import {
-  agentIdFromSessionKey,
   ColloquyError,
   checkSessionAccess,
   readSessionLineage,
   type SessionAccessDecision,
-  type SessionChanges,
   type SessionRecord,
-  type SessionWatch,
-  type StoreTransaction,
   type TranscriptMessage,
-  toDisplayKey,
 } from '@colloquy/core';
+import { agentIdFromSessionKey, toDisplayKey } from '@colloquy/core/internal';
+import type { SessionChanges, SessionWatch, StoreTransaction } from '@colloquy/core/store';
 import { hasActiveRun } from '../cluster/run-job.js';
 import { keyContextFor } from '../gateway/resolve-session.js';
 import type { RuntimeContext } from './runtime-context.js';

@@ -1,4 +1,4 @@
-import type { SessionYieldState } from '@colloquy/core';
+import type { SessionYieldState } from '@colloquy/core/gateway';
 
 /** The yield timers of one runtime: one per yielded session with a timeout. */
 export interface YieldTimers {

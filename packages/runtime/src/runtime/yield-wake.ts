@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ColloquyError,
-  type GatewayResult,
-  type InboxEntry,
-  type SessionRecord,
-  type SessionYieldState,
-  type TranscriptMessage,
-} from '@colloquy/core';
+import { ColloquyError, type SessionRecord, type TranscriptMessage } from '@colloquy/core';
+import type { GatewayResult, SessionYieldState } from '@colloquy/core/gateway';
 import { SESSIONS_YIELD_MAX_REASON_CHARS, SESSIONS_YIELD_MAX_TIMEOUT_SECONDS } from '@colloquy/core/internal';
+import type { InboxEntry } from '@colloquy/core/store';
 import { readParams } from '../gateway/params.js';
 import { requireSession } from '../gateway/resolve-session.js';
 import type { RuntimeContext } from './runtime-context.js';

@@ -1,15 +1,11 @@
+import { backoffDelay, isColloquyError, type SessionRecord } from '@colloquy/core';
 import {
-  type AnnounceOutcome,
   agentIdFromSessionKey,
-  backoffDelay,
   defaultAgentId,
-  isColloquyError,
   mainSessionKey,
-  type OutboxEntry,
-  type SessionRecord,
-  type StoreTransaction,
   toColloquyError,
-} from '@colloquy/core';
+} from '@colloquy/core/internal';
+import type { AnnounceOutcome, OutboxEntry, StoreTransaction } from '@colloquy/core/store';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import {
   type AnnouncePayload,

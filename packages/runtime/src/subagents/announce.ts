@@ -1,14 +1,7 @@
-import {
-  ANNOUNCE_SKIP,
-  type DeliveryContext,
-  type RunRecord,
-  type RunStatus,
-  type SessionOrigin,
-  type SessionRecord,
-  type StoreTransaction,
-  type TranscriptMessage,
-} from '@colloquy/core';
-import { subagentMetaOf, truncateText } from '@colloquy/core/internal';
+import type { DeliveryContext, SessionRecord, TranscriptMessage } from '@colloquy/core';
+import type { RunRecord, RunStatus, SessionOrigin } from '@colloquy/core/gateway';
+import { ANNOUNCE_SKIP, subagentMetaOf, truncateText } from '@colloquy/core/internal';
+import type { StoreTransaction } from '@colloquy/core/store';
 import { textOf } from '../agent/build-prompt.js';
 
 /** The announce status: from the runtime, never from model text. */

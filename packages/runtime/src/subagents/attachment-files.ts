@@ -2,12 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rmdir, unlink } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import {
-  type AttachmentFileReceipt,
-  type AttachmentReceipt,
-  ColloquyError,
-  isColloquyError,
-} from '@colloquy/core';
+import { ColloquyError, isColloquyError } from '@colloquy/core';
+import type { AttachmentFileReceipt, AttachmentReceipt } from '@colloquy/core/gateway';
 import { ATTACHMENT_MANIFEST, type CheckedAttachment } from '@colloquy/core/internal';
 import { ATTACHMENTS_SUBDIR } from './workspace.js';
 

@@ -1,5 +1,6 @@
-import { agentConfigFor, type SessionRecord, TERMINAL_RUN_STATUSES } from '@colloquy/core';
-import { subagentMetaOf } from '@colloquy/core/internal';
+import type { SessionRecord } from '@colloquy/core';
+import { agentConfigFor, subagentMetaOf } from '@colloquy/core/internal';
+import { TERMINAL_RUN_STATUSES } from '@colloquy/core/store';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { removeAttachments } from './attachment-files.js';
 import type { SweepReport } from './subagent-registry.js';

@@ -1,10 +1,12 @@
+import { ColloquyError, type TranscriptMessage } from '@colloquy/core';
+import type { InheritedMessage } from '@colloquy/core/gateway';
 import {
-  ColloquyError,
   configuredSecrets,
-  type InheritedMessage,
-  type TranscriptMessage,
-} from '@colloquy/core';
-import { FORK_MAX_BYTES, FORK_MAX_MESSAGES, forkHistory, utf8ByteLength } from '@colloquy/core/internal';
+  FORK_MAX_BYTES,
+  FORK_MAX_MESSAGES,
+  forkHistory,
+  utf8ByteLength,
+} from '@colloquy/core/internal';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 
 /**

@@ -1,12 +1,7 @@
-import {
-  ANNOUNCE_SKIP,
-  classifySessionKey,
-  type OutboxEntry,
-  type RunRecord,
-  type SessionRecord,
-  type StoreTransaction,
-  TERMINAL_RUN_STATUSES,
-} from '@colloquy/core';
+import type { SessionRecord } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
+import { ANNOUNCE_SKIP, classifySessionKey } from '@colloquy/core/internal';
+import { type OutboxEntry, type StoreTransaction, TERMINAL_RUN_STATUSES } from '@colloquy/core/store';
 import { buildAnnounce } from './announce.js';
 
 /** A row the writer created: who must be drained, and whether it needs no delivery. */

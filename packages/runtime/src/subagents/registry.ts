@@ -1,4 +1,5 @@
-import { classifySessionKey, type SessionRecord } from '@colloquy/core';
+import type { SessionRecord } from '@colloquy/core';
+import { classifySessionKey } from '@colloquy/core/internal';
 import { hasActiveRun } from '../cluster/run-job.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import type { TurnEndHook } from '../runtime/turn-end-hook-types.js';

@@ -1,11 +1,5 @@
-import {
-  type AgentRunResult,
-  type AgentSessionInit,
-  ColloquyError,
-  type DeliveryContext,
-  type SessionRecord,
-  threadBindingKey,
-} from '@colloquy/core';
+import { ColloquyError, type DeliveryContext, type SessionRecord, threadBindingKey } from '@colloquy/core';
+import type { AgentRunResult, AgentSessionInit } from '@colloquy/core/gateway';
 import { checkAttachments, SUBAGENT_META_KEY } from '@colloquy/core/internal';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { removeTreeNoFollow, type WrittenAttachments, writeAttachments } from './attachment-files.js';

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type AgentRunResult,
-  ColloquyError,
-  type MessageProvenance,
-  type ModelMessage,
-  type TranscriptMessage,
-} from '@colloquy/core';
+import { ColloquyError, type TranscriptMessage } from '@colloquy/core';
+import type { AgentRunResult } from '@colloquy/core/gateway';
+import type { ModelMessage } from '@colloquy/core/model';
+import type { MessageProvenance } from '@colloquy/core/store';
 import { toModelMessages } from '../agent/build-prompt.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 

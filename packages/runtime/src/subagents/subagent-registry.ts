@@ -1,4 +1,6 @@
-import type { AgentRunResult, MessageProvenance, ModelMessage } from '@colloquy/core';
+import type { AgentRunResult } from '@colloquy/core/gateway';
+import type { ModelMessage } from '@colloquy/core/model';
+import type { MessageProvenance } from '@colloquy/core/store';
 import type { TurnEndHook } from '../runtime/turn-end-hook-types.js';
 
 /** Tuning of announce delivery and the sub-agent sweep. */

@@ -1,5 +1,5 @@
-import { type AgentTool, type ColloquyConfig, SESSION_TOOL_NAMES, type SessionRecord } from '@colloquy/core';
-import { subagentMetaOf } from '@colloquy/core/internal';
+import type { AgentTool, ColloquyConfig, SessionRecord } from '@colloquy/core';
+import { SESSION_TOOL_NAMES, subagentMetaOf } from '@colloquy/core/internal';
 
 /**
  * The tools a sub-agent gets: with `tools.subagents.tools.allow` set, exactly the tools it names;

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { agentIdFromSessionKey, type Store } from '@colloquy/core';
+import { agentIdFromSessionKey } from '@colloquy/core/internal';
+import type { Store } from '@colloquy/core/store';
 
 /** The folder inside a session workspace that holds its attachment folders. */
 export const ATTACHMENTS_SUBDIR = ['.colloquy', 'attachments'] as const;

@@ -1,4 +1,6 @@
-import { ColloquyError, type ErrorCode, type GatewayEvent, toColloquyError } from '@colloquy/core';
+import { ColloquyError, type ErrorCode } from '@colloquy/core';
+import type { GatewayEvent } from '@colloquy/core/gateway';
+import { toColloquyError } from '@colloquy/core/internal';
 
 /** A request id chosen by the client; echoed in the response. */
 export type FrameId = string | number;

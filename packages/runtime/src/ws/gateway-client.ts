@@ -1,14 +1,5 @@
-import {
-  backoffDelay,
-  ColloquyError,
-  type Gateway,
-  type GatewayEvent,
-  type GatewayMethod,
-  type GatewayParams,
-  type GatewayResult,
-  type Logger,
-  silentLogger,
-} from '@colloquy/core';
+import { backoffDelay, ColloquyError, type Gateway, type Logger, silentLogger } from '@colloquy/core';
+import type { GatewayEvent, GatewayMethod, GatewayParams, GatewayResult } from '@colloquy/core/gateway';
 import WebSocket, { type RawData } from 'ws';
 import { RETRYABLE_METHODS } from '../gateway/method-names.js';
 import { CLOSE_CODES, fromErrorBody } from './frames.js';

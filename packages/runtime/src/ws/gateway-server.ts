@@ -2,14 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import {
-  ColloquyError,
-  type Gateway,
-  type GatewayEvent,
-  type GatewayMethod,
-  type Logger,
-  silentLogger,
-} from '@colloquy/core';
+import { ColloquyError, type Gateway, type Logger, silentLogger } from '@colloquy/core';
+import type { GatewayEvent, GatewayMethod } from '@colloquy/core/gateway';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { isGatewayMethod } from '../gateway/method-names.js';
 import { CLOSE_CODES, type FrameId, parseRequestFrame, type ResponseFrame, toErrorBody } from './frames.js';

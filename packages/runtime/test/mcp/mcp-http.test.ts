@@ -1,10 +1,6 @@
-import {
-  issueMcpToken,
-  type McpScope,
-  MemoryStore,
-  mcpTokenStore,
-  type SessionVisibility,
-} from '@colloquy/core';
+import type { SessionVisibility } from '@colloquy/core';
+import { issueMcpToken, type McpScope, mcpTokenStore } from '@colloquy/core/gateway';
+import { MemoryStore } from '@colloquy/core/store';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, startHarness, waitFor } from '../support/harness.js';

@@ -1,4 +1,5 @@
-import { type Gateway, MCP_SCOPES, resolveConfig } from '@colloquy/core';
+import { resolveConfig } from '@colloquy/core';
+import { type Gateway, MCP_SCOPES } from '@colloquy/core/gateway';
 import { Client } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';

@@ -1,4 +1,5 @@
-import type { ColloquyConfigInput, Store, TranscriptMessage } from '@colloquy/core';
+import type { ColloquyConfigInput, TranscriptMessage } from '@colloquy/core';
+import type { Store } from '@colloquy/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   call,

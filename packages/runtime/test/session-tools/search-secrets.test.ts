@@ -1,4 +1,5 @@
-import { SEARCH_INDEX_MAX_CHARS, type TranscriptMessage } from '@colloquy/core';
+import type { TranscriptMessage } from '@colloquy/core';
+import { SEARCH_INDEX_MAX_CHARS } from '@colloquy/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from '../support/harness.js';
 import { call, seed, startToolsHarness, T0, type ToolsHarness } from './tools-fixture.js';

@@ -1,4 +1,4 @@
-import type { RunRecord } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/harness.js';
 import { call, seed, startToolsHarness, type ToolsHarness } from './tools-fixture.js';

@@ -5,8 +5,8 @@ import {
   type Gateway,
   resolveConfig,
   type SessionRecord,
-  type Store,
 } from '@colloquy/core';
+import type { Store } from '@colloquy/core/store';
 import { lastUserText, makeSessionRecord, type ScriptFn, type ScriptStep } from '@colloquy/testkit';
 import { type Harness, type HarnessOptions, startHarness } from '../support/harness.js';
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemoryStore, type Store, type StoreTransaction } from '@colloquy/core';
+import { MemoryStore, type Store, type StoreTransaction } from '@colloquy/core/store';
 import { lastUserText } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { STORE_KINDS, waitFor } from '../support/harness.js';

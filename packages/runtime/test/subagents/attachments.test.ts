@@ -11,7 +11,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AttachmentReceipt, isColloquyError } from '@colloquy/core';
+import { isColloquyError } from '@colloquy/core';
+import type { AttachmentReceipt } from '@colloquy/core/gateway';
 import { afterEach, describe, expect, it } from 'vitest';
 import { removeAttachments, writeAttachments } from '../../src/subagents/attachment-files.js';
 import { waitFor } from '../support/harness.js';

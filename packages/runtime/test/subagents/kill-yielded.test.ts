@@ -1,4 +1,5 @@
-import type { ModelRequest, Store } from '@colloquy/core';
+import type { ModelRequest } from '@colloquy/core/model';
+import type { Store } from '@colloquy/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeStore, STORE_KINDS, type StoreKind, waitFor } from '../support/harness.js';
 import {

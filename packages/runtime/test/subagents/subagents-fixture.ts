@@ -6,13 +6,12 @@ import {
   type ColloquyConfig,
   type ColloquyConfigInput,
   createSessionTools,
-  type ModelRequest,
-  type OutboxEntry,
   resolveConfig,
   type SessionRecord,
-  type Store,
   toolResult,
 } from '@colloquy/core';
+import type { ModelRequest } from '@colloquy/core/model';
+import type { OutboxEntry, Store } from '@colloquy/core/store';
 import { makeSessionRecord, messageText, type ScriptFn } from '@colloquy/testkit';
 import { Type } from '@sinclair/typebox';
 import { type Harness, type HarnessOptions, startHarness, waitFor } from '../support/harness.js';

@@ -1,4 +1,4 @@
-import type { ModelRequest } from '@colloquy/core';
+import type { ModelRequest } from '@colloquy/core/model';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/harness.js';
 import {

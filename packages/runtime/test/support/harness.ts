@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ColloquyConfigInput, MemoryStore, resolveConfig, type Store } from '@colloquy/core';
+import { type ColloquyConfigInput, resolveConfig } from '@colloquy/core';
+import { MemoryStore, type Store } from '@colloquy/core/store';
 import { openPostgresStore } from '@colloquy/store-postgres';
 import { openSqliteStore } from '@colloquy/store-sqlite';
 import {

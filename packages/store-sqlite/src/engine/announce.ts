@@ -1,11 +1,11 @@
+import { ColloquyError } from '@colloquy/core';
 import {
-  ColloquyError,
   type InboxEntry,
   type OutboxEntry,
   type OutboxListQuery,
   outboxRow,
   serializeRecord,
-} from '@colloquy/core';
+} from '@colloquy/core/store';
 import { sqlLimit } from '../session-list-plan.js';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
 import { parseOptional, withoutUndefined } from './record-json.js';

@@ -1,10 +1,6 @@
-import {
-  ColloquyError,
-  type McpTokenListQuery,
-  type McpTokenRecord,
-  mcpTokenRow,
-  serializeRecord,
-} from '@colloquy/core';
+import { ColloquyError } from '@colloquy/core';
+import type { McpTokenRecord } from '@colloquy/core/gateway';
+import { type McpTokenListQuery, mcpTokenRow, serializeRecord } from '@colloquy/core/store';
 import { sqliteCode } from '../sqlite-errors.js';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
 import { parseOptional } from './record-json.js';

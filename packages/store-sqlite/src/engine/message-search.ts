@@ -1,4 +1,5 @@
-import type { MessageSearchQuery, MessageSearchResult, StoredMessage } from '@colloquy/core';
+import type { StoredMessage } from '@colloquy/core';
+import type { MessageSearchQuery, MessageSearchResult } from '@colloquy/core/store';
 import type Database from 'better-sqlite3';
 import {
   MESSAGE_INDEX,

@@ -1,10 +1,6 @@
-import {
-  ColloquyError,
-  type PairingListQuery,
-  type PairingRecord,
-  pairingRow,
-  serializeRecord,
-} from '@colloquy/core';
+import { ColloquyError } from '@colloquy/core';
+import type { PairingRecord } from '@colloquy/core/gateway';
+import { type PairingListQuery, pairingRow, serializeRecord } from '@colloquy/core/store';
 import { sqliteCode } from '../sqlite-errors.js';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
 import { parseOptional } from './record-json.js';

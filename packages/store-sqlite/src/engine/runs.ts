@@ -1,11 +1,6 @@
-import {
-  ColloquyError,
-  type RunListQuery,
-  type RunRecord,
-  type RunStatus,
-  runRow,
-  serializeRecord,
-} from '@colloquy/core';
+import { ColloquyError } from '@colloquy/core';
+import type { RunRecord, RunStatus } from '@colloquy/core/gateway';
+import { type RunListQuery, runRow, serializeRecord } from '@colloquy/core/store';
 import { sqlLimit } from '../session-list-plan.js';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
 import { parseOptional, withoutUndefined } from './record-json.js';

@@ -1,12 +1,11 @@
+import { ColloquyError, type SessionRecord } from '@colloquy/core';
 import {
-  ColloquyError,
   isPatchChange,
   type SessionListQuery,
   type SessionPatch,
-  type SessionRecord,
   serializeRecord,
   sessionRow,
-} from '@colloquy/core';
+} from '@colloquy/core/store';
 import { planSessionList } from '../session-list-plan.js';
 import { sessionNotFound, sqliteCode } from '../sqlite-errors.js';
 import type { DynamicStatements } from './dynamic-statements.js';

@@ -1,4 +1,4 @@
-import type { SessionChangeKind } from '@colloquy/core';
+import type { SessionChangeKind } from '@colloquy/core/store';
 import type Database from 'better-sqlite3';
 import { indexPendingSql, MESSAGE_INDEX } from '../message-search-sql.js';
 

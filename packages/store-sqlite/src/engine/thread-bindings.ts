@@ -1,5 +1,5 @@
 import type { ThreadBinding } from '@colloquy/core';
-import { serializeRecord } from '@colloquy/core';
+import { serializeRecord } from '@colloquy/core/store';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
 import { parseOptional } from './record-json.js';
 import type { Statements } from './statements.js';

@@ -3,10 +3,9 @@ import {
   ColloquyError,
   type SessionRecord,
   type StoredMessage,
-  serializeRecord,
-  type TailOptions,
   type TranscriptMessage,
 } from '@colloquy/core';
+import { serializeRecord, type TailOptions } from '@colloquy/core/store';
 import { sqlLimit } from '../session-list-plan.js';
 import { sessionNotFound } from '../sqlite-errors.js';
 import {

@@ -4,7 +4,7 @@ import {
   type SessionWatch,
   summarizeChanges,
   type WatchListQuery,
-} from '@colloquy/core';
+} from '@colloquy/core/store';
 import { sqlLimit } from '../session-list-plan.js';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
 import type { Statements } from './statements.js';

@@ -1,8 +1,8 @@
+import type { DmScope } from '@colloquy/core';
 import {
   type ChannelCapabilities,
   type ChatType,
   type DeliveryContext,
-  type DmScope,
   deriveSessionKey,
   type InboundMessage,
   type SessionKeyInput,

@@ -1,11 +1,6 @@
-import {
-  type ChannelContext,
-  type ChannelPlugin,
-  type InboundMessage,
-  MemoryStore,
-  type ModelMessage,
-  resolveConfig,
-} from '@colloquy/core';
+import { type ChannelContext, type ChannelPlugin, type InboundMessage, resolveConfig } from '@colloquy/core';
+import type { ModelMessage } from '@colloquy/core/model';
+import { MemoryStore } from '@colloquy/core/store';
 import { createRuntime } from '@colloquy/runtime';
 import { describe, expect, it } from 'vitest';
 import { createScriptedModel } from '../index.js';

@@ -2,13 +2,12 @@ import {
   type ChannelCommand,
   type ChannelContext,
   ColloquyError,
-  createPairingAccess,
-  createThreadBindingAccess,
   type InboundMessage,
   type Logger,
-  MemoryStore,
   silentLogger,
 } from '@colloquy/core';
+import { createPairingAccess, createThreadBindingAccess } from '@colloquy/core/internal';
+import { MemoryStore } from '@colloquy/core/store';
 
 /** Options of {@link createRecordingChannelContext}. */
 export interface RecordingChannelContextOptions {

@@ -1,4 +1,6 @@
-import { MemoryStore, type ModelRequest, resolveConfig } from '@colloquy/core';
+import { resolveConfig } from '@colloquy/core';
+import type { ModelRequest } from '@colloquy/core/model';
+import { MemoryStore } from '@colloquy/core/store';
 import { createRuntime } from '@colloquy/runtime';
 import { describe, expect, it } from 'vitest';
 import { createScriptedModel, makeSessionRecord } from '../index.js';

@@ -1,11 +1,7 @@
 import type { ChannelContext, InboundMessage } from '@colloquy/core';
-import {
-  createPairingAccess,
-  createThreadBindingAccess,
-  isColloquyError,
-  MemoryStore,
-  silentLogger,
-} from '@colloquy/core';
+import { isColloquyError, silentLogger } from '@colloquy/core';
+import { createPairingAccess, createThreadBindingAccess } from '@colloquy/core/internal';
+import { MemoryStore } from '@colloquy/core/store';
 import { describe, expect, it } from 'vitest';
 import { createMemoryChannel } from './memory-channel.js';
 

@@ -1,4 +1,5 @@
-import type { RunRecord, SessionRecord } from '@colloquy/core';
+import type { SessionRecord } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
 
 /** The fixed clock the record factories and the conformance suite use. */
 export const T0 = 1_700_000_000_000;

@@ -1,5 +1,5 @@
-import type { ModelRequest, ModelStreamEvent } from '@colloquy/core';
 import { isColloquyError } from '@colloquy/core';
+import type { ModelRequest, ModelStreamEvent } from '@colloquy/core/model';
 import { describe, expect, it } from 'vitest';
 import { createScriptedModel, lastUserText } from './scripted-model.js';
 

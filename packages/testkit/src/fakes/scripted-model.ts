@@ -1,3 +1,4 @@
+import { ColloquyError, type ErrorCode } from '@colloquy/core';
 import type {
   FinishReason,
   ModelMessage,
@@ -5,8 +6,7 @@ import type {
   ModelRequest,
   ModelStreamEvent,
   TokenUsage,
-} from '@colloquy/core';
-import { ColloquyError, type ErrorCode } from '@colloquy/core';
+} from '@colloquy/core/model';
 import { waitForCount } from './wait-for-count.js';
 
 /** A tool call the scripted model makes. */

@@ -1,17 +1,15 @@
 import {
-  type AgentSessionInit,
-  type AgentWaitResult,
   type ChannelPlugin,
   type ColloquyConfig,
   type ColloquyConfigInput,
   ColloquyError,
   type InboundMessage,
-  MemoryStore,
-  type ModelProvider,
   resolveConfig,
-  type Store,
   type StoredMessage,
 } from '@colloquy/core';
+import type { AgentSessionInit, AgentWaitResult } from '@colloquy/core/gateway';
+import type { ModelProvider } from '@colloquy/core/model';
+import { MemoryStore, type Store } from '@colloquy/core/store';
 import {
   createModelRouter,
   createRuntime,

@@ -1,4 +1,4 @@
-import type { Store } from '@colloquy/core';
+import type { Store } from '@colloquy/core/store';
 import { afterEach, beforeEach } from 'vitest';
 import type { StoreConformanceOptions } from './store-cases.js';
 

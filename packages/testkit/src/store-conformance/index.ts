@@ -1,7 +1,7 @@
 // @colloquy/testkit/store-conformance: the Store conformance suite (vitest). Every Store
 // implementation runs it unchanged; each case file registers its cases with fresh-store hooks.
 
-import type { Store } from '@colloquy/core';
+import type { Store } from '@colloquy/core/store';
 import { describe } from 'vitest';
 import { describeMcpTokenCases } from './mcp-token-cases.js';
 import { describeSearchCases } from './search-cases.js';

@@ -1,4 +1,6 @@
-import { isColloquyError, type McpTokenRecord, mcpTokenStore, type Store } from '@colloquy/core';
+import { isColloquyError } from '@colloquy/core';
+import { type McpTokenRecord, mcpTokenStore } from '@colloquy/core/gateway';
+import type { Store } from '@colloquy/core/store';
 import { describe, expect, it } from 'vitest';
 import { T0 } from '../fakes/record-factories.js';
 import { useFreshStore } from './fresh-store.js';

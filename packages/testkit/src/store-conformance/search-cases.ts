@@ -1,4 +1,5 @@
-import { SEARCH_INDEX_MAX_CHARS, type Store, type TranscriptMessage } from '@colloquy/core';
+import type { TranscriptMessage } from '@colloquy/core';
+import { SEARCH_INDEX_MAX_CHARS, type Store } from '@colloquy/core/store';
 import { describe, expect, it } from 'vitest';
 import { makeSessionRecord, T0 } from '../fakes/record-factories.js';
 import { useFreshStore } from './fresh-store.js';

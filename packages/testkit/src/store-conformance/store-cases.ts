@@ -1,15 +1,13 @@
+import type { SessionRecord, ThreadBinding, TranscriptMessage } from '@colloquy/core';
+import { isColloquyError } from '@colloquy/core';
+import type { PairingRecord } from '@colloquy/core/gateway';
 import type {
   InboxEntry,
   OutboxEntry,
-  PairingRecord,
   SessionListQuery,
-  SessionRecord,
   Store,
   StoreTransaction,
-  ThreadBinding,
-  TranscriptMessage,
-} from '@colloquy/core';
-import { isColloquyError } from '@colloquy/core';
+} from '@colloquy/core/store';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makeRunRecord, makeSessionRecord, T0 } from '../fakes/record-factories.js';
 import { useFreshStore } from './fresh-store.js';

@@ -1,4 +1,5 @@
-import { SESSION_CHANGE_WINDOW, type SessionWatch, type Store, type TranscriptMessage } from '@colloquy/core';
+import type { TranscriptMessage } from '@colloquy/core';
+import { SESSION_CHANGE_WINDOW, type SessionWatch, type Store } from '@colloquy/core/store';
 import { describe, expect, it } from 'vitest';
 import { makeRunRecord, makeSessionRecord, T0 } from '../fakes/record-factories.js';
 import { useFreshStore } from './fresh-store.js';

@@ -1,14 +1,13 @@
 import {
   type ChannelCommand,
   type ChannelContext,
-  createPairingAccess,
-  createThreadBindingAccess,
   type InboundMessage,
-  MemoryStore,
   silentLogger,
   type ThreadBinding,
   type ThreadBindingAccess,
 } from '@colloquy/core';
+import { createPairingAccess, createThreadBindingAccess } from '@colloquy/core/internal';
+import { MemoryStore } from '@colloquy/core/store';
 
 /** The Store-backed thread bindings the runtime gives plugins, counting writes. */
 export class MemoryBindings implements ThreadBindingAccess {

@@ -6,8 +6,8 @@ import {
   type ChannelContext,
   type ChannelLease,
   type Logger,
-  sleep,
 } from '@colloquy/core';
+import { sleep } from '@colloquy/core/internal';
 import { autoRetry } from '@grammyjs/auto-retry';
 import { Bot, type Context, GrammyError, webhookCallback } from 'grammy';
 import type { TelegramAccountConfig } from '../config.js';

@@ -1,13 +1,10 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  approvePairing,
-  createPairingAccess,
-  MemoryStore,
-  type PairingAccess,
-  silentLogger,
-} from '@colloquy/core';
+import { type PairingAccess, silentLogger } from '@colloquy/core';
+import { approvePairing } from '@colloquy/core/gateway';
+import { createPairingAccess } from '@colloquy/core/internal';
+import { MemoryStore } from '@colloquy/core/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { importLegacyPairingFile, LEGACY_PAIRING_FILE } from '../pairing/legacy-pairing-file.js';
 import { decideDmAccess, PAIRING_REMINDER_MS } from './access-policy.js';

@@ -1,4 +1,6 @@
-import { createThreadBindingAccess, MemoryStore, silentLogger, type ThreadBinding } from '@colloquy/core';
+import { silentLogger, type ThreadBinding } from '@colloquy/core';
+import { createThreadBindingAccess } from '@colloquy/core/internal';
+import { MemoryStore } from '@colloquy/core/store';
 import { describe, expect, it } from 'vitest';
 import { migrateTopicBindings, topicBindingKey } from './topic-bindings.js';
 

@@ -1,12 +1,6 @@
-import {
-  type ChannelCommand,
-  type ChannelContext,
-  createPairingAccess,
-  createThreadBindingAccess,
-  type InboundMessage,
-  type Logger,
-  MemoryStore,
-} from '@colloquy/core';
+import type { ChannelCommand, ChannelContext, InboundMessage, Logger } from '@colloquy/core';
+import { createPairingAccess, createThreadBindingAccess } from '@colloquy/core/internal';
+import { MemoryStore } from '@colloquy/core/store';
 
 /** A hand-made ChannelContext for plugin-level tests: records what the plugin hands over. */
 export interface TestContext {

@@ -1,4 +1,5 @@
-import type { Gateway, GatewayEvent, Logger } from '@colloquy/core';
+import type { Gateway, Logger } from '@colloquy/core';
+import type { GatewayEvent } from '@colloquy/core/gateway';
 import { describe, expect, it } from 'vitest';
 import type { ServerFrame } from '../protocol/frames.js';
 import { createChatHub } from './chat-hub.js';

@@ -1,4 +1,5 @@
-import { type Gateway, type GatewayEvent, type Logger, parseSessionKey } from '@colloquy/core';
+import { type Gateway, type Logger, parseSessionKey } from '@colloquy/core';
+import type { GatewayEvent } from '@colloquy/core/gateway';
 import { LRUCache } from 'lru-cache';
 import type { ChatMessage, ChatPerson, ChatRef, ServerFrame, SessionRow } from '../protocol/frames.js';
 import type { ChatHub } from './chat-hub.js';

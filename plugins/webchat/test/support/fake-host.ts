@@ -2,20 +2,16 @@ import {
   type ChannelContext,
   type ChannelPlugin,
   ColloquyError,
-  createPairingAccess,
-  createThreadBindingAccess,
   type Gateway,
-  type GatewayEvent,
-  type GatewayMethod,
-  type GatewayParams,
-  type GatewayResult,
   type InboundMessage,
-  MemoryStore,
   type SessionRecord,
   type StoredMessage,
   silentLogger,
   type TranscriptMessage,
 } from '@colloquy/core';
+import type { GatewayEvent, GatewayMethod, GatewayParams, GatewayResult } from '@colloquy/core/gateway';
+import { createPairingAccess, createThreadBindingAccess } from '@colloquy/core/internal';
+import { MemoryStore } from '@colloquy/core/store';
 
 /** How the fake assistant answers a message. */
 export type Replier = (message: InboundMessage) => string | undefined;

@@ -1,4 +1,5 @@
-import { MemoryStore, resolveConfig, type Store } from '@colloquy/core';
+import { resolveConfig } from '@colloquy/core';
+import { MemoryStore, type Store } from '@colloquy/core/store';
 import { createModelRouter, createRuntime, type Runtime } from '@colloquy/runtime';
 import { createScriptedModel, lastUserText, type ScriptedReply } from '@colloquy/testkit';
 import { createWebChatPlugin, type WebChatConfigInput, type WebChatPlugin } from '../../src/index.js';

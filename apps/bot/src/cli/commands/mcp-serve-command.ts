@@ -1,10 +1,6 @@
-import {
-  ColloquyError,
-  defaultAgentId,
-  MCP_SCOPES,
-  resolveConfig,
-  type SessionVisibility,
-} from '@colloquy/core';
+import { ColloquyError, resolveConfig, type SessionVisibility } from '@colloquy/core';
+import { MCP_SCOPES } from '@colloquy/core/gateway';
+import { defaultAgentId } from '@colloquy/core/internal';
 import { serveMcpStdio } from '@colloquy/runtime/mcp';
 import { type CliIo, writeLines } from '../cli-io.js';
 import { CLI } from '../cli-name.js';

@@ -1,16 +1,6 @@
-import {
-  agentConfigFor,
-  ColloquyError,
-  defaultAgentId,
-  effectiveMcpVisibility,
-  formatIssues,
-  issueMcpToken,
-  type McpTokenRecord,
-  mcpTokenStore,
-  parseMcpScopes,
-  type SessionVisibility,
-  silentLogger,
-} from '@colloquy/core';
+import { ColloquyError, formatIssues, type SessionVisibility, silentLogger } from '@colloquy/core';
+import { issueMcpToken, type McpTokenRecord, mcpTokenStore, parseMcpScopes } from '@colloquy/core/gateway';
+import { agentConfigFor, defaultAgentId, effectiveMcpVisibility } from '@colloquy/core/internal';
 import { loadBotConfig } from '../../config/load-config.js';
 import { timeAgo } from '../../format/units.js';
 import { openBotStore } from '../../state/open-store.js';

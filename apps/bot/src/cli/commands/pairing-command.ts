@@ -1,13 +1,6 @@
-import {
-  approvePairing,
-  ColloquyError,
-  formatIssues,
-  listPairings,
-  type PairingRecord,
-  revokePairing,
-  type Store,
-  silentLogger,
-} from '@colloquy/core';
+import { ColloquyError, formatIssues, silentLogger } from '@colloquy/core';
+import { approvePairing, listPairings, type PairingRecord, revokePairing } from '@colloquy/core/gateway';
+import type { Store } from '@colloquy/core/store';
 import { loadBotConfig } from '../../config/load-config.js';
 import { timeAgo } from '../../format/units.js';
 import { openBotStore } from '../../state/open-store.js';

@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ColloquyError,
-  createRedactor,
-  isColloquyError,
-  SESSION_KINDS,
-  type SessionKind,
-  type SessionRecord,
-  sanitizeHistory,
-  searchSnippet,
-  searchTerms,
-} from '@colloquy/core';
+import { ColloquyError, isColloquyError, type SessionRecord } from '@colloquy/core';
+import type { SessionKind } from '@colloquy/core/gateway';
+import { createRedactor, sanitizeHistory, searchSnippet } from '@colloquy/core/internal';
+import { SESSION_KINDS, searchTerms } from '@colloquy/core/store';
 import { parseSlashCommand } from '../../commands/parse-slash-command.js';
 import { MODEL_HELP, MODEL_RESTART_HINT } from '../../config/model-help.js';
 import { authorLabel, messageText } from '../../format/render-messages.js';

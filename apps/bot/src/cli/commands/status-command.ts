@@ -1,4 +1,4 @@
-import type { SessionKind } from '@colloquy/core';
+import type { SessionKind } from '@colloquy/core/gateway';
 import { MODEL_HELP } from '../../config/model-help.js';
 import { duration } from '../../format/units.js';
 import { type CliIo, writeLines } from '../cli-io.js';

@@ -1,4 +1,4 @@
-import { createRedactor } from '@colloquy/core';
+import { createRedactor } from '@colloquy/core/internal';
 import { describe, expect, it } from 'vitest';
 import { fitResultText, mcpResultText } from './mcp-result-text.js';
 

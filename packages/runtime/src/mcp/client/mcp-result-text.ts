@@ -2,7 +2,7 @@
  * The text the model reads for an MCP tool result: its content blocks as text, cut to a size the
  * prompt can hold (with a notice saying so), and redacted like history.
  */
-import type { Redactor } from '@colloquy/core';
+import type { Redactor } from '@colloquy/core/internal';
 
 /** The parts of an MCP `CallToolResult` this module reads. */
 export interface McpCallResultLike {

@@ -3,7 +3,8 @@
  * current (`notifications/tools/list_changed`), restarted with backoff after it crashes, its stderr
  * sent to the log. Every failure comes back as a typed error, never as a call that waits forever.
  */
-import { ColloquyError, type Logger, type Redactor } from '@colloquy/core';
+import { ColloquyError, type Logger } from '@colloquy/core';
+import type { Redactor } from '@colloquy/core/internal';
 import type { Client, StreamableHTTPClientTransport, Tool } from '@modelcontextprotocol/client';
 import type { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { loadMcpSdk, type McpSdk } from './load-mcp-sdk.js';

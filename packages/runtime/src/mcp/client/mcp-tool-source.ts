@@ -6,15 +6,13 @@
 import {
   type AgentTool,
   ColloquyError,
-  createRedactor,
   isColloquyError,
-  isToolAllowed,
   type Logger,
-  type Redactor,
   silentLogger,
   type ToolResult,
   toolResult,
 } from '@colloquy/core';
+import { createRedactor, isToolAllowed, type Redactor } from '@colloquy/core/internal';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { McpToolSourceOptions } from './mcp-client-options.js';
 import { mcpInputSchema } from './mcp-input-schema.js';

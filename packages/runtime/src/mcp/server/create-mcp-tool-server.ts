@@ -2,15 +2,12 @@ import {
   type AgentTool,
   type ColloquyConfig,
   createSessionTools,
-  effectiveMcpVisibility,
   type Gateway,
-  type GatewayMethod,
-  type GatewayParams,
-  type McpScope,
-  mcpClientSessionKey,
   type ToolResult,
   toolResult,
 } from '@colloquy/core';
+import type { GatewayMethod, GatewayParams, McpScope } from '@colloquy/core/gateway';
+import { effectiveMcpVisibility, mcpClientSessionKey } from '@colloquy/core/internal';
 import {
   type CallToolResult,
   fromJsonSchema,

@@ -1,4 +1,5 @@
-import type { Gateway, GatewayMethod, GatewayParams } from '@colloquy/core';
+import type { Gateway } from '@colloquy/core';
+import type { GatewayMethod, GatewayParams } from '@colloquy/core/gateway';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEventsWaitTool } from './events-wait-tool.js';
 

@@ -1,4 +1,5 @@
-import { type AgentTool, type Gateway, type InboxEntry, toolResult } from '@colloquy/core';
+import { type AgentTool, type Gateway, toolResult } from '@colloquy/core';
+import type { InboxEntry } from '@colloquy/core/store';
 import { Type } from '@sinclair/typebox';
 
 const DEFAULT_WAIT_SECONDS = 25;

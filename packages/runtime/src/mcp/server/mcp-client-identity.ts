@@ -1,4 +1,5 @@
-import type { McpScope, SessionVisibility } from '@colloquy/core';
+import type { SessionVisibility } from '@colloquy/core';
+import type { McpScope } from '@colloquy/core/gateway';
 
 /** Who an MCP request comes from: what its token says (HTTP), or the owner (stdio). */
 export interface McpClientIdentity {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isColloquyError, mcpTokenStore } from '@colloquy/core';
+import { isColloquyError } from '@colloquy/core';
+import { mcpTokenStore } from '@colloquy/core/gateway';
 import type { RuntimeGateway } from '../../gateway/runtime-gateway.js';
 import type { RuntimeContext } from '../../runtime/runtime-context.js';
 import type { McpHttpHandler } from './mcp-http-handler.js';

@@ -2,13 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type ColloquyConfig,
   type Gateway,
-  hashMcpToken,
   type Logger,
-  type McpScope,
-  type McpTokenStore,
   type SessionVisibility,
   silentLogger,
 } from '@colloquy/core';
+import type { McpScope, McpTokenStore } from '@colloquy/core/gateway';
+import { hashMcpToken } from '@colloquy/core/internal';
 import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import {
   type AuthInfo,

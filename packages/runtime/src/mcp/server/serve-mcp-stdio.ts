@@ -1,4 +1,4 @@
-import { mcpClientSessionKey } from '@colloquy/core';
+import { mcpClientSessionKey } from '@colloquy/core/internal';
 import { type McpServer, ResourceNotFoundError, type Transport } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createMcpToolServer, type McpToolServerOptions } from './create-mcp-tool-server.js';

@@ -1,5 +1,5 @@
 import type { LanguageModelV4FilePart, LanguageModelV4Prompt } from '@ai-sdk/provider';
-import type { ModelToolSpec } from '@colloquy/core';
+import type { ModelToolSpec } from '@colloquy/core/model';
 import { toolJsonSchema } from '../model-stream.js';
 
 /** A message of an OpenAI chat completions request. */

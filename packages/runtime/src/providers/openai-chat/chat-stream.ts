@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { APICallError, JSONParseError } from '@ai-sdk/provider';
-import type { FinishReason, TokenUsage } from '@colloquy/core';
+import type { FinishReason, TokenUsage } from '@colloquy/core/model';
 import { createParser } from 'eventsource-parser';
 import { type DirectPart, parseToolArguments } from '../model-stream.js';
 import type { OpenAiChatBody } from './chat-request.js';

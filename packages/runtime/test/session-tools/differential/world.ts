@@ -1,4 +1,4 @@
-import type { SessionKind } from '@colloquy/core';
+import type { SessionKind } from '@colloquy/core/gateway';
 import type { SessionFacts, SessionLookup } from '../expected-visibility.js';
 
 /**
