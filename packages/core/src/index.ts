@@ -159,6 +159,17 @@ export type {
 } from './interfaces/store.js';
 export type { AgentTool, ToolResult } from './interfaces/tool.js';
 export { toolResult } from './interfaces/tool.js';
+export type {
+  DeliveryRecord,
+  DeliveryState,
+  InboundCommit,
+  InboundCommitResult,
+  PlannedDelivery,
+  RunPatch,
+  TurnEnd,
+  TurnEndResult,
+  TurnOperations,
+} from './interfaces/turn-operations.js';
 // --- session keys ---
 export type {
   ClassifyOptions,
@@ -256,6 +267,7 @@ export {
 export { foldAlsoKeys } from './store/session-query.js';
 export { createThreadBindingAccess } from './store/thread-binding-access.js';
 export { threadBindingKey } from './store/thread-binding-key.js';
+export { turnOperations } from './store/turn-operations.js';
 export type {
   SessionListRow,
   SessionStatusToolResult,

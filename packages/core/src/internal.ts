@@ -14,6 +14,8 @@ export {
 // --- send policy ---
 export type { SendPolicyDecision, SendPolicyTarget } from './policy/index.js';
 export { evaluateSendPolicy } from './policy/index.js';
+// --- usage ---
+export { addUsage } from './store/token-usage.js';
 // --- session tool limits and spawn attachments ---
 export type { AttachmentLimits, CheckedAttachment, SubagentMeta } from './tools/index.js';
 export {
