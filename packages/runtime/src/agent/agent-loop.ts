@@ -8,8 +8,9 @@ import {
   type TokenUsage,
   type TranscriptMessage,
 } from '@colloquy/core';
+import { addUsage } from '@colloquy/core/internal';
 import { runToolCall, toolSpecs } from './tool-runner.js';
-import { addUsage, ZERO_USAGE } from './usage.js';
+import { ZERO_USAGE } from './usage.js';
 
 /** Input of {@link runAgentLoop}. */
 export interface AgentLoopInput {
