@@ -1,5 +1,5 @@
 import type { RunRecord, SessionRecord } from '../interfaces/records.js';
-import type { StoreTransaction } from '../interfaces/store.js';
+import type { SessionPatch, StoreTransaction } from '../interfaces/store.js';
 import type {
   DeliveryRecord,
   InboundCommit,
@@ -42,6 +42,16 @@ export function turnOperations(store: StoreTransaction): TurnOperations {
   };
 }
 
+/** `record` with `patch` merged in as `patchSession` merges it: `null` clears a field. */
+function withPatch(record: SessionRecord, patch: SessionPatch): SessionRecord {
+  const merged: Record<string, unknown> = { ...record };
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === null) delete merged[field];
+    else if (value !== undefined) merged[field] = value;
+  }
+  return merged as unknown as SessionRecord;
+}
+
 /** True when a session waits in `sessions_yield` (`meta.yield` holds its state). */
 function isYielded(session: SessionRecord): boolean {
   const state = session.meta?.yield;
@@ -53,18 +63,23 @@ async function commitInboundByRows(
   inbound: InboundCommit,
 ): Promise<InboundCommitResult> {
   const { create, update } = inbound.session;
+  const key = create.key;
   if (await tx.getRun(inbound.run.runId)) return { status: 'duplicate' };
-  let session: SessionRecord;
-  if (await tx.getSession(create.key)) session = await tx.patchSession(create.key, update);
-  else {
-    await tx.putSession(create);
-    session = create;
-  }
+  const current = await tx.getSession(key);
+  // The inbound fields and, when the turn begins, its fields: one session write either way.
   const { begin } = inbound;
-  if (begin && !isYielded(session) && (await tx.listInbox(create.key)).length === 0) {
-    const [input] = await tx.appendMessages(create.key, [begin.input]);
+  const begins =
+    begin !== undefined && !(current && isYielded(current)) && (await tx.listInbox(key)).length === 0;
+  const set: SessionPatch = begins ? { ...update, ...begin.session } : update;
+  let session: SessionRecord;
+  if (current) session = await tx.patchSession(key, set);
+  else {
+    session = begins ? withPatch(create, begin.session) : create;
+    await tx.putSession(session);
+  }
+  if (begins) {
+    const [input] = await tx.appendMessages(key, [begin.input]);
     await tx.createRun(begin.run);
-    session = await tx.patchSession(create.key, begin.session);
     return { status: 'begun', session, run: begin.run, input: input! };
   }
   await tx.createRun(inbound.run);
