@@ -139,8 +139,11 @@ export async function sendMarkedReply(ctx: RuntimeContext, reply: MarkedReply): 
   });
   const at = ctx.clock.now();
   const sent = delivered.status === 'delivered' ? delivered : undefined;
-  try {
-    await ctx.deliveries.record({
+  // Recorded with the other sends of the moment, off the turn's path: the `sending` mark already
+  // keeps the reply from being sent twice, and shutdown waits for the record (tracked). A failure
+  // is logged: the reply went out, and a restart finds it `sending` and does not send it again.
+  const recorded = ctx.deliveries
+    .record({
       runId,
       sessionKey: session.key,
       state: { kind: plan.kind, ...delivered, at },
@@ -161,10 +164,13 @@ export async function sendMarkedReply(ctx: RuntimeContext, reply: MarkedReply): 
             },
           }
         : {}),
-    });
-  } catch (error) {
-    ctx.log.warn({ err: error, runId }, 'could not record the delivery of a reply');
-  }
+    })
+    .catch((error: unknown) =>
+      ctx.log.warn({ err: error, runId }, 'could not record the delivery of a reply'),
+    );
+  // A fallback line must be in the transcript before the session's next turn reads it.
+  if (plan.kind === 'announce') await recorded;
+  else ctx.track(recorded);
 }
 
 /**

@@ -249,6 +249,8 @@ function turnEndOf(
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
         ...(run.runId === leader && outcome.usage ? { usage: outcome.usage } : {}),
         ...(run.runId === leader && outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}),
+        // The planned reply joins the meta the turn holds (nothing is read back for it).
+        ...(run.runId === leader && plan ? { meta: run.meta ?? {} } : {}),
       },
     })),
     session: {
