@@ -74,6 +74,8 @@ export { MAX_LINEAGE_DEPTH, parseSendCommand } from './policy/index.js';
 export { sleep } from './retry/index.js';
 // --- thread bindings ---
 export { createThreadBindingAccess } from './store/thread-binding-access.js';
+// --- usage ---
+export { addUsage } from './store/token-usage.js';
 // --- the session tools' limits, spawn attachments and names ---
 export type { AttachmentLimits, CheckedAttachment, SubagentMeta } from './tools/index.js';
 export {

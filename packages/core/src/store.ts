@@ -59,6 +59,19 @@ export type {
   TailOptions,
   WatchListQuery,
 } from './interfaces/store.js';
+// --- turn operations: one unit of work per step of a turn ---
+export type {
+  DeliveryRecord,
+  DeliveryState,
+  InboundCommit,
+  InboundCommitResult,
+  PlannedDelivery,
+  RunPatch,
+  TurnEnd,
+  TurnEndResult,
+  TurnOperations,
+} from './interfaces/turn-operations.js';
+export { turnOperations } from './store/turn-operations.js';
 
 // --- the reference implementation ---
 export { MemoryStore } from './store/memory-store.js';

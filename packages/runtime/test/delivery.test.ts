@@ -107,7 +107,14 @@ describe('delivery pipeline', () => {
     h = await startHarness({ script: ['the answer'] });
     await h.channel.inject('question');
     await h.channel.waitForSent(1);
-    await waitFor(async () => (await h!.store.listRuns({ sessionKey: DM }))[0]?.meta?.delivery !== undefined);
+    // The reply is marked `sending` when the turn ends; its outcome is recorded after the send.
+    const settled = async () => {
+      const delivery = (await h!.store.listRuns({ sessionKey: DM }))[0]?.meta?.delivery as
+        | { status?: string }
+        | undefined;
+      return delivery !== undefined && delivery.status !== 'sending';
+    };
+    await waitFor(settled);
     const [run] = await h.store.listRuns({ sessionKey: DM });
     expect(run?.meta?.delivery).toMatchObject({
       kind: 'reply',
@@ -188,8 +195,8 @@ describe('delivery pipeline', () => {
       patch.status,
       (patch.meta as { delivery?: { status?: string } } | undefined)?.delivery?.status,
     ]);
+    // The turn began in the commit that stored its run (created `running`): no update begins it.
     expect(statuses).toEqual([
-      ['running', undefined],
       ['done', 'sending'],
       [undefined, 'delivered'],
     ]);

@@ -15,6 +15,13 @@ import type {
   ThreadBinding,
   TranscriptMessage,
 } from './records.js';
+import type {
+  DeliveryRecord,
+  InboundCommit,
+  InboundCommitResult,
+  TurnEnd,
+  TurnEndResult,
+} from './turn-operations.js';
 
 /** Filters for {@link StoreOperations.listSessions}. All are pushed into the query; none needs a full scan. */
 export interface SessionListQuery {
@@ -347,6 +354,17 @@ export interface StoreOperations {
   listMcpTokens?(query?: McpTokenListQuery): Promise<McpTokenRecord[]>;
   /** Sets `revokedAt` on an active token; resolves false when no active token has this id. */
   revokeMcpToken?(id: string, at: number): Promise<boolean>;
+
+  // --- turn operations (optional: `turnOperations(store)` falls back to core's defaults) ---
+  /**
+   * `TurnOperations.commitInbound`, done natively: same outcome as core's default, in one
+   * transaction (joined when called on a transaction handle).
+   */
+  commitInbound?(inbound: InboundCommit): Promise<InboundCommitResult>;
+  /** `TurnOperations.endTurn`, done natively (see {@link StoreOperations.commitInbound}). */
+  endTurn?(end: TurnEnd): Promise<TurnEndResult>;
+  /** `TurnOperations.recordDeliveries`, done natively (see {@link StoreOperations.commitInbound}). */
+  recordDeliveries?(records: readonly DeliveryRecord[]): Promise<void>;
 }
 
 /**

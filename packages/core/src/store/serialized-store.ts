@@ -28,10 +28,11 @@ import type {
   TailOptions,
   WatchListQuery,
 } from '../interfaces/store.js';
+import type { TurnOperations } from '../interfaces/turn-operations.js';
 
 /** {@link StoreOperations} as synchronous calls: what an embedded, single-connection engine offers. */
 export type SynchronousStoreOperations = {
-  [K in keyof StoreOperations]-?: (
+  [K in Exclude<keyof StoreOperations, keyof TurnOperations>]-?: (
     ...args: Parameters<NonNullable<StoreOperations[K]>>
   ) => Awaited<ReturnType<NonNullable<StoreOperations[K]>>>;
 };
@@ -93,8 +94,12 @@ const OPERATION_NAMES = [
   'revokeMcpToken',
 ] as const satisfies readonly (keyof StoreOperations)[];
 
-// Compile-time check that OPERATION_NAMES lists every operation.
-type MissingOperation = Exclude<keyof StoreOperations, (typeof OPERATION_NAMES)[number]>;
+// Compile-time check that OPERATION_NAMES lists every operation (the turn operations are core's
+// defaults over these, see `turnOperations`).
+type MissingOperation = Exclude<
+  keyof StoreOperations,
+  (typeof OPERATION_NAMES)[number] | keyof TurnOperations
+>;
 const everyOperationListed: MissingOperation extends never ? true : never = true;
 void everyOperationListed;
 

@@ -1,7 +1,9 @@
 import { type AgentTool, ColloquyError, type ContentBlock, type TranscriptMessage } from '@colloquy/core';
-import type { ModelMessage, ModelProvider, ModelStreamEvent, TokenUsage } from '@colloquy/core/model';
+import type { TokenUsage } from '@colloquy/core/gateway';
+import { addUsage } from '@colloquy/core/internal';
+import type { ModelMessage, ModelProvider, ModelStreamEvent } from '@colloquy/core/model';
 import { runToolCall, toolSpecs } from './tool-runner.js';
-import { addUsage, ZERO_USAGE } from './usage.js';
+import { ZERO_USAGE } from './usage.js';
 
 /** Input of {@link runAgentLoop}. */
 export interface AgentLoopInput {

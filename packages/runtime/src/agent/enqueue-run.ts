@@ -91,22 +91,7 @@ export async function enqueueRunIf(
     );
   }
   const now = ctx.clock.now();
-  const run: RunRecord = {
-    runId: input.runId ?? randomUUID(),
-    sessionKey: input.sessionKey,
-    lane: input.lane,
-    status: 'queued',
-    createdAt: now,
-    updatedAt: now,
-    message: input.message,
-    deliver: input.deliver,
-    attempts: 0,
-    ...(input.spawnedBy ? { spawnedBy: input.spawnedBy } : {}),
-    ...(input.extraSystemPrompt ? { extraSystemPrompt: input.extraSystemPrompt } : {}),
-    ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
-    ...(input.provenance ? { provenance: input.provenance } : {}),
-    ...(input.meta ? { meta: input.meta } : {}),
-  };
+  const run = newRunRecord(input, now);
   const key = input.sessionKey;
   const { cluster } = ctx;
   const idleHere =
@@ -148,6 +133,32 @@ export async function enqueueRunIf(
   }
   ctx.events.emit({ type: 'run.queued', runId: run.runId, sessionKey: run.sessionKey, lane: run.lane });
   return run;
+}
+
+/**
+ * The record of a new run, `queued`.
+ *
+ * @param input - the run
+ * @param now - epoch ms, its creation time
+ * @returns the record (not stored)
+ */
+export function newRunRecord(input: Omit<NewRun, 'seed' | 'watchBy'>, now: number): RunRecord {
+  return {
+    runId: input.runId ?? randomUUID(),
+    sessionKey: input.sessionKey,
+    lane: input.lane,
+    status: 'queued',
+    createdAt: now,
+    updatedAt: now,
+    message: input.message,
+    deliver: input.deliver,
+    attempts: 0,
+    ...(input.spawnedBy ? { spawnedBy: input.spawnedBy } : {}),
+    ...(input.extraSystemPrompt ? { extraSystemPrompt: input.extraSystemPrompt } : {}),
+    ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
+    ...(input.provenance ? { provenance: input.provenance } : {}),
+    ...(input.meta ? { meta: input.meta } : {}),
+  };
 }
 
 /** Thrown inside the enqueue transaction to roll it back when its condition does not hold. */

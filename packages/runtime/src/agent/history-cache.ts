@@ -29,13 +29,21 @@ export interface HistoryCache {
   /**
    * The newest transcript messages of a session that fit `budgetTokens` (`estimateMessageTokens`), oldest
    * first; the newest message is always included. Returned objects are shared: do not mutate them.
+   * `endSeq`, the seq of the transcript's newest message when the caller knows it (it just appended
+   * it): when the session is held up to it, the store is not read.
    */
   load(
     store: StoreOperations,
     sessionKey: string,
     sessionId: string,
     budgetTokens: number,
+    endSeq?: number,
   ): Promise<StoredMessage[]>;
+  /**
+   * Adds messages the caller just appended to a held session, when they follow its newest held
+   * message directly (seq one higher; otherwise the next load reads what came between).
+   */
+  note(sessionKey: string, sessionId: string, appended: readonly StoredMessage[]): void;
   /** Forgets a session (e.g. after it was deleted). */
   forget(sessionKey: string): void;
   /** Sessions held. */
@@ -184,9 +192,11 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
   }
 
   return {
-    async load(store, sessionKey, sessionId, budgetTokens) {
+    async load(store, sessionKey, sessionId, budgetTokens, endSeq) {
       let entry = take(sessionKey);
-      if (entry && (entry.sessionId !== sessionId || !(await catchUp(store, sessionKey, entry)))) {
+      if (entry && entry.sessionId !== sessionId) entry = undefined;
+      const held = entry?.messages[entry.messages.length - 1]?.seq;
+      if (entry && (endSeq === undefined || held !== endSeq) && !(await catchUp(store, sessionKey, entry))) {
         entry = undefined;
       }
       entry ??= { sessionId, messages: [], tokens: [], sizes: [], bytes: 0, atStart: false };
@@ -213,6 +223,14 @@ export function createHistoryCache(options: HistoryCacheOptions = {}): HistoryCa
       const window = entry.messages.slice();
       put(sessionKey, entry);
       return window;
+    },
+    note(sessionKey, sessionId, appended) {
+      const entry = entries.peek(sessionKey);
+      const last = entry?.messages[entry.messages.length - 1];
+      if (!entry || !last || entry.sessionId !== sessionId || appended[0]?.seq !== last.seq + 1) return;
+      take(sessionKey);
+      append(entry, appended, 'back');
+      put(sessionKey, entry);
     },
     forget(sessionKey) {
       take(sessionKey);

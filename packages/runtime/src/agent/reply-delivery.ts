@@ -1,6 +1,7 @@
 import type { SessionRecord } from '@colloquy/core';
 import type { RunRecord } from '@colloquy/core/gateway';
 import { ANNOUNCE_SKIP } from '@colloquy/core/internal';
+import type { PlannedDelivery } from '@colloquy/core/store';
 import type { DeliveryKind } from '../delivery/deliver.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { errorNoticeFor } from './error-notice.js';
@@ -8,18 +9,10 @@ import type { TurnOutcome } from './turn-outcome.js';
 
 /**
  * The chat message a turn owes its chat, decided when the turn ends and stored on its leading run
- * (`meta.pendingDelivery`) in the transaction that ends it, so a runtime that dies before sending
+ * (`meta.pendingDelivery`) by the operation that ends it, so a runtime that dies before sending
  * sends it after the restart (or another instance does).
  */
-export interface PlannedReply {
-  kind: Extract<DeliveryKind, 'reply' | 'error-notice' | 'announce'>;
-  text: string;
-  format?: 'plain';
-  /** The platform message the reply quotes (groups and channels). */
-  replyToMessageId?: string;
-  /** The transcript seq of the final assistant message, for its platform message id. */
-  finalSeq?: number;
-}
+export type PlannedReply = PlannedDelivery;
 
 /** Results the turn read from its inbox: their fallback lines (see `announceFallback`). */
 export function announceFallbacksOf(run: RunRecord): string[] {
@@ -94,8 +87,6 @@ export interface MarkedReply {
   session: SessionRecord;
   runId: string;
   plan: PlannedReply;
-  /** The run's `meta` before the mark, which the outcome is recorded on. */
-  meta: Record<string, unknown>;
 }
 
 /**
@@ -117,27 +108,30 @@ async function markReplySending(
 ): Promise<MarkedReply | undefined> {
   const plan = run.meta?.pendingDelivery as PlannedReply | undefined;
   if (!plan || run.meta?.delivery !== undefined) return undefined;
-  const meta = run.meta ?? {};
   try {
-    await ctx.store.updateRun(run.runId, {
-      meta: { ...meta, delivery: { kind: plan.kind, status: 'sending', at: ctx.clock.now() } },
-    });
+    await ctx.turns.recordDeliveries([
+      {
+        runId: run.runId,
+        sessionKey: session.key,
+        state: { kind: plan.kind, status: 'sending', at: ctx.clock.now() },
+      },
+    ]);
   } catch (error) {
     ctx.log.warn({ err: error, runId: run.runId }, 'could not mark a reply as being sent; it is not sent');
     return undefined;
   }
-  return { session, runId: run.runId, plan, meta };
+  return { session, runId: run.runId, plan };
 }
 
 /**
  * Sends a reply whose `sending` mark is durable, and records the outcome (with the platform message
- * id) on the run.
+ * id, and for sub-agent fallback lines their transcript line) with the other sends of the moment.
  *
  * @param ctx - the runtime internals
- * @param reply - from {@link markReplySending}, flushed since
+ * @param reply - from {@link markReplySending} or `endTurn`, flushed since
  */
 export async function sendMarkedReply(ctx: RuntimeContext, reply: MarkedReply): Promise<void> {
-  const { session, runId, plan, meta } = reply;
+  const { session, runId, plan } = reply;
   const delivered = await ctx.deliver({
     session,
     kind: plan.kind,
@@ -147,35 +141,40 @@ export async function sendMarkedReply(ctx: RuntimeContext, reply: MarkedReply): 
       ...(plan.replyToMessageId ? { replyToMessageId: plan.replyToMessageId } : {}),
     },
   });
-  try {
-    const at = ctx.clock.now();
-    await ctx.store.transaction(async (tx) => {
-      await tx.updateRun(runId, { meta: { ...meta, delivery: { kind: plan.kind, ...delivered, at } } });
-      if (delivered.status === 'delivered' && plan.finalSeq !== undefined && plan.kind === 'reply') {
-        await tx.setMessagePlatformId(session.key, plan.finalSeq, delivered.messageId);
-      }
+  const at = ctx.clock.now();
+  const sent = delivered.status === 'delivered' ? delivered : undefined;
+  // Recorded with the other sends of the moment, off the turn's path: the `sending` mark already
+  // keeps the reply from being sent twice, and shutdown waits for the record (tracked). A failure
+  // is logged: the reply went out, and a restart finds it `sending` and does not send it again.
+  const recorded = ctx.deliveries
+    .record({
+      runId,
+      sessionKey: session.key,
+      state: { kind: plan.kind, ...delivered, at },
+      ...(sent && plan.finalSeq !== undefined && plan.kind === 'reply'
+        ? { platformMessage: { seq: plan.finalSeq, id: sent.messageId } }
+        : {}),
       // The fallback lines answered those results in the chat: the transcript says so too, so a
       // later turn does not report them again.
-      if (
-        delivered.status === 'delivered' &&
-        plan.kind === 'announce' &&
-        (await tx.getSession(session.key))
-      ) {
-        await tx.appendMessages(session.key, [
-          {
-            role: 'assistant',
-            content: plan.text,
-            timestamp: at,
-            runId,
-            platformMessageId: delivered.messageId,
-            details: { announceFallback: true },
-          },
-        ]);
-      }
-    });
-  } catch (error) {
-    ctx.log.warn({ err: error, runId }, 'could not record the delivery of a reply');
-  }
+      ...(sent && plan.kind === 'announce'
+        ? {
+            transcript: {
+              role: 'assistant',
+              content: plan.text,
+              timestamp: at,
+              runId,
+              platformMessageId: sent.messageId,
+              details: { announceFallback: true },
+            },
+          }
+        : {}),
+    })
+    .catch((error: unknown) =>
+      ctx.log.warn({ err: error, runId }, 'could not record the delivery of a reply'),
+    );
+  // A fallback line must be in the transcript before the session's next turn reads it.
+  if (plan.kind === 'announce') await recorded;
+  else ctx.track(recorded);
 }
 
 /**
@@ -214,18 +213,21 @@ export async function deliverUnsent(ctx: RuntimeContext, runs: readonly RunRecor
   for (const run of runs) {
     const state = unsettledDeliveryOf(run);
     if (state === 'cut') {
-      await ctx.store
-        .updateRun(run.runId, {
-          meta: {
-            ...run.meta,
-            delivery: {
-              ...(run.meta?.delivery as object),
+      const cut = run.meta?.delivery as { kind?: PlannedReply['kind']; at?: number };
+      await ctx.turns
+        .recordDeliveries([
+          {
+            runId: run.runId,
+            sessionKey: run.sessionKey,
+            state: {
+              kind: cut.kind ?? 'reply',
+              at: cut.at ?? ctx.clock.now(),
               status: 'failed',
               error:
                 'the runtime stopped while sending this reply; it is not sent again, so it cannot appear twice',
             },
           },
-        })
+        ])
         .catch((error: unknown) =>
           ctx.log.warn({ err: error, runId: run.runId }, 'could not settle a cut send'),
         );

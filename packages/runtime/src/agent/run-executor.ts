@@ -40,11 +40,14 @@ export async function executeTurn(
   signal: AbortSignal,
 ): Promise<void> {
   const sessionKey = batch[0]!.sessionKey;
-  const begun = await beginTurn(
-    ctx,
-    sessionKey,
-    batch.map((item) => item.id),
-  );
+  // An inbound message's turn may have begun in the commit that stored it.
+  const begun =
+    batch[0]!.begun ??
+    (await beginTurn(
+      ctx,
+      sessionKey,
+      batch.map((item) => item.id),
+    ));
   if (!begun) return;
   if (begun.woke) ctx.yields.disarm(sessionKey);
   for (const run of begun.runs) ctx.events.emit({ type: 'run.started', runId: run.runId, sessionKey });
@@ -80,7 +83,7 @@ export async function executeTurn(
   let reply: MarkedReply | undefined;
   let endFailed = false;
   try {
-    ended = await endTurn(ctx, sessionKey, begun.runs, outcome, plan);
+    ended = await endTurn(ctx, sessionKey, begun.runs, outcome, plan, begun.session);
     // The end carries the reply's `sending` mark: one flush makes both durable before the send.
     reply = ended.reply;
     await ctx.store.flush?.();
@@ -128,8 +131,11 @@ export async function executeTurn(
     // The end could not be stored: failRuns planned an error notice instead.
     await deliverPlanned(ctx, ended.session, ended.runs[0]);
   }
+  // Entries that reached the inbox while the turn ran: those the end saw, and those whose wake
+  // came after it (with a cluster, another instance may have written some: always look).
+  const wokenMeanwhile = ctx.wakeAfterTurn.delete(sessionKey);
   if (ctx.autoWake && ctx.accepting && ctx.queue.pendingCount(sessionKey) === 0) {
-    await ctx.wake(sessionKey, true);
+    if (ended.inboxWaiting || wokenMeanwhile || ctx.cluster) await ctx.wake(sessionKey, true);
   }
 }
 
@@ -175,7 +181,8 @@ async function runModel(
     ...begun.runs.map((run) => run.extraSystemPrompt),
   ]);
   const budget = historyTokenBudget(config.models.contextWindowTokens, system, tools);
-  const messages = toModelMessages(await ctx.history.load(store, session.key, session.sessionId, budget));
+  const history = await ctx.history.load(store, session.key, session.sessionId, budget, begun.endSeq);
+  const messages = toModelMessages(history);
 
   const result = await runAgentLoop({
     provider: selection.provider,
@@ -267,5 +274,9 @@ async function failRuns(
       updated.push({ ...run, status: 'error', error });
     }
   }
-  return { session: await ctx.store.getSession(sessionKey).catch(() => undefined), runs: updated };
+  return {
+    session: await ctx.store.getSession(sessionKey).catch(() => undefined),
+    runs: updated,
+    inboxWaiting: true,
+  };
 }

@@ -1,7 +1,10 @@
 import type { MediaAttachment, SessionRecord, StoredMessage, TranscriptMessage } from '@colloquy/core';
 import type { RunRecord, SessionStatus } from '@colloquy/core/gateway';
+import { classifySessionKey } from '@colloquy/core/internal';
+import { type TurnEnd, turnOperations } from '@colloquy/core/store';
 import type { GroupContextEntry } from '../inbound/group-context.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import type { AfterCommit } from '../runtime/turn-end-hook-types.js';
 import { runTurnEndHooks } from '../runtime/turn-end-hooks.js';
 import { fireDueWatchesLater } from '../runtime/watch-notices.js';
 import {
@@ -12,7 +15,6 @@ import {
 } from '../runtime/yield-wake.js';
 import { announceFallbacksOf, type MarkedReply, type PlannedReply } from './reply-delivery.js';
 import type { TurnOutcome } from './turn-outcome.js';
-import { addUsage } from './usage.js';
 
 /** A turn that began: the session as updated and its runs, now `running`. */
 export interface BegunTurn {
@@ -21,6 +23,8 @@ export interface BegunTurn {
   runs: RunRecord[];
   /** The session was yielded and this turn woke it. */
   woke?: boolean;
+  /** The seq of the transcript's newest message as the turn began, when known (its history is then not re-read). */
+  endSeq?: number;
 }
 
 /**
@@ -139,13 +143,13 @@ export function inputMessage(run: RunRecord): TranscriptMessage {
 export interface EndedTurn {
   session: SessionRecord | undefined;
   runs: RunRecord[];
-  /** The transcript seq of the final assistant message, when one was stored. */
-  finalSeq?: number;
   /**
    * The chat message the turn owes, marked `sending` in the end's own write: durable once the store
    * has flushed, then sent with `sendMarkedReply`.
    */
   reply?: MarkedReply;
+  /** The session's inbox holds entries its next turn reads (a failed end counts as true). */
+  inboxWaiting: boolean;
 }
 
 const SESSION_STATUS: Record<TurnOutcome['status'], SessionStatus> = {
@@ -156,17 +160,19 @@ const SESSION_STATUS: Record<TurnOutcome['status'], SessionStatus> = {
 };
 
 /**
- * Ends a turn durably, in ONE transaction: the final assistant message is appended, then the runs
- * take their final status (so a run is `done` only once its final message is committed; the
- * leader carries the chat message the turn owes, `plan`, as `meta.pendingDelivery`), the
- * session's status, usage and cost are updated, and the turn-end hooks run. With
- * `outcome.requeue` the runs go back to `queued` and the session to `idle` instead.
+ * Ends a turn durably, with ONE store operation (`endTurn`): the final assistant message is
+ * appended, then the runs take their final status (so a run is `done` only once its final message
+ * is committed; the leader carries the chat message the turn owes, `plan`, marked `sending`), and
+ * the session's status, usage and cost are updated. With `outcome.requeue` the runs go back to
+ * `queued` and the session to `idle` instead. When the turn-end hooks have work (a sub-agent's
+ * announce, a hook added with `onTurnEnd`), the end and the hooks share one transaction.
  *
  * @param ctx - the runtime internals
  * @param sessionKey - the session
  * @param runs - the turn's runs, leader first
  * @param outcome - how it ended
  * @param plan - the chat message the turn owes (see `planReply`)
+ * @param session - the session as the turn began (its kind picks the hooks; nothing is read back)
  * @returns the stored state after the end
  */
 export async function endTurn(
@@ -174,85 +180,102 @@ export async function endTurn(
   sessionKey: string,
   runs: readonly RunRecord[],
   outcome: TurnOutcome,
-  plan?: PlannedReply,
+  plan: PlannedReply | undefined,
+  session: SessionRecord | undefined,
 ): Promise<EndedTurn> {
-  const ended = await ctx.store.transaction(async (tx) => {
-    const now = ctx.clock.now();
-    const session = await tx.getSession(sessionKey);
-    let finalSeq: number | undefined;
-    if (session && outcome.finalMessage) {
-      const [stored]: StoredMessage[] = await tx.appendMessages(sessionKey, [outcome.finalMessage]);
-      finalSeq = stored?.seq;
-    }
-    const leader = runs[0]?.runId;
-    const updatedRuns: RunRecord[] = [];
-    let marked: Omit<MarkedReply, 'session'> | undefined;
-    for (const run of runs) {
-      if (outcome.requeue) {
-        updatedRuns.push(
-          await tx.updateRun(run.runId, {
-            status: 'queued',
-            updatedAt: now,
-            meta: { ...run.meta, requeuedAt: now },
-          }),
-        );
-        continue;
-      }
-      const pending =
-        run.runId === leader && plan
-          ? { ...plan, ...(finalSeq !== undefined ? { finalSeq } : {}) }
-          : undefined;
-      let meta: Record<string, unknown> | undefined;
-      if (pending) {
-        meta = { ...run.meta, pendingDelivery: pending };
-        // The reply is marked `sending` in the same write, so the end and the mark commit together; a
-        // session gone meanwhile gets no reply, and a run already settled keeps its delivery.
-        if (session && run.meta?.delivery === undefined) {
-          marked = { runId: run.runId, plan: pending, meta };
-          meta = { ...meta, delivery: { kind: pending.kind, status: 'sending', at: now } };
-        }
-      }
-      const finished = await tx.updateRun(run.runId, {
+  const end = turnEndOf(ctx.clock.now(), sessionKey, runs, outcome, plan);
+  let afterCommit: AfterCommit | undefined;
+  const ended = needsTurnEndHooks(ctx, sessionKey, session)
+    ? await ctx.store.transaction(async (tx) => {
+        const result = await turnOperations(tx).endTurn(end);
+        afterCommit = await runTurnEndHooks(ctx, result.runs, result.session, tx);
+        return result;
+      })
+    : await ctx.turns.endTurn(end);
+  afterCommit?.();
+  if (ended.session && ended.finalMessage) {
+    ctx.history.note(sessionKey, ended.session.sessionId, [ended.finalMessage]);
+  }
+  // The session is at rest unless more runs wait: watchers of it get their notice now.
+  if (!outcome.requeue && ended.watched) fireDueWatchesLater(ctx, sessionKey);
+  const leader = ended.runs[0];
+  return {
+    session: ended.session,
+    runs: ended.runs,
+    inboxWaiting: ended.inboxWaiting,
+    ...(ended.marked && ended.session && leader
+      ? { reply: { session: ended.session, runId: leader.runId, plan: ended.marked } }
+      : {}),
+  };
+}
+
+/** The store's view of a turn's end: what `endTurn` writes. */
+function turnEndOf(
+  now: number,
+  sessionKey: string,
+  runs: readonly RunRecord[],
+  outcome: TurnOutcome,
+  plan: PlannedReply | undefined,
+): TurnEnd {
+  const leader = runs[0]?.runId;
+  const finalMessage = outcome.finalMessage ? { finalMessage: outcome.finalMessage } : {};
+  if (outcome.requeue) {
+    return {
+      sessionKey,
+      ...finalMessage,
+      runs: runs.map((run) => ({
+        runId: run.runId,
+        patch: { status: 'queued', updatedAt: now, meta: { ...run.meta, requeuedAt: now } },
+      })),
+      session: { status: 'idle', updatedAt: now },
+    };
+  }
+  return {
+    sessionKey,
+    ...finalMessage,
+    runs: runs.map((run) => ({
+      runId: run.runId,
+      patch: {
         status: outcome.status,
         endedAt: now,
         updatedAt: now,
-        ...(meta ? { meta } : {}),
         ...(outcome.reply !== undefined ? { reply: outcome.reply } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
         ...(run.runId === leader && outcome.usage ? { usage: outcome.usage } : {}),
         ...(run.runId === leader && outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}),
-      });
-      updatedRuns.push(finished);
-    }
-    let updatedSession: SessionRecord | undefined;
-    if (session) {
-      if (outcome.requeue) {
-        updatedSession = await tx.patchSession(sessionKey, { status: 'idle', updatedAt: now });
-      } else {
-        const cost =
-          outcome.costUsd === undefined ? undefined : (session.estimatedCostUsd ?? 0) + outcome.costUsd;
-        updatedSession = await tx.patchSession(sessionKey, {
-          status: SESSION_STATUS[outcome.status],
-          endedAt: now,
-          updatedAt: now,
-          abortedLastRun: outcome.status === 'killed' || outcome.status === 'timeout',
-          ...(outcome.usage ? { usage: addUsage(session.usage, outcome.usage) } : {}),
-          ...(cost !== undefined ? { estimatedCostUsd: cost } : {}),
-          ...(outcome.status === 'done' ? { systemSent: true } : {}),
-        });
-      }
-    }
-    const afterCommit = await runTurnEndHooks(ctx, updatedRuns, updatedSession, tx);
-    const turn: EndedTurn = {
-      session: updatedSession,
-      runs: updatedRuns,
-      ...(finalSeq !== undefined ? { finalSeq } : {}),
-      ...(marked && updatedSession ? { reply: { session: updatedSession, ...marked } } : {}),
-    };
-    return { turn, afterCommit };
-  });
-  ended.afterCommit();
-  // The session is at rest unless more runs wait: watchers of it get their notice now.
-  if (!outcome.requeue) fireDueWatchesLater(ctx, sessionKey);
-  return ended.turn;
+        // The planned reply joins the meta the turn holds (nothing is read back for it).
+        ...(run.runId === leader && plan ? { meta: run.meta ?? {} } : {}),
+      },
+    })),
+    session: {
+      status: SESSION_STATUS[outcome.status],
+      endedAt: now,
+      updatedAt: now,
+      abortedLastRun: outcome.status === 'killed' || outcome.status === 'timeout',
+      ...(outcome.status === 'done' ? { systemSent: true } : {}),
+    },
+    ...(outcome.usage || outcome.costUsd !== undefined
+      ? {
+          add: {
+            ...(outcome.usage ? { usage: outcome.usage } : {}),
+            ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}),
+          },
+        }
+      : {}),
+    ...(plan && leader ? { delivery: { runId: leader, plan, at: now } } : {}),
+  };
+}
+
+/**
+ * True when a turn's end must run the turn-end hooks in its transaction: a hook added with
+ * `onTurnEnd`, or a sub-agent session, whose ended runs are announced to the session that spawned it.
+ */
+function needsTurnEndHooks(
+  ctx: RuntimeContext,
+  sessionKey: string,
+  session: SessionRecord | undefined,
+): boolean {
+  if (ctx.turnEndHooks.some((hook) => hook !== ctx.subagents.turnEndHook)) return true;
+  const kind = session?.kind ?? classifySessionKey(sessionKey, { mainKey: ctx.config.session.mainKey });
+  return kind === 'subagent';
 }

@@ -1,5 +1,5 @@
 import type { ColloquyConfig } from '@colloquy/core';
-import type { TokenUsage } from '@colloquy/core/model';
+import type { TokenUsage } from '@colloquy/core/gateway';
 
 /** A usage record with every counter at zero. */
 export const ZERO_USAGE: Readonly<TokenUsage> = Object.freeze({
@@ -7,24 +7,6 @@ export const ZERO_USAGE: Readonly<TokenUsage> = Object.freeze({
   outputTokens: 0,
   totalTokens: 0,
 });
-
-/**
- * Adds two usage records. `contextTokens` is not a sum: the newer record's value wins.
- *
- * @param a - the running total (may be undefined)
- * @param b - the usage to add
- * @returns a new record
- */
-export function addUsage(a: TokenUsage | undefined, b: TokenUsage): TokenUsage {
-  const sum: TokenUsage = {
-    inputTokens: (a?.inputTokens ?? 0) + b.inputTokens,
-    outputTokens: (a?.outputTokens ?? 0) + b.outputTokens,
-    totalTokens: (a?.totalTokens ?? 0) + (b.totalTokens || b.inputTokens + b.outputTokens),
-  };
-  const context = b.contextTokens ?? a?.contextTokens;
-  if (context !== undefined) sum.contextTokens = context;
-  return sum;
-}
 
 /**
  * The cost of a usage record from `models.prices["provider/model"]`.

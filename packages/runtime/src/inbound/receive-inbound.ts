@@ -5,11 +5,12 @@ import {
   isColloquyError,
   type SessionRecord,
 } from '@colloquy/core';
-import { parseSendCommand } from '@colloquy/core/internal';
+import { classifySessionKey, parseSendCommand } from '@colloquy/core/internal';
 import { defaultLaneFor, enqueueRun } from '../agent/enqueue-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import type { CommandsHook } from '../runtime/runtime-options.js';
 import { inboundRunId } from './inbound-run-id.js';
+import { queueInboundRun } from './queue-inbound-run.js';
 import { sessionAfterInbound, sessionKeyForInbound } from './session-for-inbound.js';
 
 /** The inbound options of the runtime. */
@@ -29,12 +30,13 @@ export type InboundOutcome =
  * Handles one inbound message (what `ChannelContext.receive` calls):
  * 1. group and channel messages that do not address the bot start no run and write nothing to the
  *    store; they are kept in memory in the group's context window (`session.groupContext`);
- * 2. the session is found (thread binding first, else derived from the chat) and created or updated
- *    with the chat as its delivery context;
+ * 2. the session key is found (thread binding first, else derived from the chat);
  * 3. `/send on|off|inherit` alone, from the owner, sets the session's send-policy override;
  * 4. the `commands` hook may answer (the model is not run);
- * 5. otherwise a run is queued with `deliver: true`, in the same transaction as the session write,
- *    and made durable (`store.flush`) before this resolves, since resolving acknowledges the message;
+ * 5. otherwise ONE store operation (`commitInbound`, see `queueInboundRun`) creates or updates the
+ *    session with the chat as its delivery context and stores a run with `deliver: true`, begun at
+ *    once when the session is idle and a lane is free; the run goes to the queue, and is made
+ *    durable (`store.flush`) before this resolves, since resolving acknowledges the message;
  *    in a group, the window of recent un-addressed messages goes with it (`meta.input.groupContext`)
  *    and the model reads it, marked as not addressed to it, before the message.
  *
@@ -63,42 +65,45 @@ export async function receiveInbound(
   }
   const { key, binding } = await sessionKeyForInbound(store, config, plugin, inbound, now);
   if (binding) await store.putThreadBinding({ ...binding, lastActiveAt: now });
-  const session = sessionAfterInbound(config, await store.getSession(key), key, inbound, now);
 
-  const answer = await answerCommand(ctx, hooks, inbound, session);
-  if (answer?.repeated) return { action: 'ignored', reason: 'a command answered before' };
-  if (answer) {
-    // A store with group commit acknowledges writes early: what the command wrote is made durable
-    // before its answer is sent.
-    await ctx.store.flush?.();
-    // The answer goes through the pipeline like any reply: after `/send off` it is denied.
-    await reply(ctx, answer.session, answer.text, inbound.messageId);
-    return answer.sendPolicy
-      ? { action: 'send-policy', sessionKey: key, sendPolicy: answer.sendPolicy }
-      : { action: 'command', sessionKey: key };
+  // Commands see the session as this message leaves it; a plain message never reads it.
+  if (mayBeCommand(hooks, inbound)) {
+    const session = sessionAfterInbound(config, await store.getSession(key), key, inbound, now);
+    const answer = await answerCommand(ctx, hooks, inbound, session);
+    if (answer?.repeated) return { action: 'ignored', reason: 'a command answered before' };
+    if (answer) {
+      // A store with group commit acknowledges writes early: what the command wrote is made durable
+      // before its answer is sent.
+      await ctx.store.flush?.();
+      // The answer goes through the pipeline like any reply: after `/send off` it is denied.
+      await reply(ctx, answer.session, answer.text, inbound.messageId);
+      return answer.sendPolicy
+        ? { action: 'send-policy', sessionKey: key, sendPolicy: answer.sendPolicy }
+        : { action: 'command', sessionKey: key };
+    }
   }
 
   const groupContext = inbound.chat.type === 'direct' ? [] : ctx.groupContext.take(key, now);
-  const run = await enqueueRun(
-    ctx,
-    {
-      runId: inboundRunId(inbound),
-      sessionKey: key,
-      message: inbound.text,
-      lane: defaultLaneFor(session),
-      deliver: true,
-      meta: {
-        input: {
-          sender: { id: inbound.sender.id, ...(inbound.sender.name ? { name: inbound.sender.name } : {}) },
-          ...(inbound.media?.length ? { media: inbound.media } : {}),
-          ...(groupContext.length > 0 ? { groupContext } : {}),
-          platformMessageId: inbound.messageId,
-          // Error notices show their details to the owner only (see errorNoticeFor).
-          ...(hooks.isOwner?.(inbound) ? { owner: true } : {}),
-        },
+  const run = {
+    runId: inboundRunId(inbound),
+    sessionKey: key,
+    lane: defaultLaneFor({ kind: classifySessionKey(key, { mainKey: config.session.mainKey }) }),
+    meta: {
+      input: {
+        sender: { id: inbound.sender.id, ...(inbound.sender.name ? { name: inbound.sender.name } : {}) },
+        ...(inbound.media?.length ? { media: inbound.media } : {}),
+        ...(groupContext.length > 0 ? { groupContext } : {}),
+        platformMessageId: inbound.messageId,
+        // Error notices show their details to the owner only (see errorNoticeFor).
+        ...(hooks.isOwner?.(inbound) ? { owner: true } : {}),
       },
     },
-    (current) => sessionAfterInbound(config, current, key, inbound, now),
+  };
+  const stored = await (ctx.cluster
+    ? enqueueRun(ctx, { ...run, message: inbound.text, deliver: true }, (current) =>
+        sessionAfterInbound(config, current, key, inbound, now),
+      )
+    : queueInboundRun(ctx, inbound, run, now)
   ).catch((error: unknown) => {
     if (isColloquyError(error) && error.code === 'CONFLICT') return undefined;
     throw error;
@@ -106,8 +111,14 @@ export async function receiveInbound(
   // Returning acknowledges the message to the channel (the Telegram offset, the web chat's echo): with
   // group commit, its run must be durable first. Concurrent messages share one commit.
   await ctx.store.flush?.();
-  if (!run) return { action: 'ignored', reason: 'a message received before (its run is stored)' };
-  return { action: 'queued', sessionKey: key, runId: run.runId };
+  if (!stored) return { action: 'ignored', reason: 'a message received before (its run is stored)' };
+  return { action: 'queued', sessionKey: key, runId: stored.runId };
+}
+
+/** True when a message may be a command: the owner's `/send`, or anything when a `commands` hook is set. */
+function mayBeCommand(hooks: InboundHooks, inbound: InboundMessage): boolean {
+  if (hooks.commands) return true;
+  return parseSendCommand(inbound.text) !== undefined && hooks.isOwner?.(inbound) === true;
 }
 
 /**

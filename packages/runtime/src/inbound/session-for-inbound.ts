@@ -62,8 +62,7 @@ export async function sessionKeyForInbound(
 
 /**
  * The session record after an inbound message: created when new, and in both cases carrying the
- * chat as its delivery context (`deliveryContext`, `lastChannel`, `lastTo`, `lastAccountId`), its
- * chat type, channel and display name. Not stored: the caller writes it.
+ * chat as its delivery context (see {@link inboundSessionUpdate}). Not stored: the caller writes it.
  *
  * @param config - the resolved config
  * @param existing - the stored session, if any
@@ -79,32 +78,55 @@ export function sessionAfterInbound(
   inbound: InboundMessage,
   now: number,
 ): SessionRecord {
-  const deliveryContext: DeliveryContext = {
-    channel: inbound.channel,
-    to: inbound.chat.id,
-    accountId: inbound.accountId,
-    ...(inbound.threadId ? { threadId: inbound.threadId } : {}),
-  };
+  return { ...(existing ?? newInboundSession(config, key, now)), ...inboundSessionUpdate(inbound, now) };
+}
+
+/**
+ * What an inbound message sets on its session, new or stored: the chat as its delivery context
+ * (`deliveryContext`, `lastChannel`, `lastTo`, `lastAccountId`), its chat type, channel and
+ * display name (when the message names one; a stored name is kept otherwise).
+ *
+ * @param inbound - the message
+ * @param now - epoch ms
+ * @returns the fields to merge into the session
+ */
+export function inboundSessionUpdate(
+  inbound: InboundMessage,
+  now: number,
+): Pick<
+  SessionRecord,
+  'deliveryContext' | 'lastChannel' | 'lastTo' | 'lastAccountId' | 'chatType' | 'channel' | 'updatedAt'
+> &
+  Pick<Partial<SessionRecord>, 'displayName'> {
   const displayName =
-    inbound.chat.type === 'direct'
-      ? (inbound.sender.name ?? inbound.sender.username ?? existing?.displayName)
-      : (inbound.chat.title ?? existing?.displayName);
-  const base: SessionRecord = existing ?? newInboundSession(config, key, now);
-  const record: SessionRecord = {
-    ...base,
-    deliveryContext,
+    inbound.chat.type === 'direct' ? (inbound.sender.name ?? inbound.sender.username) : inbound.chat.title;
+  return {
+    deliveryContext: {
+      channel: inbound.channel,
+      to: inbound.chat.id,
+      accountId: inbound.accountId,
+      ...(inbound.threadId ? { threadId: inbound.threadId } : {}),
+    },
     lastChannel: inbound.channel,
     lastTo: inbound.chat.id,
     lastAccountId: inbound.accountId,
     chatType: inbound.chat.type,
     channel: inbound.channel,
     updatedAt: now,
+    ...(displayName ? { displayName } : {}),
   };
-  if (displayName) record.displayName = displayName;
-  return record;
 }
 
-function newInboundSession(config: ColloquyConfig, key: string, now: number): SessionRecord {
+/**
+ * The record of a session an inbound message creates (kind and agent from its key), before
+ * {@link inboundSessionUpdate} is merged in.
+ *
+ * @param config - the resolved config
+ * @param key - the session key
+ * @param now - epoch ms
+ * @returns the record
+ */
+export function newInboundSession(config: ColloquyConfig, key: string, now: number): SessionRecord {
   const agentId = agentIdFromSessionKey(key) ?? defaultAgentId(config);
   return {
     key,

@@ -1,5 +1,4 @@
-import type { Logger } from '@colloquy/core';
-import { silentLogger } from '@colloquy/core';
+import { type Logger, silentLogger } from '@colloquy/core';
 import type { Lane } from '@colloquy/core/gateway';
 import { type StopKind, stopReason } from './stop-reason.js';
 
@@ -77,6 +76,8 @@ export interface CommandQueue<T extends QueueItem> {
   runningBatch(sessionKey: string): readonly T[] | undefined;
   /** True when the item is waiting or running. */
   has(id: string): boolean;
+  /** True when a batch of `lane` would start at once: the queue runs, and the lane is below its limit. */
+  hasRoom(lane: Lane): boolean;
   stats(): QueueStats;
   /** Stops starting new batches (running ones continue). */
   pause(): void;
@@ -298,6 +299,7 @@ export function createCommandQueue<T extends QueueItem>(options: CommandQueueOpt
     pendingItems: (sessionKey) => [...(sessions.get(sessionKey)?.pending ?? [])],
     runningBatch: (sessionKey) => sessions.get(sessionKey)?.running?.items,
     has: (id) => owner.has(id),
+    hasRoom: (lane) => !paused && lanes[lane].running < lanes[lane].limit,
 
     stats() {
       let pending = 0;

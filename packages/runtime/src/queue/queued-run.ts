@@ -1,4 +1,5 @@
 import type { Lane, RunRecord } from '@colloquy/core/gateway';
+import type { BegunTurn } from '../agent/run-lifecycle.js';
 import type { QueueItem } from './command-queue.js';
 
 /** A run as the command queue holds it (the durable record lives in the store). */
@@ -7,6 +8,8 @@ export interface QueuedRun extends QueueItem {
   extraSystemPrompt?: string;
   /** Human and wake messages fold into the next turn; inter-session messages each get their own. */
   foldable: boolean;
+  /** The turn this run began when it was stored (see `queueInboundRun`): the executor does not begin it again. */
+  begun?: BegunTurn;
 }
 
 /**
@@ -29,7 +32,7 @@ export function toQueuedRun(run: RunRecord): QueuedRun {
 
 /**
  * The fold rule: `next` joins `head`'s turn when both are foldable and agree on lane, delivery and
- * extra system prompt.
+ * extra system prompt, and `head`'s turn did not begin already (when it was stored).
  *
  * @param head - the first item of the turn
  * @param next - the item queued behind it
@@ -37,6 +40,7 @@ export function toQueuedRun(run: RunRecord): QueuedRun {
  */
 export function canFoldRuns(head: QueuedRun, next: QueuedRun): boolean {
   return (
+    head.begun === undefined &&
     head.foldable &&
     next.foldable &&
     head.lane === next.lane &&

@@ -12,6 +12,7 @@ import {
   createThreadBindingAccess,
   isMcpClientSessionKey,
 } from '@colloquy/core/internal';
+import { turnOperations } from '@colloquy/core/store';
 import { defaultDeliverFor, defaultLaneFor, enqueueRun, enqueueRunIf } from '../agent/enqueue-run.js';
 import { createHistoryCache } from '../agent/history-cache.js';
 import { deliverUnsent, listUnsentReplies } from '../agent/reply-delivery.js';
@@ -19,6 +20,7 @@ import { executeTurn } from '../agent/run-executor.js';
 import { bridgeClusterEvents, clusterHandlers, createChannelRelays } from '../cluster/cluster-handlers.js';
 import { hasActiveRun } from '../cluster/run-job.js';
 import { createDeliver, type Deliver } from '../delivery/deliver.js';
+import { createDeliveryRecorder } from '../delivery/delivery-recorder.js';
 import { createInProcessGateway } from '../gateway/create-gateway.js';
 import { createEventBus } from '../gateway/event-bus.js';
 import { createRunWaiters } from '../gateway/run-waiters.js';
@@ -136,6 +138,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   let shuttingDown: Promise<void> | undefined;
 
   const done = new Map<string, () => void>();
+  const turns = turnOperations(store);
   const ctx = {
     config,
     store,
@@ -152,12 +155,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     commands: options.commands,
     waiters,
     history: createHistoryCache({ maxBytes: config.runtime.historyCacheMiB * 1024 * 1024 }),
+    turns,
+    deliveries: createDeliveryRecorder(turns),
     turnEndHooks: [] as TurnEndHook[],
     typingIntervalMs: options.typingIntervalMs ?? 4000,
     typingDelayMs: options.typingDelayMs ?? 0,
     autoWake: options.autoWake ?? true,
     accepting: true,
     enqueuing: new Set<string>(),
+    wakeAfterTurn: new Set<string>(),
     groupContext: createGroupContextWindow({ config: config.session.groupContext }),
     track(work: Promise<unknown>) {
       const settled = work.catch((error: unknown) => log.warn({ err: error }, 'background work failed'));
@@ -206,7 +212,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return undefined;
     }
     // A running turn reads the inbox when it ends (auto-wake); only the executor wakes past it.
-    if (!afterTurn && ctx.queue.runningBatch(sessionKey)) return undefined;
+    if (!afterTurn && ctx.queue.runningBatch(sessionKey)) {
+      ctx.wakeAfterTurn.add(sessionKey);
+      return undefined;
+    }
     // The inbox first: it is empty after nearly every turn, and then the session is not read.
     if ((await store.listInbox(sessionKey)).length === 0) return undefined;
     const session = await store.getSession(sessionKey);

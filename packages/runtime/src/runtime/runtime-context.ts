@@ -1,8 +1,9 @@
 import type { ChannelPlugin, ColloquyConfig, Logger } from '@colloquy/core';
-import type { Store } from '@colloquy/core/store';
+import type { Store, TurnOperations } from '@colloquy/core/store';
 import type { HistoryCache } from '../agent/history-cache.js';
 import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import type { Deliver } from '../delivery/deliver.js';
+import type { DeliveryRecorder } from '../delivery/delivery-recorder.js';
 import type { EventBus } from '../gateway/event-bus.js';
 import type { RunWaiters } from '../gateway/run-waiters.js';
 import type { RuntimeGateway } from '../gateway/runtime-gateway.js';
@@ -19,6 +20,10 @@ import type { YieldTimers } from './yield-timers.js';
 export interface RuntimeContext {
   readonly config: ColloquyConfig;
   readonly store: Store;
+  /** The store's turn operations (its own, or core's defaults). */
+  readonly turns: TurnOperations;
+  /** Records delivery outcomes in batches. */
+  readonly deliveries: DeliveryRecorder;
   readonly log: Logger;
   readonly clock: Clock;
   readonly events: EventBus;
@@ -53,6 +58,8 @@ export interface RuntimeContext {
   readonly groupContext: GroupContextWindow;
   /** Sessions with an `enqueueRun` in flight (its transaction not yet handed to the queue). */
   readonly enqueuing: Set<string>;
+  /** Sessions a wake reached while their turn ran: the turn wakes them when it ends. */
+  readonly wakeAfterTurn: Set<string>;
   /** False once shutdown began: new runs are refused. */
   accepting: boolean;
   /** Background work to wait for on shutdown. */

@@ -489,7 +489,11 @@ describe('announce delivery under faults', () => {
     expect(h.channel.sent).toEqual([]);
     expect((await store.getRun(spawned.runId))?.announce?.outcome).toBe('delivered');
     const wake = (await store.listRuns({ sessionKey: MAIN })).find((run) => run.meta?.wake === true)!;
-    await waitFor(async () => (await store.getRun(wake.runId))?.meta?.delivery !== undefined);
+    // Marked `sending` as the turn ended; the outcome is recorded after the pipeline answered.
+    await waitFor(async () => {
+      const delivery = (await store.getRun(wake.runId))?.meta?.delivery as { status?: string } | undefined;
+      return delivery !== undefined && delivery.status !== 'sending';
+    });
     expect((await store.getRun(wake.runId))?.meta?.delivery).toMatchObject({ status: 'denied' });
   });
 

@@ -1,0 +1,83 @@
+import type { InboundMessage } from '@colloquy/core';
+import type { RunRecord } from '@colloquy/core/gateway';
+import { newRunRecord } from '../agent/enqueue-run.js';
+import { inputMessage } from '../agent/run-lifecycle.js';
+import { toQueuedRun } from '../queue/queued-run.js';
+import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { inboundSessionUpdate, newInboundSession } from './session-for-inbound.js';
+
+/** The run of an addressed inbound message, as `receiveInbound` makes it. */
+export interface InboundRun {
+  runId: string;
+  sessionKey: string;
+  lane: RunRecord['lane'];
+  meta: Record<string, unknown>;
+}
+
+/**
+ * Stores an addressed inbound message as a run with ONE store operation (`commitInbound`) and
+ * hands the run to the command queue: the session is created or updated with the chat as its
+ * delivery context, and, when nothing else of the session is queued or running here and its lane
+ * has room, the turn begins in the same commit (input appended, run and session `running`), so
+ * the executor goes straight to the model. Otherwise the run waits, `queued`, and its turn begins
+ * when the queue starts it. Not for a cluster: there the run's job joins the enqueue transaction
+ * (`enqueueRun`).
+ *
+ * @param ctx - the runtime internals
+ * @param inbound - the message
+ * @param run - its run id, session, lane and meta
+ * @param now - epoch ms
+ * @returns the stored run, or `undefined` when a run with its id was stored before (a message the
+ *   platform delivered again)
+ */
+export async function queueInboundRun(
+  ctx: RuntimeContext,
+  inbound: InboundMessage,
+  run: InboundRun,
+  now: number,
+): Promise<RunRecord | undefined> {
+  const key = run.sessionKey;
+  const queued = newRunRecord({ ...run, message: inbound.text, deliver: true }, now);
+  const update = inboundSessionUpdate(inbound, now);
+  // A lane slot another session takes before this commit lands only makes the begun turn wait in
+  // the queue, still `running` in the store: the lane limit holds either way.
+  const mayBegin =
+    ctx.queue.runningBatch(key) === undefined &&
+    ctx.queue.pendingCount(key) === 0 &&
+    !ctx.enqueuing.has(key) &&
+    ctx.queue.hasRoom(queued.lane);
+  ctx.enqueuing.add(key);
+  let stored: RunRecord;
+  try {
+    const committed = await ctx.turns.commitInbound({
+      session: { create: { ...newInboundSession(ctx.config, key, now), ...update }, update },
+      run: queued,
+      ...(mayBegin
+        ? {
+            begin: {
+              input: inputMessage(queued),
+              run: {
+                ...queued,
+                status: 'running',
+                startedAt: now,
+                attempts: 1,
+                meta: { ...queued.meta, inputCommittedAt: now },
+              },
+              session: { status: 'running', startedAt: now, endedAt: null, updatedAt: now },
+            },
+          }
+        : {}),
+    });
+    if (committed.status === 'duplicate') return undefined;
+    stored = committed.run;
+    if (committed.status === 'begun') {
+      const { session, input } = committed;
+      ctx.history.note(key, session.sessionId, [input]);
+      ctx.queue.enqueue({ ...toQueuedRun(stored), begun: { session, runs: [stored], endSeq: input.seq } });
+    } else ctx.queue.enqueue(toQueuedRun(stored));
+  } finally {
+    ctx.enqueuing.delete(key);
+  }
+  ctx.events.emit({ type: 'run.queued', runId: stored.runId, sessionKey: key, lane: stored.lane });
+  return stored;
+}

@@ -1,0 +1,75 @@
+import type { RunRecord } from '@colloquy/core/gateway';
+import type { Store } from '@colloquy/core/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, makeStore, STORE_KINDS, startHarness, waitFor } from './support/harness.js';
+import { type RecordingStore, recordStore, type StoreRecording } from './support/recording-store.js';
+
+const DM = 'agent:main:memory:dm:user-1';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** The delivery a run's reply got, as stored (read past the recorder, so it counts nothing). */
+function deliveryStatusOf(run: RunRecord | undefined): string | undefined {
+  return (run?.meta?.delivery as { status?: string } | undefined)?.status;
+}
+
+/** Sends one DM and waits until its reply was sent, its delivery recorded and the queue is idle. */
+async function dmTurn(harness: Harness, inner: Store, text: string): Promise<void> {
+  const sent = harness.channel.sent.length;
+  await harness.channel.inject({ text, sender: { id: 'user-1', name: 'Ada' }, messageId: text });
+  await harness.channel.waitForSent(sent + 1);
+  await waitFor(async () => {
+    const runs = await inner.listRuns({ sessionKey: DM, limit: 1 });
+    return deliveryStatusOf(runs[0]) === 'delivered';
+  });
+  await waitFor(() => {
+    const stats = harness.runtime.stats();
+    return stats.pending === 0 && stats.lanes.main.running === 0;
+  });
+  // Work the turn left in the background (watch notices) settles within a few ticks.
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** The calls of a recording, as `method` counts, for a readable failure. */
+function tally(recording: StoreRecording): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const call of recording.calls) counts[call.method] = (counts[call.method] ?? 0) + 1;
+  return counts;
+}
+
+describe.each(STORE_KINDS)('the store work of a turn (%s)', (kind) => {
+  it('a plain DM turn makes at most 3 store operations and at most 2 commits before its reply is sent', async () => {
+    const made = await makeStore(kind);
+    const recorder: RecordingStore = recordStore(made.store);
+    h = await startHarness({ script: ['first answer', 'second answer'], store: recorder.store });
+    const close = h.close;
+    h.close = async () => {
+      await close();
+      made.cleanup();
+    };
+    // The first message creates the session and fills the history cache; the second is the
+    // turn a conversation repeats.
+    await dmTurn(h, made.store, 'hello');
+    // The commits made before the reply went out: those the user waits for.
+    let commitsBeforeSend: number | undefined;
+    const send = h.channel.send.bind(h.channel);
+    h.channel.send = (to, message) => {
+      commitsBeforeSend ??= recorder.recording().commits;
+      return send(to, message);
+    };
+    recorder.reset();
+    await dmTurn(h, made.store, 'and again');
+    const recording = recorder.recording();
+    const counts = JSON.stringify(tally(recording));
+    expect(recording.calls.length, `store operations of the turn: ${counts}`).toBeLessThanOrEqual(3);
+    expect(commitsBeforeSend, `commits before the reply was sent; operations: ${counts}`).toBeLessThanOrEqual(
+      2,
+    );
+    // The outcome of the send is recorded after it, in a commit of its own (shared under load).
+    expect(recording.commits, `commits of the turn; operations: ${counts}`).toBeLessThanOrEqual(3);
+  });
+});

@@ -1,0 +1,231 @@
+import type { TranscriptMessage } from '@colloquy/core';
+import { type InboundCommit, type Store, turnOperations } from '@colloquy/core/store';
+import { describe, expect, it } from 'vitest';
+import { makeRunRecord, makeSessionRecord, T0 } from '../fakes/record-factories.js';
+import { useFreshStore } from './fresh-store.js';
+import type { StoreConformanceOptions } from './store-cases.js';
+
+const KEY = 'agent:main:memory:dm:ada';
+const say = (text: string, role: 'user' | 'assistant' = 'user'): TranscriptMessage => ({
+  role,
+  content: text,
+  timestamp: T0,
+});
+
+/** An inbound commit of run `runId` that may begin its turn. */
+function inbound(runId: string, begin = true): InboundCommit {
+  const run = makeRunRecord(runId, KEY, { deliver: true, message: `text of ${runId}` });
+  return {
+    session: {
+      create: makeSessionRecord(KEY, { kind: 'dm', displayName: 'Ada' }),
+      update: { displayName: 'Ada', updatedAt: T0 + 1 },
+    },
+    run,
+    ...(begin
+      ? {
+          begin: {
+            input: say(run.message),
+            run: { ...run, status: 'running', startedAt: T0 + 1, attempts: 1 },
+            session: { status: 'running', startedAt: T0 + 1 },
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * The Store conformance cases of the turn operations (`commitInbound`, `endTurn`,
+ * `recordDeliveries`), through `turnOperations`: a store's own implementation, or core's default.
+ *
+ * @param makeStore - returns a fresh, empty store for each test
+ * @param options - cleanup after each test
+ */
+export function describeTurnCases(
+  makeStore: () => Store | Promise<Store>,
+  options: StoreConformanceOptions = {},
+): void {
+  let store!: Store;
+  useFreshStore(makeStore, options, (fresh) => {
+    store = fresh;
+  });
+
+  describe('turn operations: commitInbound', () => {
+    it('creates the session and begins the turn of an idle session, input first', async () => {
+      const result = await turnOperations(store).commitInbound(inbound('r1'));
+      expect(result).toMatchObject({
+        status: 'begun',
+        session: { key: KEY, status: 'running', displayName: 'Ada' },
+        run: { runId: 'r1', status: 'running', attempts: 1 },
+        input: { seq: 1, role: 'user', content: 'text of r1' },
+      });
+      expect(await store.getRun('r1')).toMatchObject({ status: 'running', startedAt: T0 + 1 });
+      expect(await store.getSession(KEY)).toMatchObject({
+        kind: 'dm',
+        status: 'running',
+        displayName: 'Ada',
+      });
+      expect((await store.readTail(KEY, 5)).map((m) => m.content)).toEqual(['text of r1']);
+    });
+
+    it('updates an existing session and queues the run when no turn may begin', async () => {
+      await store.putSession(makeSessionRecord(KEY, { kind: 'dm', label: 'kept' }));
+      const result = await turnOperations(store).commitInbound(inbound('r1', false));
+      expect(result).toMatchObject({
+        status: 'queued',
+        session: { label: 'kept', displayName: 'Ada' },
+        run: { status: 'queued' },
+      });
+      expect(await store.getRun('r1')).toMatchObject({ status: 'queued' });
+      expect(await store.readTail(KEY, 5)).toEqual([]);
+    });
+
+    it('queues instead of beginning when the inbox holds an entry or the session is yielded', async () => {
+      await store.putSession(makeSessionRecord(KEY, { kind: 'dm' }));
+      await store.putInbox({ sessionKey: KEY, id: 'i1', message: say('an announce'), createdAt: T0 });
+      expect((await turnOperations(store).commitInbound(inbound('r1'))).status).toBe('queued');
+      await store.consumeInbox(KEY, ['i1'], T0);
+      await store.patchSession(KEY, { meta: { yield: { id: 'y1', at: T0 } } });
+      expect((await turnOperations(store).commitInbound(inbound('r2'))).status).toBe('queued');
+      expect(await store.readTail(KEY, 5)).toEqual([]);
+    });
+
+    it('writes nothing for a run id it has (a message delivered twice)', async () => {
+      await turnOperations(store).commitInbound(inbound('r1', false));
+      const again = inbound('r1');
+      again.session.update = { displayName: 'Changed' };
+      expect(await turnOperations(store).commitInbound(again)).toEqual({ status: 'duplicate' });
+      expect((await store.getSession(KEY))?.displayName).toBe('Ada');
+      expect(await store.getRun('r1')).toMatchObject({ status: 'queued' });
+    });
+
+    it('joins a transaction and rolls back with it', async () => {
+      await expect(
+        store.transaction(async (tx) => {
+          await turnOperations(tx).commitInbound(inbound('r1'));
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
+      expect(await store.getSession(KEY)).toBeUndefined();
+      expect(await store.getRun('r1')).toBeUndefined();
+    });
+  });
+
+  describe('turn operations: endTurn', () => {
+    it('appends the final message, ends the runs and the session, and marks the planned reply', async () => {
+      await turnOperations(store).commitInbound(inbound('r1'));
+      await store.patchSession(KEY, {
+        usage: { inputTokens: 5, outputTokens: 1, totalTokens: 6 },
+        estimatedCostUsd: 0.5,
+      });
+      const ended = await turnOperations(store).endTurn({
+        sessionKey: KEY,
+        finalMessage: say('the answer', 'assistant'),
+        runs: [{ runId: 'r1', patch: { status: 'done', endedAt: T0 + 2, reply: 'the answer' } }],
+        session: { status: 'done', endedAt: T0 + 2 },
+        add: {
+          usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12, contextTokens: 10 },
+          costUsd: 0.25,
+        },
+        delivery: { runId: 'r1', plan: { kind: 'reply', text: 'the answer' }, at: T0 + 3 },
+      });
+      const plan = { kind: 'reply', text: 'the answer', finalSeq: 2 };
+      expect(ended).toMatchObject({
+        session: {
+          status: 'done',
+          usage: { inputTokens: 15, outputTokens: 3, totalTokens: 18, contextTokens: 10 },
+          estimatedCostUsd: 0.75,
+        },
+        runs: [{ runId: 'r1', status: 'done', reply: 'the answer' }],
+        finalMessage: { seq: 2, content: 'the answer' },
+        marked: plan,
+        inboxWaiting: false,
+        watched: false,
+      });
+      expect((await store.getRun('r1'))?.meta).toEqual({
+        pendingDelivery: plan,
+        delivery: { kind: 'reply', status: 'sending', at: T0 + 3 },
+      });
+      expect((await store.readTail(KEY, 5)).map((m) => m.content)).toEqual(['text of r1', 'the answer']);
+    });
+
+    it('does not mark a reply whose run has a delivery state, nor one whose session is gone', async () => {
+      await store.putSession(makeSessionRecord(KEY));
+      await store.createRun(makeRunRecord('r1', KEY, { meta: { delivery: { status: 'delivered' } } }));
+      await store.createRun(makeRunRecord('r2', 'gone'));
+      const plan = { kind: 'reply' as const, text: 'hi' };
+      const settled = await turnOperations(store).endTurn({
+        sessionKey: KEY,
+        runs: [{ runId: 'r1', patch: { status: 'done' } }],
+        session: { status: 'done' },
+        delivery: { runId: 'r1', plan, at: T0 },
+      });
+      expect(settled.marked).toBeUndefined();
+      expect((await store.getRun('r1'))?.meta).toEqual({
+        delivery: { status: 'delivered' },
+        pendingDelivery: plan,
+      });
+      const gone = await turnOperations(store).endTurn({
+        sessionKey: 'gone',
+        finalMessage: say('lost', 'assistant'),
+        runs: [{ runId: 'r2', patch: { status: 'error', error: 'deleted' } }],
+        session: { status: 'error' },
+        delivery: { runId: 'r2', plan, at: T0 },
+      });
+      expect(gone).toMatchObject({ session: undefined, runs: [{ status: 'error' }], inboxWaiting: false });
+      expect(gone.marked).toBeUndefined();
+      expect(gone.finalMessage).toBeUndefined();
+    });
+
+    it('says whether the inbox holds entries and whether a watch of the session is due', async () => {
+      await store.putSession(makeSessionRecord(KEY));
+      await store.putSession(makeSessionRecord('watcher'));
+      await store.createRun(makeRunRecord('r1', KEY, { status: 'running' }));
+      await store.putWatch({
+        watcherKey: 'watcher',
+        targetKey: KEY,
+        afterVersion: 0,
+        id: 'w1',
+        createdAt: T0,
+      });
+      await store.putInbox({ sessionKey: KEY, id: 'i1', message: say('later'), createdAt: T0 });
+      const ended = await turnOperations(store).endTurn({
+        sessionKey: KEY,
+        finalMessage: say('done', 'assistant'),
+        runs: [{ runId: 'r1', patch: { status: 'done' } }],
+        session: { status: 'done' },
+      });
+      expect(ended).toMatchObject({ inboxWaiting: true, watched: true });
+    });
+  });
+
+  describe('turn operations: recordDeliveries', () => {
+    it('records each outcome, platform id and transcript line, and skips a missing run', async () => {
+      await turnOperations(store).commitInbound(inbound('r1'));
+      await store.updateRun('r1', { meta: { pendingDelivery: { kind: 'reply', text: 'x' } } });
+      await turnOperations(store).recordDeliveries([
+        {
+          runId: 'r1',
+          sessionKey: KEY,
+          state: { kind: 'reply', status: 'delivered', messageId: 'p-9', messageIds: ['p-9'], at: T0 + 4 },
+          platformMessage: { seq: 1, id: 'p-9' },
+          transcript: say('a fallback line', 'assistant'),
+        },
+        {
+          runId: 'missing',
+          sessionKey: KEY,
+          state: { kind: 'reply', status: 'failed', error: 'x', at: T0 },
+        },
+      ]);
+      expect((await store.getRun('r1'))?.meta).toEqual({
+        pendingDelivery: { kind: 'reply', text: 'x' },
+        delivery: { kind: 'reply', status: 'delivered', messageId: 'p-9', messageIds: ['p-9'], at: T0 + 4 },
+      });
+      const tail = await store.readTail(KEY, 5);
+      expect(tail.map((m) => [m.content, m.platformMessageId])).toEqual([
+        ['text of r1', 'p-9'],
+        ['a fallback line', undefined],
+      ]);
+      expect(await store.getRun('missing')).toBeUndefined();
+    });
+  });
+}
