@@ -1,4 +1,4 @@
-import { ColloquyError, type RunRecord, type StoreTransaction } from '@colloquy/core';
+import type { RunRecord, StoreTransaction } from '@colloquy/core';
 import { deliverUnsent } from '../agent/reply-delivery.js';
 import { canFoldRuns, type QueuedRun, toQueuedRun } from '../queue/queued-run.js';
 import { reviveRun } from '../runtime/recover-runs.js';
@@ -17,8 +17,7 @@ const MAX_BATCH = 32;
  *   (the fold rule of the local queue) join; their own jobs find them no longer queued and end;
  * - the turn runs in this instance's command queue (its lane limits, timeouts and aborts), and the
  *   job ends when the turn has settled. A turn cut by a shutdown goes back to `queued` and gets a
- *   new job. A turn whose end could not be recorded (the database was unreachable) leaves its run
- *   `running`: the job fails, and graphile-worker runs it again with backoff, which resumes the run.
+ *   new job.
  *
  * @param ctx - the runtime internals
  * @param runId - the job's run
@@ -41,13 +40,6 @@ export async function runJob(ctx: RuntimeContext, runId: string): Promise<void> 
   await ctx.whenDone(head.id);
   const after = await ctx.store.getRun(head.id);
   if (after?.status === 'queued') await ctx.cluster?.requeueRun(after);
-  else if (after?.status === 'running' && !ctx.queue.has(head.id)) {
-    throw new ColloquyError(
-      'STORE_ERROR',
-      `The turn of run ${head.id} ended without its end recorded (the database was unreachable); its job runs again to resume it.`,
-      { runId: head.id, sessionKey: head.sessionKey },
-    );
-  }
 }
 
 /** Revives what a dead instance left running, then returns the session's next turn, leader first. */
