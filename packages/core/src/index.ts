@@ -222,8 +222,8 @@ export {
   readSessionLineage,
 } from './policy/index.js';
 // --- retries ---
-export type { BackoffOptions } from './retry/index.js';
-export { backoffDelay, sleep } from './retry/index.js';
+export type { BackoffOptions, ReceiveUntilStoredOptions } from './retry/index.js';
+export { backoffDelay, receiveUntilStored, sleep } from './retry/index.js';
 // --- stores ---
 export { MemoryStore } from './store/memory-store.js';
 // --- for Store implementers ---
