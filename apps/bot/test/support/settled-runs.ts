@@ -22,16 +22,22 @@ export async function settledRuns(
   for (;;) {
     const runs = await store.listRuns({ limit: 100_000 });
     const stored = inboundRuns(runs).length;
-    const active = runs.filter((run) => run.status === 'queued' || run.status === 'running').length;
+    const active = runs.filter((run) => run.status === 'queued' || run.status === 'running');
     const pending = (await store.listOutbox({ statuses: ['pending'] })).length;
     const sending = runs.filter((run) => {
       const delivery = run.meta?.delivery as { status?: string } | undefined;
       return run.meta?.pendingDelivery !== undefined && (!delivery || delivery.status === 'sending');
-    }).length;
-    if (stored >= inbound && active === 0 && pending === 0 && sending === 0) return runs;
+    });
+    if (stored >= inbound && active.length === 0 && pending === 0 && sending.length === 0) return runs;
     if (Date.now() > deadline) {
+      const left = [...active, ...sending]
+        .slice(0, 10)
+        .map(
+          (run) =>
+            `${run.sessionKey} ${run.status} (attempts ${run.attempts}, delivery ${JSON.stringify(run.meta?.delivery)})`,
+        );
       throw new Error(
-        `not settled: ${stored}/${inbound} inbound runs, ${active} active, ${pending} announces pending, ${sending} replies planned and not sent`,
+        `not settled: ${stored}/${inbound} inbound runs, ${active.length} active, ${pending} announces pending, ${sending.length} replies planned and not sent; first of them: ${left.join('; ')}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
