@@ -1,9 +1,8 @@
 import { openPostgresStore } from '@colloquy/store-postgres';
-import { type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
-import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
-import { FakeTelegram } from '@colloquy/testkit/telegram-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppProcess, startApp } from './support/app-process.js';
+import { inboundRuns, settledRuns } from './support/settled-runs.js';
+import { startTelegramCluster, type TelegramCluster } from './support/telegram-cluster.js';
 
 /**
  * The proof of issue 16: three app processes on one PostgreSQL, the Telegram Bot API fake and the
@@ -16,69 +15,56 @@ const USERS = 50;
 const ROUNDS = 10;
 const SPAWNS_PER_USER = 2;
 
-let pg: TestPostgres;
-let telegram: FakeTelegram;
-let model: OpenAIFake;
-const apps: AppProcess[] = [];
+let cluster: TelegramCluster;
 
 beforeAll(async () => {
-  pg = await startTestPostgres();
-  telegram = await FakeTelegram.start();
-  telegram.addBot(TOKEN, { id: 5005, username: 'cluster_bot' });
-  for (let user = 1; user <= USERS; user++) telegram.addChat(user, { type: 'private' });
-  model = await startOpenAIFake((request) => {
-    const messages = request.body.messages as { role: string; content: unknown; tool_calls?: unknown }[];
-    const last = messages.at(-1);
-    const textOf = (m: { content: unknown } | undefined) =>
-      String(m?.content ?? '').replace(/^\[[^\]]*\]\s*/, '');
-    const resultsIn = (list: { content: unknown }[]) =>
-      list.flatMap((m) => [...textOf(m).matchAll(/Sub-agent "([^"]+)"/g)].map((r) => r[1]));
-    // This turn's messages: those after the previous turn's answer (an assistant message without tool
-    // calls). A turn a kill cut and another instance resumed keeps its tool calls from before the kill,
-    // and what it read then is still this turn's to report.
-    const thisTurn = messages.slice(
-      messages.findLastIndex((m) => m.role === 'assistant' && m.tool_calls === undefined) + 1,
-    );
-    if (last?.role === 'tool') {
-      // A turn can fold a spawn request together with results it reads: its reply names them too.
-      const read = resultsIn(thisTurn);
-      return { text: read.length > 0 ? `noted ${read.join(', ')}; spawned` : 'spawned' };
-    }
-    const text = textOf(last);
-    // Messages folded into one turn: every spawn request since the last answer is acted on.
-    const since = messages.slice(messages.findLastIndex((m) => m.role === 'assistant') + 1);
-    const spawns = since
-      .filter((m) => m.role === 'user')
-      .map((m) => /^spawn (\S+)$/.exec(textOf(m))?.[1])
-      .filter((label): label is string => label !== undefined);
-    if (spawns.length > 0) {
-      return {
-        toolCalls: spawns.map((label) => ({
-          name: 'sessions_spawn',
-          arguments: { task: `task ${label}`, label },
-        })),
-      };
-    }
-    if (text.startsWith('task ')) return { text: `done ${text.slice(5)}`, delayMs: 50 };
-    // A result's one chat message is the requester's reply: it names the labels it read.
-    const results = resultsIn(thisTurn);
-    if (results.length > 0) return { text: `noted ${results.join(', ')}` };
-    return { text: `re: ${text}`, delayMs: 20 };
+  cluster = await startTelegramCluster({
+    token: TOKEN,
+    bot: { id: 5005, username: 'cluster_bot' },
+    users: USERS,
+    answer: (request) => {
+      const messages = request.body.messages as { role: string; content: unknown; tool_calls?: unknown }[];
+      const last = messages.at(-1);
+      const textOf = (m: { content: unknown } | undefined) =>
+        String(m?.content ?? '').replace(/^\[[^\]]*\]\s*/, '');
+      const resultsIn = (list: { content: unknown }[]) =>
+        list.flatMap((m) => [...textOf(m).matchAll(/Sub-agent "([^"]+)"/g)].map((r) => r[1]));
+      // This turn's messages: those after the previous turn's answer (an assistant message without tool
+      // calls). A turn a kill cut and another instance resumed keeps its tool calls from before the kill,
+      // and what it read then is still this turn's to report.
+      const thisTurn = messages.slice(
+        messages.findLastIndex((m) => m.role === 'assistant' && m.tool_calls === undefined) + 1,
+      );
+      if (last?.role === 'tool') {
+        // A turn can fold a spawn request together with results it reads: its reply names them too.
+        const read = resultsIn(thisTurn);
+        return { text: read.length > 0 ? `noted ${read.join(', ')}; spawned` : 'spawned' };
+      }
+      const text = textOf(last);
+      // Messages folded into one turn: every spawn request since the last answer is acted on.
+      const since = messages.slice(messages.findLastIndex((m) => m.role === 'assistant') + 1);
+      const spawns = since
+        .filter((m) => m.role === 'user')
+        .map((m) => /^spawn (\S+)$/.exec(textOf(m))?.[1])
+        .filter((label): label is string => label !== undefined);
+      if (spawns.length > 0) {
+        return {
+          toolCalls: spawns.map((label) => ({
+            name: 'sessions_spawn',
+            arguments: { task: `task ${label}`, label },
+          })),
+        };
+      }
+      if (text.startsWith('task ')) return { text: `done ${text.slice(5)}`, delayMs: 50 };
+      // A result's one chat message is the requester's reply: it names the labels it read.
+      const results = resultsIn(thisTurn);
+      if (results.length > 0) return { text: `noted ${results.join(', ')}` };
+      return { text: `re: ${text}`, delayMs: 20 };
+    },
   });
 }, 60_000);
 
-afterAll(async () => {
-  if (process.env.COLLOQUY_CLUSTER_LOGS) {
-    const { writeFileSync } = await import('node:fs');
-    for (const [i, app] of apps.entries()) {
-      writeFileSync(`${process.env.COLLOQUY_CLUSTER_LOGS}-${i}.log`, app.output());
-    }
-  }
-  await Promise.allSettled(apps.map((app) => app.cleanup()));
-  await telegram?.close();
-  await model?.close();
-  await pg?.stop();
-});
+afterAll(() => cluster?.stop(process.env.COLLOQUY_CLUSTER_LOGS));
 
 /** The instance whose log says it polls Telegram now (the latest such line across instances). */
 function leaseHolder(instances: readonly AppProcess[]): AppProcess | undefined {
@@ -120,12 +106,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('three instances on one PostgreSQL (graphile-worker)', () => {
   it('answers every message once and announces every sub-agent once while instances are killed', async () => {
+    const { pg, telegram, apps } = cluster;
     const url = await pg.createDatabase();
-    const env = { COLLOQUY_DATABASE_URL: url, COLLOQUY_MODEL: 'fake/m', OPENAI_BASE_URL: model.baseURL };
-    const config = {
-      gateway: { token: 'shared-admin-token-for-the-cluster' },
-      channels: { telegram: { accounts: [{ token: TOKEN, apiRoot: telegram.apiRoot }], dmPolicy: 'open' } },
-    };
+    const { config, env } = cluster.appSettings(url);
     const slots: AppProcess[] = [];
     for (let i = 0; i < 3; i++) {
       const app = await startApp(config, env);
@@ -174,37 +157,10 @@ describe('three instances on one PostgreSQL (graphile-worker)', () => {
     const store = await openPostgresStore({ url });
     try {
       const expectedInbound = USERS * ROUNDS + USERS * SPAWNS_PER_USER;
-      const deadline = Date.now() + 120_000;
-      for (;;) {
-        const runs = await store.listRuns({ limit: 100_000 });
-        const inbound = runs.filter((run) => run.meta?.input !== undefined);
-        const active = runs.filter((run) => run.status === 'queued' || run.status === 'running');
-        const pending = await store.listOutbox({ statuses: ['pending'] });
-        // A run is done once its end is committed; the reply it planned is sent after that. The last
-        // turns' replies may still be on their way (or waiting for a killed instance's job to retry).
-        const sending = runs.filter((run) => {
-          const delivery = run.meta?.delivery as { status?: string } | undefined;
-          return run.meta?.pendingDelivery !== undefined && (!delivery || delivery.status === 'sending');
-        });
-        if (
-          inbound.length >= expectedInbound &&
-          active.length === 0 &&
-          pending.length === 0 &&
-          sending.length === 0
-        ) {
-          break;
-        }
-        if (Date.now() > deadline) {
-          throw new Error(
-            `not settled: ${inbound.length}/${expectedInbound} inbound runs, ${active.length} active, ${pending.length} announces pending, ${sending.length} replies planned and not sent`,
-          );
-        }
-        await sleep(250);
-      }
-      const runs = await store.listRuns({ limit: 100_000 });
+      const runs = await settledRuns(store, expectedInbound);
 
       // Every user message was stored once and answered: its run (or the turn it folded into) is done.
-      const inbound = runs.filter((run) => run.meta?.input !== undefined);
+      const inbound = inboundRuns(runs);
       expect(inbound).toHaveLength(expectedInbound);
       expect(inbound.filter((run) => run.status !== 'done')).toEqual([]);
 

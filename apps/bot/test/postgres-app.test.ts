@@ -104,10 +104,15 @@ describe('colloquy on PostgreSQL', () => {
 /** The advisory lock class each cluster instance holds on its control connection (`@colloquy/cluster`). */
 const INSTANCE_LOCK_CLASS = 0x436f_6c01;
 
-/** Ends the control connection of every instance on the database of `url`; returns how many were ended. */
-async function cutControlConnections(url: string): Promise<number> {
+/**
+ * Ends the control connection of every instance on the database of `url`; with `reaped`, first
+ * removes their rows as another instance's reaper does when it takes an instance for dead. Returns
+ * how many connections were ended.
+ */
+async function cutControlConnections(url: string, options: { reaped?: boolean } = {}): Promise<number> {
   const store = await openPostgresStore({ url });
   try {
+    if (options.reaped) await store.sql('DELETE FROM colloquy_cluster.instances', []);
     const ended = await store.sql(
       `SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
        WHERE l.locktype = 'advisory' AND l.classid = $1::bigint::oid AND l.objsubid = 2
@@ -133,13 +138,27 @@ function exitCodeOf(app: AppProcess, ms: number): Promise<number | null> {
 }
 
 describe('the exit code of an instance on PostgreSQL', () => {
-  it('is 1 when the instance loses its control connection, so a supervisor restarts it', async () => {
+  it('is 1 when the instance was taken for dead while its control connection was down, so a supervisor restarts it', async () => {
     const url = await server.createDatabase();
     app = await startApp({}, { COLLOQUY_DATABASE_URL: url });
     const exited = exitCodeOf(app, 30_000);
-    expect(await cutControlConnections(url)).toBe(1);
+    expect(await cutControlConnections(url, { reaped: true })).toBe(1);
     expect(await exited).toBe(1);
     expect(app.output()).toContain('"msg":"shutting down after a failure"');
+  }, 60_000);
+
+  it('keeps running when only its control connection was cut: it reconnects and holds its place', async () => {
+    const url = await server.createDatabase();
+    app = await startApp({}, { COLLOQUY_DATABASE_URL: url });
+    expect(await cutControlConnections(url)).toBe(1);
+    const running = app;
+    await waitFor(
+      async () => running.output(),
+      (output) => output.includes('cluster: the control connection is back'),
+      'the reconnect',
+    );
+    expect(app.child.exitCode).toBeNull();
+    expect(await webchatStatus(app)).toContain('Session:');
   }, 60_000);
 
   it('is 0 after SIGTERM', async () => {
@@ -151,3 +170,80 @@ describe('the exit code of an instance on PostgreSQL', () => {
     expect(app.output()).toContain('"signal":"SIGTERM"');
   }, 60_000);
 });
+
+describe('an instance whose database is unreachable', () => {
+  it('says so in /healthz and colloquy status after storage.unreachableAfterSeconds, and recovers by itself', async () => {
+    const url = await server.createDatabase();
+    app = await startApp({ storage: { unreachableAfterSeconds: 1 } }, { COLLOQUY_DATABASE_URL: url });
+    const running = app;
+    const health = async () => {
+      const res = await fetch(new URL('healthz', running.webchatUrl));
+      return `${res.status} ${await res.text()}`;
+    };
+    const status = () =>
+      runCliProcess(['status', '--config', running.configFile, '--state-dir', running.stateDir], {
+        cwd: running.dir,
+        env: { COLLOQUY_GATEWAY_URL: running.gatewayUrl, COLLOQUY_TOKEN: running.token },
+      });
+    expect(await health()).toBe('200 ok\n');
+    await server.stopServer();
+    try {
+      const answer = await waitFor(
+        health,
+        (text) => text.startsWith('503'),
+        'the health endpoint to report it',
+      );
+      expect(answer).toMatch(/^503 unhealthy: the database has been unreachable for \d+ s \(since /);
+      // run.json is refreshed every 5 s; status reads it.
+      const said = await waitFor(
+        status,
+        (run) => run.stderr.includes('unreachable'),
+        'status to report it',
+        20_000,
+      );
+      expect(said.code).toBe(1);
+      expect(said.stderr).toContain(`Colloquy is running at ${running.gatewayUrl}`);
+      expect(said.stderr).toContain('the database has been unreachable for');
+    } finally {
+      await server.startServer();
+    }
+    await waitFor(health, (text) => text === '200 ok\n', 'the health endpoint to recover', 20_000);
+    expect(running.child.exitCode).toBeNull();
+    expect(await webchatStatus(running)).toContain('Session:');
+    await waitFor(status, (run) => run.code === 0, 'status to answer again', 20_000);
+  }, 90_000);
+});
+
+/** Asks the web chat for /status and returns the reply. */
+async function webchatStatus(running: AppProcess): Promise<string> {
+  const origin = running.webchatUrl.replace(/\/$/, '');
+  const chat = await openProbe(`${origin.replace('http', 'ws')}/ws`, { origin });
+  try {
+    await chat.next((f) => f.type === 'ready');
+    chat.send(JSON.stringify({ type: 'message', text: '/status', clientId: `c${Date.now()}` }));
+    const reply = await chat.next(
+      (f) => f.type === 'message' && (f.message as { role: string }).role === 'assistant',
+      20_000,
+    );
+    return (reply.message as { text: string }).text;
+  } finally {
+    chat.close();
+  }
+}
+
+/** Calls `get` every 250 ms until `ok` holds for its value, and returns it; throws naming `what` after `ms`. */
+async function waitFor<T>(
+  get: () => Promise<T>,
+  ok: (value: T) => boolean,
+  what: string,
+  ms = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await get();
+    if (ok(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import type { Logger } from '@colloquy/core';
-import { toColloquyError } from '@colloquy/core/internal';
+import { type BackoffOptions, backoffDelay, type Logger } from '@colloquy/core';
+import { sleep, toColloquyError } from '@colloquy/core/internal';
 import type pg from 'pg';
 import { CLUSTER_SCHEMA } from './cluster-schema.js';
 import { LOCK_CLASS } from './lock-keys.js';
@@ -16,6 +16,11 @@ export interface ReapReport {
 /** This instance's entry in the cluster: its liveness lock, its worker ids, the reaper. */
 export interface InstanceRegistry {
   readonly id: string;
+  /**
+   * Since when (epoch ms) the control connection is down and being reopened; `undefined` while it
+   * is up.
+   */
+  readonly disconnectedSince: number | undefined;
   /** Records a graphile-worker id of this instance (before or soon after it locks a job). */
   addWorker(workerId: string): Promise<void>;
   /** Unlocks the jobs of instances that died, and of workers nobody registered (after a grace). */
@@ -27,14 +32,27 @@ export interface InstanceRegistry {
 /** Options of {@link joinCluster}. */
 export interface JoinOptions {
   id: string;
+  /** Opens a new control connection, when the one in use failed. */
+  connect(): Promise<pg.Client>;
   /** Jobs locked by a worker id no instance registered are unlocked after this long. */
   orphanGraceMs: number;
+  /**
+   * For this long after the server started, an instance whose lock is free is not taken for dead:
+   * a restarted server freed every lock, and the instances are reconnecting to take theirs again.
+   */
+  restartGraceMs: number;
   /** Unlocks the jobs (and named queues) of worker pools that no longer run (`forceUnlockWorkers`). */
   unlockWorkers(workerIds: string[]): Promise<void>;
   log: Logger;
-  /** Called once when the control connection fails: other instances will soon take this one's jobs. */
+  /**
+   * Called once when this instance was taken for dead while its control connection was down (its
+   * row is gone when it reconnects): other instances run its jobs, so it must stop running turns.
+   */
   onLost(error: Error): void;
 }
+
+/** How long the control connection waits between its tries to reopen. */
+const RECONNECT_BACKOFF: BackoffOptions = { initialDelayMs: 100, maxDelayMs: 2000 };
 
 /**
  * Joins the cluster on a dedicated control connection: takes this instance's liveness lock (a
@@ -44,6 +62,13 @@ export interface JoinOptions {
  * gone, whose locked jobs (and named queues) it unlocks with `options.unlockWorkers` (graphile-worker's
  * `forceUnlockWorkers`) so another instance runs them at once instead of after graphile-worker's
  * four hours.
+ *
+ * A control connection that fails (the server restarted, the network) is reopened with backoff,
+ * and takes the lock again. Its row still there means no instance took it for dead meanwhile (a
+ * reaper holds the lock while it removes a row, so the two cannot cross), and it carries on; its
+ * row gone means its jobs were unlocked for the others, and it reports `onLost`. Right after a
+ * server start every lock is free, so for `restartGraceMs` after it the reaper takes no instance
+ * for dead: they are reconnecting.
  *
  * @param client - a connected client this registry owns from now on
  * @param options - id, grace and callbacks
@@ -60,6 +85,9 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
   );
   let left = false;
   let lost = false;
+  let control = client;
+  let disconnectedSince: number | undefined;
+  const stopped = new AbortController();
   // One statement at a time on the control connection (the reaper and worker registration share it).
   let tail: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
@@ -67,38 +95,98 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
     tail = next.catch(() => {});
     return next;
   };
-  const onFailure = (error: Error) => {
-    if (left || lost) return;
-    lost = true;
-    options.onLost(error);
+  const watch = (connection: pg.Client) => {
+    const failed = (error: Error) => {
+      if (connection !== control || left || lost || disconnectedSince !== undefined) return;
+      disconnectedSince = Date.now();
+      log.warn({ err: error.message }, 'cluster: the control connection failed; reopening it');
+      void serial(reconnect);
+    };
+    connection.on('error', failed);
+    connection.on('end', () => failed(new Error('the control connection to PostgreSQL ended')));
   };
-  client.on('error', onFailure);
-  client.on('end', () => onFailure(new Error('the control connection to PostgreSQL ended')));
+  watch(client);
+
+  /** Reopens the control connection until it holds the lock again, or finds this instance reaped. */
+  async function reconnect(): Promise<void> {
+    await control.end().catch(() => {});
+    for (let attempt = 0; !left; attempt++) {
+      let next: pg.Client | undefined;
+      try {
+        next = await options.connect();
+        next.on('error', () => {});
+        await next.query('SELECT pg_advisory_lock($1, hashtext($2))', [LOCK_CLASS.instance, id]);
+        const row = await next.query(`SELECT 1 FROM ${table} WHERE id = $1`, [id]);
+        if (row.rowCount === 0) {
+          lost = true;
+          await next.end().catch(() => {});
+          options.onLost(
+            new Error(
+              'this instance was taken for dead while its connection to PostgreSQL was down, and its jobs were given to the other instances',
+            ),
+          );
+          return;
+        }
+        control = next;
+        watch(next);
+        log.info(
+          { downMs: Date.now() - (disconnectedSince ?? Date.now()) },
+          'cluster: the control connection is back',
+        );
+        disconnectedSince = undefined;
+        return;
+      } catch (error) {
+        await next?.end().catch(() => {});
+        log.debug(
+          { err: (error as Error).message, attempt },
+          'cluster: could not reopen the control connection',
+        );
+        await sleep(backoffDelay(attempt, RECONNECT_BACKOFF), stopped.signal).catch(() => {});
+      }
+    }
+  }
 
   return {
     id,
+    get disconnectedSince() {
+      return disconnectedSince;
+    },
     async addWorker(workerId) {
       await serial(() =>
-        client.query(`UPDATE ${table} SET worker_ids = array_append(worker_ids, $2) WHERE id = $1`, [
+        control.query(`UPDATE ${table} SET worker_ids = array_append(worker_ids, $2) WHERE id = $1`, [
           id,
           workerId,
         ]),
       );
     },
 
-    reap: () => serial(reap),
+    // Not behind a reconnect in progress: there is nothing to reap without the control connection.
+    reap: () =>
+      disconnectedSince === undefined ? serial(reap) : Promise.resolve({ dead: [], orphanWorkers: [] }),
 
-    leave: () => serial(leave),
+    leave: () => {
+      // A reconnect in progress gives up at once; the leave then runs after it.
+      left = true;
+      stopped.abort();
+      return serial(leave);
+    },
   };
 
   async function reap(): Promise<ReapReport> {
     const report: ReapReport = { dead: [], orphanWorkers: [] };
-    if (left || lost) return report;
+    if (left || lost || disconnectedSince !== undefined) return report;
+    const client = control;
+    const fresh = await client.query<{ fresh: boolean }>(
+      'SELECT now() - pg_postmaster_start_time() < make_interval(secs => $1) AS fresh',
+      [options.restartGraceMs / 1000],
+    );
+    const restarted = fresh.rows[0]?.fresh === true;
     const others = await client.query<{ id: string; worker_ids: string[] }>(
       `SELECT id, worker_ids FROM ${table} WHERE id <> $1`,
       [id],
     );
     for (const other of others.rows) {
+      if (restarted) break;
       const probe = await client.query<{ free: boolean }>(
         'SELECT pg_try_advisory_lock($1, hashtext($2)) AS free',
         [LOCK_CLASS.instance, other.id],
@@ -136,17 +224,15 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
   }
 
   async function leave(): Promise<void> {
-    if (left) return;
-    left = true;
     try {
-      if (!lost) {
-        await client.query(`DELETE FROM ${table} WHERE id = $1`, [id]);
-        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS.instance, id]);
+      if (!lost && disconnectedSince === undefined) {
+        await control.query(`DELETE FROM ${table} WHERE id = $1`, [id]);
+        await control.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS.instance, id]);
       }
     } catch (error) {
       log.warn({ err: toColloquyError(error).message }, 'cluster: could not leave cleanly');
     } finally {
-      await client.end().catch(() => {});
+      await control.end().catch(() => {});
     }
   }
 }

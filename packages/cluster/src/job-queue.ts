@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
-import type { Logger } from '@colloquy/core';
+import { type BackoffOptions, backoffDelay, type Logger } from '@colloquy/core';
 import type { Lane } from '@colloquy/core/gateway';
+import { sleep } from '@colloquy/core/internal';
 import type { ClusterHandlers, LaneLimits } from '@colloquy/runtime';
 import { type Runner, run, type TaskList, type WorkerEvents, type WorkerUtils } from 'graphile-worker';
 import type pg from 'pg';
@@ -89,6 +90,9 @@ export async function addJob(utils: WorkerUtils, job: ColloquyJob): Promise<void
   });
 }
 
+/** How long a lane whose runner failed waits between its tries to start again (the database is down). */
+const RESTART_BACKOFF: BackoffOptions = { initialDelayMs: 250, maxDelayMs: 2000 };
+
 /** Options of {@link startWorkers}. */
 export interface WorkersOptions {
   pool: pg.Pool;
@@ -98,8 +102,8 @@ export interface WorkersOptions {
   maxJobsPerLane: number;
   /**
    * How often the instance looks, in one query, for jobs that became ready without a notice (due
-   * retries, a session's next job after its turn ended elsewhere, jobs the reaper unlocked). New
-   * jobs arrive by LISTEN at once.
+   * retries, a session's next job after its turn ended on another runner or instance, jobs the
+   * reaper unlocked). New jobs arrive by LISTEN at once.
    */
   pollIntervalMs: number;
   /**
@@ -108,11 +112,11 @@ export interface WorkersOptions {
    */
   onWorker(poolId: string): void;
   /**
-   * Called when a runner could not record the outcome of a job (the database went away as the job
-   * ended) and stops by itself, unless the runners are stopping anyway: the job stays locked to this
-   * instance, so the instance must stop for the others to run it.
+   * Unlocks the jobs and named queues a worker pool of this instance still holds
+   * (`forceUnlockWorkers`), once that pool has stopped: a pool that could not record a job's
+   * outcome (the database went away as the job ended) stops, and its lane starts a new one.
    */
-  onOutcomeLost(error: Error): void;
+  unlockWorkers(poolIds: string[]): Promise<void>;
   log: Logger;
 }
 
@@ -122,6 +126,12 @@ export interface Workers {
   lookForReadyJobs(): Promise<void>;
   /** Takes no new jobs; resolves once the jobs in flight have settled. */
   stop(): Promise<void>;
+}
+
+/** One graphile-worker runner's settings: the tasks it runs and how many at once. */
+interface RunnerSpec {
+  concurrency: number;
+  taskList: TaskList;
 }
 
 /**
@@ -134,13 +144,18 @@ export interface Workers {
  * notices (each pool's `nudge` is routed to it) and every `pollIntervalMs`; the workers' own idle
  * poll is a rare backstop, which makes a lane of hundreds cheap while idle.
  *
+ * A runner that could not record a job's outcome (the database went away as the job ended) stops,
+ * as graphile-worker's pools do; its lane waits until the jobs in flight of that pool settled,
+ * unlocks what the pool still holds once the database answers again, and starts a new runner, so
+ * the job runs again (a run job that finds its run ended only sends what was not sent).
+ *
  * @param options - pool, handlers, limits and timing
  * @returns the runners
  */
 export async function startWorkers(options: WorkersOptions): Promise<Workers> {
   const { handlers, log } = options;
   const logger = graphileLogger(log);
-  const specs: { concurrency: number; taskList: TaskList }[] = LANES.map((lane) => ({
+  const specs: RunnerSpec[] = LANES.map((lane) => ({
     concurrency: Math.max(1, Math.min(options.maxJobsPerLane, Math.floor(options.limits[lane]))),
     taskList: { [runTask(lane)]: async (payload) => handlers.runJob(field(payload, 'runId')) },
   }));
@@ -148,56 +163,115 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
     concurrency: DRAIN_CONCURRENCY,
     taskList: { [DRAIN_TASK]: async (payload) => handlers.drainJob(field(payload, 'sessionKey')) },
   });
-  const runners: Runner[] = [];
-  const pools: WatchedPool[] = [];
-  let stopping = false;
+  /** The runner of each spec, by index; undefined while a failed one is replaced. */
+  const runners: (Runner | undefined)[] = [];
+  const pools: (WatchedPool | undefined)[] = [];
+  const restarts = new Set<Promise<void>>();
+  const stopped = new AbortController();
   const watch = watchReadyJobs({
     query: (text, values) => options.pool.query(text, values),
-    pools: () => pools,
+    pools: () => pools.filter((pool) => pool !== undefined),
     intervalMs: options.pollIntervalMs,
     log,
   });
+
+  const startRunner = async (index: number): Promise<void> => {
+    const spec = specs[index]!;
+    const events: WorkerEvents = new EventEmitter();
+    let poolId: string | undefined;
+    // The handlers this runner is running: a failed runner's jobs are unlocked only once they settled.
+    const inFlight = new Set<Promise<void>>();
+    const taskList: TaskList = {};
+    for (const [name, task] of Object.entries(spec.taskList)) {
+      if (task === undefined) continue;
+      taskList[name] = (payload, helpers) => {
+        const running = Promise.resolve(task(payload, helpers)).then(() => {});
+        inFlight.add(running);
+        void running.catch(() => {}).finally(() => inFlight.delete(running));
+        return running;
+      };
+    }
+    // graphile-worker locks jobs and named queues by pool id: that is what the reaper frees.
+    events.on('pool:create', ({ workerPool }) => {
+      poolId = workerPool.id;
+      options.onWorker(workerPool.id);
+      // A new job's notice reaches every pool, which wakes that many of its own workers whatever
+      // the job's task. The watcher wakes only the idle workers of the pool that runs it. This has
+      // no public form: graphile-worker has no option to route its `jobs:insert` notices, so the
+      // pool's own `nudge(count)` (public, called by the pool on each notice) is replaced.
+      // test/graphile-worker-reliance.test.ts fails, saying so, if a release stops calling it.
+      workerPool.nudge = () => void watch.check();
+    });
+    // Logged by graphile-worker already; the pool shuts itself down, and the lane starts anew.
+    events.once('pool:fatalError', () => {
+      if (stopped.signal.aborted || runners[index] === undefined) return;
+      runners[index] = undefined;
+      pools[index] = undefined;
+      const restart = restartRunner(index, inFlight, poolId).finally(() => restarts.delete(restart));
+      restarts.add(restart);
+    });
+    const idle = trackIdleWorkers(events);
+    const runner = await run({
+      pgPool: options.pool,
+      concurrency: spec.concurrency,
+      taskList,
+      pollInterval: WORKER_BACKSTOP_POLL_MS,
+      noHandleSignals: true,
+      events,
+      logger,
+      // Unbatched, graphile-worker records a job's outcome without awaiting it: a database that is
+      // unreachable as a job ends (a shutdown while the server is down) rejects with nobody
+      // listening, which crashes the process. Batched, the failure is caught and logged, and
+      // reported as `pool:fatalError`. A delay of 0 batches only what ends in the same tick.
+      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+    });
+    runners[index] = runner;
+    pools[index] = { idle, tasks: Object.keys(spec.taskList) };
+  };
+
+  /**
+   * Replaces the runner of `index`, whose pool failed, once the jobs it was running settled and the
+   * database answers. graphile-worker's own end of a failed pool is not awaited: while the database
+   * is down its batchers may never settle.
+   */
+  const restartRunner = async (index: number, inFlight: Set<Promise<void>>, poolId: string | undefined) => {
+    const tasks = Object.keys(specs[index]!.taskList);
+    log.warn(
+      { tasks },
+      'cluster: a job runner failed; it starts again once its jobs settled and the database answers',
+    );
+    // The failing pool takes no new job (its workers were released), so this set only shrinks.
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    for (let attempt = 0; !stopped.signal.aborted; attempt++) {
+      try {
+        if (poolId !== undefined) await options.unlockWorkers([poolId]);
+        poolId = undefined;
+        await startRunner(index);
+        log.info({ tasks }, 'cluster: a failed job runner started again');
+        void watch.check();
+        return;
+      } catch (error) {
+        log.warn(
+          { err: (error as Error).message, attempt },
+          'cluster: a job runner could not start again; retrying',
+        );
+        await sleep(backoffDelay(attempt, RESTART_BACKOFF), stopped.signal).catch(() => {});
+      }
+    }
+  };
+
   const stopAll = async () => {
-    stopping = true;
+    stopped.abort();
     watch.stop();
+    const running = runners.filter((runner) => runner !== undefined);
+    runners.length = 0;
     pools.length = 0;
-    await Promise.allSettled(runners.map((runner) => runner.stop()));
+    await Promise.allSettled([...running.map((runner) => runner.stop()), ...restarts]);
+    // A runner that started while the others stopped.
+    await Promise.allSettled(runners.filter((runner) => runner !== undefined).map((runner) => runner.stop()));
   };
   try {
-    for (const spec of specs) {
-      const events: WorkerEvents = new EventEmitter();
-      // graphile-worker locks jobs and named queues by pool id: that is what the reaper frees.
-      events.on('pool:create', ({ workerPool }) => {
-        options.onWorker(workerPool.id);
-        // A new job's notice reaches every pool, which wakes that many of its own workers whatever
-        // the job's task. The watcher wakes only the idle workers of the pool that runs it. This has
-        // no public form: graphile-worker has no option to route its `jobs:insert` notices, so the
-        // pool's own `nudge(count)` (public, called by the pool on each notice) is replaced.
-        // test/graphile-worker-reliance.test.ts fails, saying so, if a release stops calling it.
-        workerPool.nudge = () => void watch.check();
-      });
-      // Logged by graphile-worker already; only the instance's owner must hear of it.
-      events.on('pool:fatalError', ({ error }) => {
-        if (!stopping) options.onOutcomeLost(error instanceof Error ? error : new Error(String(error)));
-      });
-      pools.push({ idle: trackIdleWorkers(events), tasks: Object.keys(spec.taskList) });
-      runners.push(
-        await run({
-          pgPool: options.pool,
-          concurrency: spec.concurrency,
-          taskList: spec.taskList,
-          pollInterval: WORKER_BACKSTOP_POLL_MS,
-          noHandleSignals: true,
-          events,
-          logger,
-          // Unbatched, graphile-worker records a job's outcome without awaiting it: a database that is
-          // unreachable as a job ends (a shutdown while the server is down) rejects with nobody
-          // listening, which crashes the process. Batched, the failure is caught and logged, and
-          // reported as `pool:fatalError`. A delay of 0 batches only what ends in the same tick.
-          preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
-        }),
-      );
-    }
+    for (const index of specs.keys()) await startRunner(index);
   } catch (error) {
     await stopAll();
     throw error;

@@ -41,16 +41,23 @@ export interface PostgresClusterOptions {
   reapIntervalMs?: number;
   /** Jobs locked by a worker that no live instance registered are unlocked after this long. Default 30,000 ms. */
   orphanGraceMs?: number;
+  /**
+   * For this long after the PostgreSQL server started, no instance is taken for dead: a restart
+   * freed every instance's liveness lock, and they are reconnecting (within a few seconds of the
+   * server's return) to take theirs again. An instance that died meanwhile has its jobs taken
+   * over once this has passed. Default 15,000 ms.
+   */
+  restartGraceMs?: number;
   /** How often a standby instance tries a channel lease. Default 500 ms. */
   leaseRetryMs?: number;
   /** How often a lease holder checks its connection. Default 5000 ms. */
   leaseHeartbeatMs?: number;
   /**
-   * Called once if this instance's control connection to PostgreSQL fails (the others will treat
-   * it as dead and run its jobs), or if it could not record the outcome of a job because the
-   * database went away as the job ended (the job stays locked to this instance until it stops).
-   * Either way it must stop running turns. Default: log the error. The reference app shuts down
-   * and exits 1, for its supervisor to restart it.
+   * Called once if this instance was taken for dead: its control connection to PostgreSQL was down
+   * (it is reopened with backoff) long enough for another instance to unlock its jobs, which the
+   * others now run. It must stop running turns. A server restart alone does not call it: every
+   * instance takes its lock again within `restartGraceMs`. Default: log the error. The reference
+   * app shuts down and exits 1, for its supervisor to restart it.
    */
   onInstanceLost?(error: Error): void;
   /** Default silent. */
@@ -71,6 +78,11 @@ export interface PostgresCluster extends ClusterAdapter {
   lease(name: string, signal?: AbortSignal): Promise<ChannelLease>;
   /** Looks for dead instances now (it also runs every `reapIntervalMs`). */
   reap(): Promise<ReapReport>;
+  /**
+   * Since when (epoch ms) this instance cannot reach the database: its control connection failed
+   * and is being reopened. `undefined` while connected.
+   */
+  readonly databaseDownSince: number | undefined;
 }
 
 /**
@@ -99,6 +111,7 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
     pollIntervalMs: options.pollIntervalMs ?? 1000,
     reapIntervalMs: options.reapIntervalMs ?? 1000,
     orphanGraceMs: options.orphanGraceMs ?? 30_000,
+    restartGraceMs: options.restartGraceMs ?? 15_000,
     leaseRetryMs: options.leaseRetryMs ?? 500,
     leaseHeartbeatMs: options.leaseHeartbeatMs ?? 5000,
   };
@@ -148,7 +161,9 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
     await ensureClusterSchema(control);
     registry = await joinCluster(control, {
       id: instanceId,
+      connect,
       orphanGraceMs: settings.orphanGraceMs,
+      restartGraceMs: settings.restartGraceMs,
       unlockWorkers: (workerIds) => utils.forceUnlockWorkers(workerIds),
       log,
       onLost: instanceLost,
@@ -188,6 +203,10 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
 
   return {
     instanceId,
+
+    get databaseDownSince() {
+      return registry.disconnectedSince;
+    },
 
     async scheduleRun(run, tx) {
       await addJobInTransaction(sqlIn(tx), runJob(run));
@@ -232,7 +251,7 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
             log.warn({ err: (error as Error).message, poolId }, 'cluster: could not register a worker pool');
           });
         },
-        onOutcomeLost: instanceLost,
+        unlockWorkers: (poolIds) => utils.forceUnlockWorkers(poolIds),
         log,
       });
       reaper = setInterval(() => {

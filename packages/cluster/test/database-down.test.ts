@@ -1,7 +1,11 @@
-import { silentLogger } from '@colloquy/core';
-import { collectUnhandledErrors, type UnhandledErrors } from '@colloquy/testkit';
+import {
+  collectUnhandledErrors,
+  createRecordingLogger,
+  type RecordingLogger,
+  type UnhandledErrors,
+} from '@colloquy/testkit';
 import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
-import { runMigrations } from 'graphile-worker';
+import { Logger, makeWorkerUtils } from 'graphile-worker';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPostgresCluster } from '../src/index.js';
@@ -31,10 +35,21 @@ function deferred<T = void>(): { promise: Promise<T>; settle: (value: T) => void
   return { promise, settle };
 }
 
+/** Whether graphile-worker logged that it could not record a job's outcome. */
+const outcomeLost = (log: RecordingLogger) =>
+  log.entries.some(
+    (entry) => entry.level === 'error' && /^Failed to (complete|fail) jobs/.test(entry.msg ?? ''),
+  );
+
 /** A cluster member running one job that ends when told to, as a turn cut by a shutdown does. */
 async function memberWithJobInFlight(url: string) {
   const lost: Error[] = [];
-  const cluster = await createPostgresCluster({ url, onInstanceLost: (error) => lost.push(error) });
+  const log = createRecordingLogger();
+  const cluster = await createPostgresCluster({
+    url,
+    logger: log,
+    onInstanceLost: (error) => lost.push(error),
+  });
   const running = deferred();
   const ended = deferred<{ failed: boolean }>();
   await cluster.start(
@@ -50,44 +65,49 @@ async function memberWithJobInFlight(url: string) {
   );
   await cluster.requeueRun({ runId: 'r1', sessionKey: 'agent:main:main', lane: 'main' });
   await running.promise;
-  return { cluster, lost, end: ended.settle };
+  return { cluster, lost, log, end: ended.settle };
 }
 
 describe('a cluster member whose database went away', () => {
   for (const failed of [true, false]) {
     it(`stops without an unhandled rejection when its job ${failed ? 'fails' : 'succeeds'} after the server stopped`, async () => {
       const url = await server.createDatabase();
-      const { cluster, lost, end } = await memberWithJobInFlight(url);
+      const { cluster, lost, log, end } = await memberWithJobInFlight(url);
       await server.stopServer();
       // What the runtime's shutdown does: stop the cluster, and end the turns in flight.
       const stopping = cluster.stop();
       end({ failed });
       await expect(stopping).resolves.toBeUndefined();
-      // graphile-worker reports the job's outcome after the job settles, not before stop() resolves:
-      // its report of the lost outcome is the end of the path a rejection would escape from.
-      await until(() => lost.length > 0, 'the lost outcome was reported');
+      // graphile-worker records the job's outcome after the job settles, not before stop() resolves:
+      // its report that it could not is the end of the path a rejection would escape from.
+      await until(() => outcomeLost(log), 'the lost outcome was logged');
       // Node reports an unhandled rejection once the microtasks of its tick have run: one macrotask on.
       await new Promise((resolve) => setImmediate(resolve));
       expect(unhandled.errors).toEqual([]);
-      expect(lost).toHaveLength(1);
+      // A server that went away is not this instance taken for dead.
+      expect(lost).toEqual([]);
     });
   }
 
-  it('reports a job whose outcome it could not record while running, for the instance to stop', async () => {
+  it('runs again, once the database is back, a job whose outcome it could not record while running', async () => {
     const url = await server.createDatabase();
     const pool = new pg.Pool({ connectionString: url });
     pool.on('error', () => {});
     pool.on('connect', (client) => client.on('error', () => {}));
-    await runMigrations({ pgPool: pool, logger: undefined });
-    const running = deferred();
-    const ended = deferred();
-    const lost: Error[] = [];
+    const utils = await makeWorkerUtils({ pgPool: pool, logger: new Logger(() => () => {}) });
+    const runs: string[] = [];
+    const firstRunning = deferred();
+    const firstEnded = deferred();
+    const log = createRecordingLogger();
     const workers = await startWorkers({
       pool,
       handlers: {
-        async runJob() {
-          running.settle();
-          await ended.promise;
+        async runJob(runId) {
+          runs.push(runId);
+          if (runs.length === 1) {
+            firstRunning.settle();
+            await firstEnded.promise;
+          }
         },
         drainJob: async () => {},
         onEvent: () => {},
@@ -96,20 +116,31 @@ describe('a cluster member whose database went away', () => {
       maxJobsPerLane: Number.POSITIVE_INFINITY,
       pollIntervalMs: 100,
       onWorker: () => {},
-      onOutcomeLost: (error) => lost.push(error),
-      log: silentLogger,
+      unlockWorkers: (poolIds) => utils.forceUnlockWorkers(poolIds),
+      log,
     });
-    await addJobInTransaction(
-      (text, values) => pool.query(text, values),
-      runJob({ runId: 'r1', sessionKey: 'agent:main:main', lane: 'main' }),
-    );
-    await running.promise;
-    await server.stopServer();
-    ended.settle();
-    await until(() => lost.length > 0, 'the lost outcome was reported');
-    expect(lost.map((error) => (error as { code?: string }).code)).toEqual(['ECONNREFUSED']);
-    await workers.stop();
-    await pool.end();
-    expect(unhandled.errors).toEqual([]);
+    try {
+      await addJobInTransaction(
+        (text, values) => pool.query(text, values),
+        runJob({ runId: 'r1', sessionKey: 'agent:main:main', lane: 'main' }),
+      );
+      await firstRunning.promise;
+      await server.stopServer();
+      firstEnded.settle();
+      await until(() => outcomeLost(log), 'the lost outcome was logged');
+      await server.startServer();
+      // The lane's new runner finds the job its failed one left locked, and runs it again.
+      await until(() => runs.length === 2, 'the job ran again', 30_000);
+      expect(runs).toEqual(['r1', 'r1']);
+      await until(
+        async () => (await pool.query('SELECT 1 FROM graphile_worker.jobs')).rowCount === 0,
+        'the job ended',
+      );
+      expect(unhandled.errors).toEqual([]);
+    } finally {
+      await workers.stop();
+      await utils.release();
+      await pool.end();
+    }
   });
 });

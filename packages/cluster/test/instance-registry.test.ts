@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { silentLogger } from '@colloquy/core';
+import { createRecordingLogger, type RecordingLogger } from '@colloquy/testkit';
 import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import {
   Logger,
@@ -75,19 +75,46 @@ async function hangingWorker(q: Queue): Promise<{ poolId: string; runner: Runner
   return { poolId, runner };
 }
 
-async function member(q: Queue, id: string): Promise<{ registry: InstanceRegistry; control: pg.Client }> {
-  const control = new pg.Client({ connectionString: q.url });
-  await control.connect();
+interface Member {
+  registry: InstanceRegistry;
+  control: pg.Client;
+  /** Why the member was reported lost, if it was. */
+  lost: Error[];
+  log: RecordingLogger;
+}
+
+/**
+ * A cluster member. `gone` makes it a process that died: once joined, it opens no connection again.
+ * The grace after a server start is off unless given: the test server has just started.
+ */
+async function member(
+  q: Queue,
+  id: string,
+  options: { gone?: boolean; restartGraceMs?: number } = {},
+): Promise<Member> {
+  let joined = false;
+  const connect = async () => {
+    if (options.gone && joined) throw new Error('the process is gone');
+    const client = new pg.Client({ connectionString: q.url });
+    await client.connect();
+    return client;
+  };
+  const control = await connect();
+  joined = true;
   await ensureClusterSchema(control);
+  const lost: Error[] = [];
+  const log = createRecordingLogger();
   const registry = await joinCluster(control, {
     id,
+    connect,
     orphanGraceMs: 0,
+    restartGraceMs: options.restartGraceMs ?? 0,
     unlockWorkers: (workerIds) => q.utils.forceUnlockWorkers(workerIds),
-    log: silentLogger,
-    onLost: () => {},
+    log,
+    onLost: (error) => lost.push(error),
   });
   cleanups.push(() => registry.leave());
-  return { registry, control };
+  return { registry, control, lost, log };
 }
 
 const lockedBy = async (q: Queue): Promise<(string | null)[]> =>
@@ -109,7 +136,7 @@ describe('the instance registry', () => {
   it('unlocks the jobs of an instance whose connection is gone', async () => {
     const q = await queue();
     const { poolId } = await hangingWorker(q);
-    const a = await member(q, 'a');
+    const a = await member(q, 'a', { gone: true });
     await a.registry.addWorker(poolId);
     await a.control.end();
     const b = await member(q, 'b');
@@ -123,5 +150,43 @@ describe('the instance registry', () => {
     const b = await member(q, 'b');
     expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [poolId] });
     expect(await lockedBy(q)).toEqual([null]);
+  });
+
+  it('takes its lock again when its control connection is cut, and is not taken for dead', async () => {
+    const q = await queue();
+    const { poolId } = await hangingWorker(q);
+    const a = await member(q, 'a');
+    await a.registry.addWorker(poolId);
+    const b = await member(q, 'b');
+    await a.control.query('SELECT pg_terminate_backend(pg_backend_pid())').catch(() => {});
+    await until(
+      () => a.log.entries.some((entry) => entry.msg === 'cluster: the control connection is back'),
+      'a took its lock again',
+    );
+    expect(a.registry.disconnectedSince).toBeUndefined();
+    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [] });
+    expect(await lockedBy(q)).toEqual([poolId]);
+    expect(a.lost).toEqual([]);
+  });
+
+  it('reports an instance that was taken for dead while its control connection was down as lost', async () => {
+    const q = await queue();
+    const a = await member(q, 'a');
+    // What another instance's reaper does when it finds a's lock free: a's row goes.
+    await q.pool.query('DELETE FROM colloquy_cluster.instances WHERE id = $1', ['a']);
+    await a.control.query('SELECT pg_terminate_backend(pg_backend_pid())').catch(() => {});
+    await until(() => a.lost.length > 0, 'a was reported lost');
+    expect(a.lost[0]!.message).toContain('taken for dead');
+  });
+
+  it('takes nobody for dead right after the server started: everyone is reconnecting', async () => {
+    const q = await queue();
+    await member(q, 'a', { gone: true });
+    await server.stopServer();
+    await server.startServer();
+    const b = await member(q, 'b', { restartGraceMs: 60_000 });
+    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [] });
+    const c = await member(q, 'c');
+    expect(await c.registry.reap()).toEqual({ dead: ['a'], orphanWorkers: [] });
   });
 });

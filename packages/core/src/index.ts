@@ -93,5 +93,5 @@ export { threadBindingKey } from './store/thread-binding-key.js';
 export type { PairingAccess } from './pairing/index.js';
 export type { SectionOptions } from './config/index.js';
 export { resolveSection, sectionError } from './config/index.js';
-export type { BackoffOptions } from './retry/index.js';
-export { backoffDelay } from './retry/index.js';
+export type { BackoffOptions, ReceiveUntilStoredOptions } from './retry/index.js';
+export { backoffDelay, receiveUntilStored } from './retry/index.js';

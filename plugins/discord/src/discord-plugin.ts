@@ -1,4 +1,5 @@
 import {
+  type BackoffOptions,
   type ChannelCapabilities,
   type ChannelContext,
   type ChannelPlugin,
@@ -8,6 +9,7 @@ import {
   isColloquyError,
   type Logger,
   type OutboundMessage,
+  receiveUntilStored,
   type SendResult,
   silentLogger,
   type ThreadRequest,
@@ -73,6 +75,13 @@ export interface DiscordPluginOptions {
   env?: Record<string, string | undefined>;
   /** The clock for binding expiry (epoch ms). Default `Date.now`. */
   now?: () => number;
+  /**
+   * How long a message the store could not take (the database restarting) waits before it is handed
+   * to the runtime again; the gateway does not deliver it again, so it is retried until stored or
+   * the plugin stops, and the later messages of its channel wait behind it. Default 500 ms doubling
+   * to 10 s.
+   */
+  receiveBackoff?: BackoffOptions;
   /**
    * Without `ctx.runCommand`, slash commands go to the runtime like messages and its reply answers
    * the deferred interaction; after this long without one the interaction says the answer follows
@@ -150,6 +159,10 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
   let commandPayload: ReturnType<typeof toCommandPayload> = [];
   let phase: 'idle' | 'started' | 'stopped' = 'idle';
   let pendingCommands = new PendingInteractions(30_000, silentLogger);
+  /** Aborted by stop(): ends the retries of messages the store could not take yet. */
+  let stopping = new AbortController();
+  /** Per channel, the hand-over of its latest message: the next one waits for it, to keep the order. */
+  const handing = new Map<string, Promise<void>>();
 
   const live = (): { ctx: ChannelContext; keeper: BindingKeeper } | undefined =>
     context !== undefined && keeper !== undefined && phase === 'started'
@@ -208,8 +221,25 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
       botUserId: account.botUserId,
       mentionsBot: addressed,
     });
-    ctx.receive(inbound).catch((error: unknown) => {
-      log.error({ err: error, messageId: message.id }, 'runtime refused a discord message');
+    const channelId = message.channelId;
+    const handed = (handing.get(channelId) ?? Promise.resolve())
+      .then(() =>
+        receiveUntilStored((m) => ctx.receive(m), inbound, {
+          signal: stopping.signal,
+          ...(options.receiveBackoff ? { backoff: options.receiveBackoff } : {}),
+          onRetry: (error, attempt) =>
+            log.warn(
+              { err: error, messageId: message.id, attempt },
+              'discord message not stored; trying again',
+            ),
+        }),
+      )
+      .catch((error: unknown) => {
+        log.error({ err: error, messageId: message.id }, 'runtime refused a discord message');
+      });
+    handing.set(channelId, handed);
+    void handed.finally(() => {
+      if (handing.get(channelId) === handed) handing.delete(channelId);
     });
   };
 
@@ -412,6 +442,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
       return;
     }
     phase = 'stopped';
+    stopping.abort();
     pendingCommands.clear();
     if (sweepTimer !== undefined) clearInterval(sweepTimer);
     sweepTimer = undefined;
@@ -427,6 +458,7 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
     }
     const tokens = config.accounts.map((account, index) => resolveAccountToken(account, index, options.env));
     context = ctx;
+    stopping = new AbortController();
     keeper = createBindingKeeper({ access: ctx.threadBindings, idleMs, now });
     pendingCommands = new PendingInteractions(options.commandReplyTimeoutMs ?? 30_000, ctx.log);
     commandPayload = toCommandPayload(ctx.commands);

@@ -1,4 +1,4 @@
-import { type ChannelPlugin, ColloquyError, isColloquyError } from '@colloquy/core';
+import { type BackoffOptions, type ChannelPlugin, ColloquyError, isColloquyError } from '@colloquy/core';
 import { FakeDiscord, type FakeDiscordOptions } from '@colloquy/testkit/discord-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDiscordPlugin, type DiscordConfigInput } from '../src/index.js';
@@ -27,7 +27,12 @@ async function startFake(options: Partial<FakeDiscordOptions> = {}): Promise<Fak
 function makePlugin(
   fake: FakeDiscord,
   config: Partial<DiscordConfigInput> = {},
-  extra: { now?: () => number; gatewayUrl?: string; commandReplyTimeoutMs?: number } = {},
+  extra: {
+    now?: () => number;
+    gatewayUrl?: string;
+    commandReplyTimeoutMs?: number;
+    receiveBackoff?: BackoffOptions;
+  } = {},
 ): ChannelPlugin {
   const plugin = createDiscordPlugin({
     config: { accounts: [{ accountId: 'main', token: TOKEN }], ...config },
@@ -357,5 +362,28 @@ describe('slash commands', () => {
     const record = await deferredSessionsCommand(fake, ctx);
     expect(record.content).toMatch(/could not take this command/);
     expect(ctx.received).toEqual([]);
+  });
+});
+
+describe('messages the store could not take', () => {
+  it('hands a message to the runtime again until it is stored, keeping its channel in order', async () => {
+    const fake = await startFake();
+    let refusals = 0;
+    const ctx = createTestContext({
+      receive: async (message) => {
+        // The database restarting: the first message is refused twice, as the store fails.
+        if (message.text === 'first' && refusals++ < 2) {
+          throw new ColloquyError('STORE_ERROR', 'The connection to PostgreSQL failed.');
+        }
+      },
+    });
+    await startPlugin(makePlugin(fake, {}, { receiveBackoff: { initialDelayMs: 20, maxDelayMs: 50 } }), ctx);
+    const alice = fake.addUser('alice');
+    const dm = fake.dmChannel(alice);
+    fake.say({ channelId: dm, author: alice, content: 'first' });
+    const second = fake.say({ channelId: dm, author: alice, content: 'second' });
+    await fake.waitFor(() => ctx.received.find((m) => m.messageId === second.id));
+    expect(refusals).toBe(3);
+    expect(ctx.received.map((m) => m.text)).toEqual(['first', 'second']);
   });
 });

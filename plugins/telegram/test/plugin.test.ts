@@ -357,6 +357,38 @@ describe('updates that were not stored', () => {
     const { t } = await startPlugin();
     expect((await t.waitForReceived(1)).text).toBe('kept by Telegram');
   });
+
+  it('fetches an update that was not stored again after its polling lease was lost and taken again', async () => {
+    // A PostgreSQL restart: the store refuses, and the lease's connection drops with the server.
+    let storing = false;
+    const context = createTestContext({
+      receive: async () => {
+        if (!storing) throw refused();
+      },
+    });
+    const leases: AbortController[] = [];
+    context.ctx.lease = async () => {
+      const lost = new AbortController();
+      leases.push(lost);
+      return { lost: lost.signal, release: async () => {} };
+    };
+    const { t } = await startPlugin({}, context);
+    const { updateId } = fake.pushMessage(TOKEN, { chat: DM, from: ALICE, text: 'during the restart' });
+    await fake.waitFor(
+      () => t.logs.some((entry) => entry.msg.includes('not stored')) || undefined,
+      4000,
+      'the refusal',
+    );
+    leases[0]!.abort();
+    await fake.waitFor(() => leases.length === 2 || undefined, 4000, 'the lease taken again');
+    storing = true;
+    expect((await t.waitForReceived(1)).text).toBe('during the restart');
+    await fake.waitFor(
+      () => fake.confirmedOffset(TOKEN) > updateId || undefined,
+      4000,
+      'the offset past it confirmed once stored',
+    );
+  });
 });
 
 describe('one poller per token', () => {

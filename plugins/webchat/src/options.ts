@@ -18,6 +18,12 @@ export interface WebChatPluginOptions {
   adminToken?: string;
   /** The account id reported on inbound messages. Default `'default'`. */
   accountId?: string;
+  /**
+   * What is wrong with the instance this web chat runs in, one sentence each, for `GET /healthz`: it
+   * answers 200 `ok` while the list is empty, else 503 with the sentences (the reference app names a
+   * database it has not reached for a while). Called on each request. Default: nothing is wrong.
+   */
+  health?: () => readonly string[];
 }
 
 /** Options with every default applied. */
@@ -40,6 +46,7 @@ export interface ResolvedWebChatOptions {
   addressRateLimit: { burst: number; perSecond: number };
   idleSocketMs: number;
   trustedProxies: string[];
+  health: () => readonly string[];
 }
 
 const MIN_SECRET_CHARS = 32;
@@ -71,6 +78,7 @@ export function resolveWebChatOptions(options: WebChatPluginOptions): ResolvedWe
     cookieSecret,
     adminToken,
     accountId: options.accountId ?? 'default',
+    health: options.health ?? (() => []),
     assistantName: config.assistantName.trim(),
     allowedHosts: config.allowedHosts,
     maxSocketsPerAddress: config.maxSocketsPerAddress ?? Math.min(32, Math.floor(config.maxSockets / 2)),

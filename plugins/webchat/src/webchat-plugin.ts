@@ -167,6 +167,7 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
           sessionRows: bridge.sessionRows,
           limits,
           addressOf,
+          health: resolved.health,
           log,
         }),
       );

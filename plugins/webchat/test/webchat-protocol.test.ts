@@ -56,6 +56,27 @@ describe('web chat HTTP', () => {
     expect((await fetch(base, { method: 'POST', body: 'x' })).status).toBe(405);
     expect(await (await fetch(new URL('healthz', base))).text()).toBe('ok\n');
   });
+
+  it('answers /healthz 503 with what is wrong while the health option reports a problem', async () => {
+    let problems: string[] = ['the database has been unreachable for 45 s.'];
+    const plugin = createWebChatPlugin({
+      cookieSecret: COOKIE_SECRET,
+      config: { port: 0 },
+      health: () => problems,
+    });
+    const host = new FakeHost();
+    await plugin.start(host.context(plugin));
+    try {
+      const sick = await fetch(new URL('healthz', plugin.address()));
+      expect(sick.status).toBe(503);
+      expect(await sick.text()).toBe('unhealthy: the database has been unreachable for 45 s.\n');
+      problems = [];
+      const well = await fetch(new URL('healthz', plugin.address()));
+      expect([well.status, await well.text()]).toEqual([200, 'ok\n']);
+    } finally {
+      await plugin.stop();
+    }
+  });
 });
 
 describe('web chat acknowledgements', () => {

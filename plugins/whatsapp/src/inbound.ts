@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { InboundMessage } from '@colloquy/core';
+import { type InboundMessage, receiveUntilStored } from '@colloquy/core';
 import type { BaileysEventMap, Contact, GroupMetadata, WAMessage } from '@whiskeysockets/baileys';
 import { LRUCache } from 'lru-cache';
 import { normalizeMessageContent } from './baileys.js';
@@ -31,6 +31,8 @@ export class WhatsAppInbound {
   private readonly groupFetches = new Set<string>();
   private readonly seenIds = new LRUCache<string, true>({ max: 2000 });
   private queue: Promise<void> = Promise.resolve();
+  /** Aborted by `drain()` (the plugin stops): ends the retries of messages the store could not take. */
+  private stopping = new AbortController();
 
   constructor(
     private readonly shared: ChannelState,
@@ -40,6 +42,7 @@ export class WhatsAppInbound {
 
   /** Subscribes to a new socket's message, contact and group events. */
   subscribe(listen: SocketListen): void {
+    if (this.stopping.signal.aborted) this.stopping = new AbortController();
     listen('messages.upsert', (upsert) => this.onUpsert(upsert));
     listen('contacts.upsert', (contacts) => this.learnContacts(contacts));
     listen('contacts.update', (contacts) => this.learnContacts(contacts));
@@ -56,8 +59,12 @@ export class WhatsAppInbound {
     });
   }
 
-  /** Resolves when the messages being handled are done (shutdown waits for it). */
+  /**
+   * Stops retrying messages the store could not take (each is logged as not handled), and resolves
+   * when the messages being handled are done (shutdown waits for it).
+   */
   async drain(): Promise<void> {
+    this.stopping.abort();
     await this.queue.catch(() => {});
   }
 
@@ -70,6 +77,8 @@ export class WhatsAppInbound {
       this.queue = this.queue
         .then(() => this.handleMessage(msg))
         .catch((error: unknown) => {
+          // Not handled: should WhatsApp deliver it again, it is taken.
+          if (msg.key?.id) this.seenIds.delete(msg.key.id);
           this.shared.log.error(
             { err: (error as Error).message, id: msg.key?.id },
             'handling a WhatsApp message failed',
@@ -149,7 +158,15 @@ export class WhatsAppInbound {
       shared.awaitingReply.set(remoteJid, { id, at: Date.now() });
       await this.downloadMedia(msg, inbound);
     }
-    await ctx.receive(inbound);
+    await receiveUntilStored((m) => ctx.receive(m), inbound, {
+      signal: this.stopping.signal,
+      ...(shared.options.receiveBackoff ? { backoff: shared.options.receiveBackoff } : {}),
+      onRetry: (error, attempt) =>
+        shared.log.warn(
+          { err: (error as Error).message, id, attempt },
+          'WhatsApp message not stored; trying again',
+        ),
+    });
     shared.ledger?.record(id, Date.now());
     if (config.readReceipts && inbound.mentionsBot) {
       this.connection.sock?.readMessages([key]).catch((error: unknown) => {

@@ -26,6 +26,13 @@ export interface WhatsAppPluginOptions {
   /** Reconnect backoff (core's `backoffDelay`). Default 1 s doubling to 60 s, less up to 20 % at random. */
   reconnect?: BackoffOptions;
   /**
+   * How long a message the store could not take (the database restarting) waits before it is handed
+   * to the runtime again. Baileys acknowledges a message to WhatsApp as it arrives, so it is not
+   * delivered again: it is retried until stored or the plugin stops, and the messages after it wait.
+   * Default 500 ms doubling to 10 s.
+   */
+  receiveBackoff?: BackoffOptions;
+  /**
    * A connected socket with no frame from WhatsApp for this long is judged dead and replaced.
    * Baileys pings every 30 s, so a healthy link never gets near. Default 180000 ms; 0 disables.
    */

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChannelLease, isColloquyError } from '@colloquy/core';
+import { type ChannelLease, ColloquyError, isColloquyError } from '@colloquy/core';
 import { approvePairing } from '@colloquy/core/gateway';
 import type { GroupMetadata } from '@whiskeysockets/baileys';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -884,5 +884,25 @@ describe('the cluster lease', () => {
     grants[1]!.grant({ lost: new AbortController().signal, release: async () => {} });
     await eventually(() => plugin.status().state === 'connected');
     expect(fake.sockets).toHaveLength(2);
+  });
+});
+
+describe('messages the store could not take', () => {
+  it('hands a message to the runtime again until it is stored, before the next message of its chat', async () => {
+    const { fake, t } = await boot({ receiveBackoff: { initialDelayMs: 5, maxDelayMs: 20 } });
+    let refusals = 0;
+    const take = t.ctx.receive.bind(t.ctx);
+    // The database restarting: the first message is refused twice, as the store fails.
+    t.ctx.receive = async (message) => {
+      if (message.text === 'first' && refusals++ < 2) {
+        throw new ColloquyError('STORE_ERROR', 'The connection to PostgreSQL failed.');
+      }
+      await take(message);
+    };
+    fake.current.deliver([dm(ALICE, 'first')]);
+    fake.current.deliver([dm(ALICE, 'second')]);
+    await eventually(() => t.received.length === 2);
+    expect(refusals).toBe(3);
+    expect(t.received.map((m) => m.text)).toEqual(['first', 'second']);
   });
 });

@@ -22,16 +22,21 @@ export interface ChannelSecrets {
  *
  * @param config - the loaded config
  * @param secrets - the web chat cookie secret and the admin token
+ * @param health - what is wrong with this instance, for the web chat's `/healthz`
  * @returns the plugins
  * @throws ColloquyError `CONFIG_INVALID` from a plugin factory when its options are wrong
  */
-export async function createChannelPlugins(config: BotConfig, secrets: ChannelSecrets): Promise<ChannelSet> {
+export async function createChannelPlugins(
+  config: BotConfig,
+  secrets: ChannelSecrets,
+  health: () => readonly string[] = () => [],
+): Promise<ChannelSet> {
   const plugins: ChannelPlugin[] = [];
   let webchat: WebChatPlugin | undefined;
   const section = config.webchat;
   if (section.enabled) {
     const { createWebChatPlugin } = await import('@colloquy/plugin-webchat');
-    webchat = createWebChatPlugin({ config: section, ...secrets });
+    webchat = createWebChatPlugin({ config: section, ...secrets, health });
     plugins.push(webchat);
   }
   const { telegram, discord, slack, whatsapp } = config.platforms;

@@ -23,6 +23,7 @@ import {
 import { createSlashCommands } from '../commands/slash-commands.js';
 import type { BotConfig } from '../config/load-config.js';
 import { noModelMessage } from '../config/model-help.js';
+import { databaseOutage, describeOutage } from '../state/database-outage.js';
 import { lockStateDir } from '../state/instance-lock.js';
 import { openBotStore } from '../state/open-store.js';
 import {
@@ -182,10 +183,16 @@ async function launch(
     redaction: { secrets: [...new Set([...config.core.redaction.secrets, token.value, cookieSecret.value])] },
   };
 
-  const channels = await createChannelPlugins(config, {
-    cookieSecret: cookieSecret.value,
-    adminToken: token.value,
-  });
+  const unreachableAfterMs = config.storage.unreachableAfterSeconds * 1000;
+  const outage = () => databaseOutage(cluster?.databaseDownSince, unreachableAfterMs, Date.now());
+  const channels = await createChannelPlugins(
+    config,
+    { cookieSecret: cookieSecret.value, adminToken: token.value },
+    () => {
+      const down = outage();
+      return down ? [describeOutage(down, Date.now())] : [];
+    },
+  );
   channels.plugins.push(...(options.plugins ?? []));
   const models = options.models ?? createModelRouter(core, { logger: log });
   const tracked = new Set<Promise<void>>();
@@ -284,12 +291,13 @@ async function launch(
       }),
     ),
     ...(mcp ? { mcp: mcp.servers() } : {}),
+    ...(outage() ? { database: outage() } : {}),
     updatedAt: Date.now(),
   });
   let lastWritten = '';
   const refresh = async () => {
     const info = runInfo();
-    const signature = JSON.stringify([info.channels, info.mcp]);
+    const signature = JSON.stringify([info.channels, info.mcp, info.database]);
     if (signature === lastWritten) return;
     lastWritten = signature;
     await writeRunInfo(config.stateDir, info).catch((error: unknown) =>

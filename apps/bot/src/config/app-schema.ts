@@ -50,6 +50,12 @@ export const StorageSectionSchema = Type.Object(
           'A PostgreSQL connection URL (postgres://user:password@host:5432/db). Unset: SQLite in the state directory.',
       }),
     ),
+    unreachableAfterSeconds: Type.Integer({
+      minimum: 1,
+      default: 30,
+      description:
+        "PostgreSQL only: once this instance has not reached the database for this many seconds, `colloquy status` and the web chat's /healthz say so (turns wait meanwhile, and resume by themselves when it is back).",
+    }),
     preparedStatements: Type.Boolean({
       default: true,
       description:

@@ -54,10 +54,13 @@ describe('loadBotConfig', () => {
     const loaded = await loadBotConfig({ env: { COLLOQUY_DATABASE_URL: url }, baseDir: dir });
     expect(loaded.ok).toBe(true);
     if (!loaded.ok) return;
-    expect(loaded.config.storage).toEqual({ url, preparedStatements: true });
+    expect(loaded.config.storage).toEqual({ url, preparedStatements: true, unreachableAfterSeconds: 30 });
     expect(loaded.config.core.redaction.secrets).toContain('s3cret-pw');
     const sqlite = await loadBotConfig({ env: {}, baseDir: dir });
-    expect(sqlite.ok && sqlite.config.storage).toEqual({ preparedStatements: true });
+    expect(sqlite.ok && sqlite.config.storage).toEqual({
+      preparedStatements: true,
+      unreachableAfterSeconds: 30,
+    });
   });
 
   it('turns PostgreSQL prepared statements off with storage.preparedStatements, and wants a boolean', async () => {

@@ -3,6 +3,7 @@ import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/pro
 import { join } from 'node:path';
 import { ColloquyError } from '@colloquy/core';
 import type { McpServerStatus } from '@colloquy/runtime';
+import type { DatabaseOutage } from './database-outage.js';
 
 /** File names inside the state directory. */
 export const STATE_FILES = {
@@ -157,6 +158,8 @@ export interface RunInfo {
   channels: Record<string, { state: string; detail?: string }>;
   /** The configured MCP servers with their state and known tools, refreshed while the bot runs. */
   mcp?: McpServerStatus[];
+  /** Set while the database has been unreachable for longer than `storage.unreachableAfterSeconds`. */
+  database?: DatabaseOutage;
   updatedAt: number;
 }
 

@@ -1,2 +1,4 @@
 export type { BackoffOptions } from './backoff.js';
 export { backoffDelay, sleep } from './backoff.js';
+export type { ReceiveUntilStoredOptions } from './receive-until-stored.js';
+export { receiveUntilStored } from './receive-until-stored.js';

@@ -148,15 +148,20 @@ export class AccountRunner {
       }
       const from = Math.min(...unstored);
       // While polling runs; the getUpdates of bot.stop() only confirms, and does not wait.
-      if (this.bot.isRunning()) {
+      const polling = this.bot.isRunning();
+      if (polling) {
         // grammY types its signal with the abort-controller shim; at run time it is Node's.
         const aborted = signal as unknown as AbortSignal | undefined;
         await sleep(backoffDelay(refetches++, options.refetchBackoff), aborted).catch(() => {});
       }
       const answer = await prev(method, { ...payload, offset: from } as typeof payload, signal);
-      // Asked for from the first unstored update: the answer brings those updates again.
-      unstored.clear();
-      heldChats.clear();
+      // Asked for from the first unstored update while polling: the answer brings those updates
+      // again, to be handled. The answer to bot.stop() is dropped, and grammY keeps its own offset
+      // past them: polling started again (the lease taken again) must still ask from here.
+      if (polling) {
+        unstored.clear();
+        heldChats.clear();
+      }
       return answer;
     });
   }

@@ -17,12 +17,14 @@ export interface HttpHandlerOptions {
   limits: AddressLimits;
   /** The client address of a request (see `clientAddressOf`). */
   addressOf: (req: IncomingMessage) => string;
+  /** What is wrong with the instance, for `/healthz` (see `WebChatPluginOptions.health`). */
+  health: () => readonly string[];
   log: Logger;
 }
 
 /**
  * The HTTP routes: `/` (the page; `?admin=<token>` logs the owner in), `/static/*` (the bundle),
- * `/api/sessions` (the owner's session list as JSON) and `/healthz`.
+ * `/api/sessions` (the owner's session list as JSON) and `/healthz` (200 `ok`, or 503 naming what is wrong).
  *
  * @param options - identity, assets and the session source
  * @returns a `request` listener for `node:http`
@@ -126,7 +128,9 @@ export function createHttpHandler(
           json(req, res, 500, { error: { code: 'internal', message: 'Listing failed.' } });
       });
     } else if (url.pathname === '/healthz') {
-      send(req, res, 200, 'text/plain; charset=utf-8', 'ok\n');
+      const problems = options.health();
+      if (problems.length === 0) send(req, res, 200, 'text/plain; charset=utf-8', 'ok\n');
+      else send(req, res, 503, 'text/plain; charset=utf-8', `unhealthy: ${problems.join(' ')}\n`);
     } else {
       send(req, res, 404, 'text/plain; charset=utf-8', 'Not found.\n');
     }

@@ -1,6 +1,7 @@
 import type { SessionKind } from '@colloquy/core/gateway';
 import { MODEL_HELP } from '../../config/model-help.js';
 import { duration } from '../../format/units.js';
+import { describeOutage } from '../../state/database-outage.js';
 import { type CliIo, writeLines } from '../cli-io.js';
 import { connectGateway } from '../connect.js';
 import { GATEWAY_FLAGS, parseFlags } from '../parse-flags.js';
@@ -20,11 +21,25 @@ const COUNT_LIMIT = 1000;
 export async function statusCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseFlags(args, GATEWAY_FLAGS, 'status');
   const { client, url, runInfo, config } = await connectGateway(connectFlags(values), io);
+  const outage = runInfo?.database;
   try {
-    const [{ agents }, listed] = await Promise.all([
+    const asked = Promise.all([
       client.call('agents.list', {}),
       client.call('sessions.list', { limit: COUNT_LIMIT }),
     ]);
+    let answers: Awaited<typeof asked>;
+    try {
+      answers = await asked;
+    } catch (error) {
+      // The bot runs, but what it would count lives in the database it cannot reach.
+      if (!outage) throw error;
+      writeLines(
+        io.err,
+        `Colloquy is running at ${url} (pid ${runInfo.pid}), but ${describeOutage(outage, Date.now())}`,
+      );
+      return 1;
+    }
+    const [{ agents }, listed] = answers;
     const byKind = new Map<SessionKind, number>();
     for (const s of listed.sessions) byKind.set(s.kind, (byKind.get(s.kind) ?? 0) + 1);
     const running = listed.sessions.filter((s) => s.status === 'running').map((s) => s.key);
@@ -40,6 +55,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
             webchat: runInfo?.webchatUrl,
             model: model ?? null,
             channels: runInfo?.channels ?? {},
+            ...(outage ? { database: outage } : {}),
             agents,
             sessions: { total: listed.total, byKind: Object.fromEntries(byKind), running },
           },
@@ -60,6 +76,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
       io.out,
       `Colloquy is running at ${url}${uptime}.`,
       ...(runInfo?.webchatUrl ? [`  Web chat: ${runInfo.webchatUrl}`] : []),
+      ...(outage ? [`  Database: ${describeOutage(outage, Date.now())}`] : []),
       `  Model:    ${model ?? 'none configured'}`,
       `  Channels: ${channels}`,
       `  Agents:   ${agents.map((a) => `${a.id}${a.default ? ' (default)' : ''}${a.model ? ` ${a.model}` : ''}`).join(', ')}`,
