@@ -2,7 +2,6 @@ import type { SessionRecord } from '@colloquy/core';
 import type { RunRecord } from '@colloquy/core/gateway';
 import { ANNOUNCE_SKIP } from '@colloquy/core/internal';
 import type { PlannedDelivery } from '@colloquy/core/store';
-import type { DeliveryKind } from '../delivery/deliver.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { errorNoticeFor } from './error-notice.js';
 import type { TurnOutcome } from './turn-outcome.js';

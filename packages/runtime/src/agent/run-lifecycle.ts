@@ -1,4 +1,4 @@
-import type { MediaAttachment, SessionRecord, StoredMessage, TranscriptMessage } from '@colloquy/core';
+import type { MediaAttachment, SessionRecord, TranscriptMessage } from '@colloquy/core';
 import type { RunRecord, SessionStatus } from '@colloquy/core/gateway';
 import { classifySessionKey } from '@colloquy/core/internal';
 import { type TurnEnd, turnOperations } from '@colloquy/core/store';

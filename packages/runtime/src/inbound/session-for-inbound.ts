@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import {
   type ChannelPlugin,
   type ColloquyConfig,
-  type DeliveryContext,
   deriveSessionKey,
   type InboundMessage,
   type SessionRecord,
