@@ -45,7 +45,13 @@ describe.each(STORE_KINDS)('the store work of a turn (%s)', (kind) => {
   it('a plain DM turn makes at most 3 store operations and at most 2 commits before its reply is sent', async () => {
     const made = await makeStore(kind);
     const recorder: RecordingStore = recordStore(made.store);
-    h = await startHarness({ script: ['first answer', 'second answer'], store: recorder.store });
+    h = await startHarness({
+      script: ['first answer', 'second answer'],
+      store: recorder.store,
+      // The announce poll and the sub-agent sweep run on timers of their own, not in a turn: on a
+      // slow machine a poll could land inside the counted turn.
+      subagents: { pollMs: 3_600_000, sweepMs: 3_600_000 },
+    });
     const close = h.close;
     h.close = async () => {
       await close();

@@ -192,7 +192,7 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       }
       if (inbound.chat.type !== 'direct' && inbound.mentionsBot) {
         const key = targetKey({ accountId, to: inbound.chat.id, threadId: inbound.threadId });
-        replyTargets.set(key, { messageId: inbound.messageId, at: Date.now() });
+        replyTargets.set(key, { messageId: inbound.messageId, at: performance.now() });
       }
       await ctx.receive(inbound);
     } catch (error) {
@@ -276,7 +276,9 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       const pending = replyTargets.get(key);
       replyTargets.delete(key);
       const quote =
-        message.replyToMessageId === undefined && pending && Date.now() - pending.at < REPLY_QUOTE_WINDOW_MS
+        message.replyToMessageId === undefined &&
+        pending &&
+        performance.now() - pending.at < REPLY_QUOTE_WINDOW_MS
           ? { ...message, replyToMessageId: pending.messageId }
           : message;
       const messageIds = await sendText(runner.bot.api, to, quote, log);
@@ -287,8 +289,9 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
     async sendTyping(to: DeliveryContext): Promise<void> {
       const runner = runnerFor(to.accountId);
       const key = targetKey(to);
-      const now = Date.now();
-      if (now - (lastTyping.get(key) ?? 0) < typingIntervalMs) return;
+      const now = performance.now();
+      const last = lastTyping.get(key);
+      if (last !== undefined && now - last < typingIntervalMs) return;
       lastTyping.set(key, now);
       try {
         await runner.bot.api.sendChatAction(toChatId(to.to), 'typing', {

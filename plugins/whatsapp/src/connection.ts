@@ -306,7 +306,7 @@ export class WhatsAppConnection {
   /** Replaces a connected socket that has been silent for too long. */
   private checkHealth(staleAfterMs: number): void {
     if (this.state !== 'connected' || !this.sock) return;
-    const silentFor = Date.now() - this.lastActivityAt;
+    const silentFor = performance.now() - this.lastActivityAt;
     if (silentFor < staleAfterMs) return;
     const sock = this.sock;
     const error = Object.assign(new Error(`no frame from WhatsApp for ${Math.round(silentFor / 1000)} s`), {
@@ -323,7 +323,7 @@ export class WhatsAppConnection {
 
   /** Notes activity on the link (the watchdog replaces a socket silent for too long). */
   touch(): void {
-    this.lastActivityAt = Date.now();
+    this.lastActivityAt = performance.now();
   }
 
   setState(state: ChannelStatus['state'], detail: string | undefined): void {
@@ -339,7 +339,7 @@ export class WhatsAppConnection {
     if (this.state === 'connected') {
       const me = this.me();
       const who = me?.id ? `+${jidUser(me.id)}` : 'linked account';
-      const ago = Math.max(0, Math.round((Date.now() - this.lastActivityAt) / 1000));
+      const ago = Math.max(0, Math.round((performance.now() - this.lastActivityAt) / 1000));
       return `connected as ${who}; last socket activity ${ago} s ago`;
     }
     return this.detail;

@@ -155,7 +155,7 @@ export class WhatsAppInbound {
 
     shared.recent.set(id, msg);
     if (inbound.mentionsBot) {
-      shared.awaitingReply.set(remoteJid, { id, at: Date.now() });
+      shared.awaitingReply.set(remoteJid, { id, at: performance.now() });
       await this.downloadMedia(msg, inbound);
     }
     await receiveUntilStored((m) => ctx.receive(m), inbound, {

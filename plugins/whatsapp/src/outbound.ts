@@ -51,7 +51,7 @@ export class WhatsAppOutbound {
     }
     const awaiting = awaitingReply.get(jid);
     awaitingReply.delete(jid);
-    const fresh = awaiting && Date.now() - awaiting.at < QUOTE_WINDOW_MS ? awaiting.id : undefined;
+    const fresh = awaiting && performance.now() - awaiting.at < QUOTE_WINDOW_MS ? awaiting.id : undefined;
     const quoted = this.quoteFor(jid, message.replyToMessageId ?? fresh);
     const ids: string[] = [];
     try {

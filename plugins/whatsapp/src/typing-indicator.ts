@@ -17,18 +17,18 @@ export class TypingIndicator {
 
   /** Shows or refreshes "typing…" in `jid`. */
   async start(jid: string): Promise<void> {
-    const now = Date.now();
+    const now = performance.now();
     let entry = this.chats.get(jid);
     if (!entry) {
       const watch = setInterval(
         () => {
           const current = this.chats.get(jid);
-          if (current && Date.now() - current.lastCall >= this.timeoutMs) this.stop(jid);
+          if (current && performance.now() - current.lastCall >= this.timeoutMs) this.stop(jid);
         },
         Math.max(10, Math.min(5000, this.timeoutMs / 2)),
       );
       watch.unref();
-      entry = { lastCall: now, lastSent: 0, watch };
+      entry = { lastCall: now, lastSent: Number.NEGATIVE_INFINITY, watch };
       this.chats.set(jid, entry);
     }
     entry.lastCall = now;

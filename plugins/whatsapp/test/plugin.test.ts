@@ -232,7 +232,7 @@ describe('connection', () => {
 
   it('replaces a socket that went silent, and keeps one that shows frames', async () => {
     // Only the watchdog's clock is faked: socket boot and reconnects keep real timeouts.
-    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
+    vi.useFakeTimers({ toFake: ['Date', 'performance', 'setInterval', 'clearInterval'] });
     try {
       const { plugin, fake } = await boot({ staleAfterMs: 1000 });
       const first = fake.current;

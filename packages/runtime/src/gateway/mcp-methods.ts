@@ -66,10 +66,10 @@ export async function mcpEvents(ctx: RuntimeContext, params: unknown): Promise<G
   const key = await mcpClientSession(ctx, 'mcp.events', p.string('sessionKey'));
   const timeoutMs = Math.min(Math.floor(p.optionalNumber('timeoutMs', 0) ?? 0), MCP_EVENTS_MAX_WAIT_MS);
   const limit = Math.floor(p.optionalNumber('limit', 1, 100) ?? 20);
-  const deadline = ctx.clock.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     const entries = await takeInbox(ctx, key, limit);
-    const left = deadline - ctx.clock.now();
+    const left = deadline - performance.now();
     if (entries.length > 0 || left <= 0 || !ctx.accepting) return { entries };
     await sleep(Math.min(POLL_MS, left), undefined, { ref: false });
   }
@@ -93,11 +93,11 @@ export async function mcpPending(
   const seenNewestId = p.optionalString('newestId');
   const timeoutMs = Math.min(Math.floor(p.optionalNumber('timeoutMs', 0) ?? 0), MCP_EVENTS_MAX_WAIT_MS);
   const limit = Math.floor(p.optionalNumber('limit', 1, 100) ?? 20);
-  const deadline = ctx.clock.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     const unread = await ctx.store.listInbox(key);
     const newestId = unread.at(-1)?.id;
-    const left = deadline - ctx.clock.now();
+    const left = deadline - performance.now();
     if (!waitForChange || newestId !== seenNewestId || left <= 0 || !ctx.accepting) {
       return {
         entries: unread.slice(0, limit),

@@ -130,6 +130,27 @@ describe('the provider limiter', () => {
     expect(started).toEqual([2000, 2000, 2000, 2000, 2000]);
   });
 
+  it('ends a pause on time when the wall clock is set an hour back during it', async () => {
+    const fakeDateNow = Date.now;
+    let wallOffset = 0;
+    Date.now = () => fakeDateNow() + wallOffset;
+    try {
+      const limiter = createProviderLimiter();
+      limiter.pause(2000);
+      wallOffset = -3_600_000;
+      let started = false;
+      void limiter.acquire().then((permit) => {
+        started = true;
+        permit.release();
+      });
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(started).toBe(true);
+      expect(limiter.stats().pausedForMs).toBe(0);
+    } finally {
+      Date.now = fakeDateNow;
+    }
+  });
+
   it('a later, longer pause extends the wait; a shorter one does not shorten it', async () => {
     const limiter = createProviderLimiter();
     limiter.pause(1000);

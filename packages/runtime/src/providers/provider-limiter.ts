@@ -70,11 +70,11 @@ interface Waiter {
  * - {@link ProviderLimiter.pause}: after a 429, no call starts until the retry-after has passed.
  *
  * @param limits - `models.providers.<id>.limits`
- * @param now - the clock (ms); default `Date.now`
+ * @param now - a monotonic clock (ms); default `performance.now`, which a wall clock set back or forward does not move
  */
 export function createProviderLimiter(
   limits: ModelProviderLimits = {},
-  now: () => number = Date.now,
+  now: () => number = () => performance.now(),
 ): ProviderLimiter {
   const concurrency = Math.max(1, limits.concurrency ?? PROVIDER_LIMIT_DEFAULTS.concurrency);
   const requests = bucket(limits.requestsPerMinute);

@@ -40,6 +40,7 @@ import { type RecoveryReport, recoverRuns, wakeUnreadInboxes } from './recover-r
 import type { RuntimeContext } from './runtime-context.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { sessionToolsHook } from './session-tools-hook.js';
+import { createSteadyClock } from './steady-clock.js';
 import type { TurnEndHook } from './turn-end-hook-types.js';
 import { fireDueWatchesLater } from './watch-notices.js';
 import { createYieldTimers } from './yield-wake.js';
@@ -113,7 +114,7 @@ export interface Runtime {
 export function createRuntime(options: RuntimeOptions): Runtime {
   const { config, store } = options;
   const log = options.logger ?? silentLogger;
-  const clock = options.clock ?? { now: () => Date.now() };
+  const clock = options.clock ?? createSteadyClock();
   const plugins = new Map<string, ChannelPlugin>();
   for (const plugin of options.plugins ?? []) {
     if (plugins.has(plugin.id)) {

@@ -121,7 +121,10 @@ export interface RuntimeOptions {
   isOwner?: (inbound: InboundMessage) => boolean;
   /** Structured logger (pino fits). Default: silent. */
   logger?: Logger;
-  /** Clock. Default `Date.now`. */
+  /**
+   * The clock for timestamps and stored deadlines. Default: the wall clock, never running backward
+   * (a wall clock set back is absorbed, see the README's "Clock jumps").
+   */
   clock?: Clock;
   /**
    * Serve the gateway over WebSocket on `config.gateway.host`/`port` with `config.gateway.token`

@@ -71,7 +71,7 @@ export function installSignalHandlers(
     );
   };
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping && Date.now() - firstAt < repeatWindowMs) {
+    if (stopping && performance.now() - firstAt < repeatWindowMs) {
       log.debug({ signal }, 'the same signal again (forwarded by a parent process): ignored');
       return;
     }
@@ -81,7 +81,7 @@ export function installSignalHandlers(
       return;
     }
     log.info({ signal }, 'shutting down');
-    firstAt = Date.now();
+    firstAt = performance.now();
     shutDown(0);
   };
   const onFailure = () => {

@@ -53,7 +53,7 @@ interface Pending {
   reject(error: ColloquyError): void;
   /** Sent on the current connection. */
   sent: boolean;
-  /** For `agent.wait`: when the caller's wait ends (epoch ms). */
+  /** For `agent.wait`: when the caller's wait ends (`performance.now()` ms, unmoved by wall-clock jumps). */
   waitDeadline?: number;
   timer?: NodeJS.Timeout;
 }
@@ -209,7 +209,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     if (!socket || socket.readyState !== WebSocket.OPEN) return;
     let params = p.params;
     if (p.waitDeadline !== undefined) {
-      params = { ...params, timeoutMs: Math.max(0, p.waitDeadline - Date.now()) };
+      params = { ...params, timeoutMs: Math.max(0, p.waitDeadline - performance.now()) };
     }
     socket.send(JSON.stringify({ id: p.id, method: p.method, params }));
     p.sent = true;
@@ -236,7 +236,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       let timeoutMs = requestTimeoutMs;
       if (method === 'agent.wait') {
         const waitMs = typeof params.timeoutMs === 'number' && params.timeoutMs > 0 ? params.timeoutMs : 0;
-        p.waitDeadline = Date.now() + waitMs;
+        p.waitDeadline = performance.now() + waitMs;
         timeoutMs = waitMs + requestTimeoutMs;
       }
       p.timer = setTimeout(() => {

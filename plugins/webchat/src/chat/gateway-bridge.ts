@@ -36,6 +36,7 @@ interface Target {
 interface LiveRun {
   chatId: string;
   text: string;
+  /** When the run ended (`performance.now()` ms). */
   endedAt?: number;
 }
 
@@ -184,7 +185,7 @@ export function createGatewayBridge(options: {
         relay(event, () => {
           const run = runs.get(event.runId);
           if (run) {
-            if (event.status === 'done') run.endedAt = Date.now();
+            if (event.status === 'done') run.endedAt = performance.now();
             else runs.delete(event.runId);
           }
           const frame: ServerFrame = {
@@ -241,7 +242,7 @@ export function createGatewayBridge(options: {
       const sessionKey = sessionOfChat.get(chatId);
       if (sessionKey === undefined) await Promise.all(queues.values());
       else await queues.get(sessionKey);
-      const now = Date.now();
+      const now = performance.now();
       for (const [runId, run] of runs) {
         if (run.endedAt !== undefined && now - run.endedAt > CLAIM_WINDOW_MS) {
           runs.delete(runId);

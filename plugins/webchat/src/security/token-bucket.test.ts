@@ -11,6 +11,20 @@ describe('rate limiter', () => {
     expect(limiter.take('v', t0 + 1000)).toBe(false);
   });
 
+  it('measures refills on a monotonic clock: a wall clock set an hour forward hands out no burst', () => {
+    const realDateNow = Date.now;
+    try {
+      const limiter = createRateLimiter({ burst: 2, perSecond: 0.01 });
+      expect([1, 2, 3].map(() => limiter.take('v'))).toEqual([true, true, false]);
+      Date.now = () => realDateNow() + 3_600_000;
+      expect(limiter.take('v')).toBe(false);
+      Date.now = () => realDateNow() - 3_600_000;
+      expect(limiter.take('v')).toBe(false);
+    } finally {
+      Date.now = realDateNow;
+    }
+  });
+
   it('keeps keys apart', () => {
     const limiter = createRateLimiter({ burst: 1, perSecond: 1 });
     expect(limiter.take('a', 0)).toBe(true);

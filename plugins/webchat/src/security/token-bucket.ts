@@ -1,6 +1,10 @@
 /** A keyed token-bucket rate limiter. */
 export interface RateLimiter {
-  /** Takes one token for `key`; false when the bucket is empty (the action is refused). */
+  /**
+   * Takes one token for `key`; false when the bucket is empty (the action is refused). `now` is a
+   * monotonic reading in ms (default `performance.now()`), so a wall clock set back or forward
+   * neither locks a client out nor hands it a fresh burst.
+   */
   take(key: string, now?: number): boolean;
   /** How many keys are tracked (for tests). */
   readonly size: number;
@@ -36,7 +40,7 @@ export function createRateLimiter(options: { burst: number; perSecond: number })
     }
   };
   return {
-    take(key, now = Date.now()) {
+    take(key, now = performance.now()) {
       let bucket = buckets.get(key);
       if (!bucket) {
         if (buckets.size >= MAX_KEYS) prune(now);

@@ -227,7 +227,7 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
     hub.join(client);
     alive.add(socket);
     let queue: Promise<void> = Promise.resolve();
-    let floodNoticeAt = 0;
+    let floodNoticeAt = Number.NEGATIVE_INFINITY;
     // A socket that never sends a chat message is closed after idleSocketMs, so parked sockets do not
     // hold the caps; the page reconnects when its visitor comes back. The owner's panel stays open.
     const idle =
@@ -245,7 +245,7 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
       alive.add(socket);
       if (!frameLimiter.take(client.visitorId)) {
         // One notice a second at most, so a flood is not answered frame for frame.
-        const now = Date.now();
+        const now = performance.now();
         if (now - floodNoticeAt > 1000) {
           floodNoticeAt = now;
           sendError(client, 'rate_limited', 'Too many frames; slow down.');

@@ -178,7 +178,7 @@ export class McpServerConnection {
     }
     if (this.client && this.stateNow === 'ready') return Promise.resolve(this.client);
     if (this.startup) return this.startup;
-    const wait = this.retryAt - Date.now();
+    const wait = this.retryAt - performance.now();
     if (this.stateNow === 'failed' && wait > 0) {
       return Promise.reject(
         new ColloquyError(
@@ -212,7 +212,7 @@ export class McpServerConnection {
         if (this.stateNow === 'closed') throw error;
         const delay = this.nextDelay();
         this.stateNow = 'failed';
-        this.retryAt = Date.now() + delay;
+        this.retryAt = performance.now() + delay;
         this.errorNow = `it failed to start (${describe(error)})`;
         this.settings.logger.error(
           { mcpServer: this.name, err: describe(error), stderr: this.stderrTail.slice(), retryInMs: delay },

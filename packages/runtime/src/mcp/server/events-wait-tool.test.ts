@@ -14,7 +14,7 @@ function slowGateway(timeouts: number[], late?: { afterCalls: number }): Gateway
       expect(method).toBe('mcp.events');
       const { timeoutMs = 0 } = params as GatewayParams<'mcp.events'>;
       timeouts.push(timeoutMs);
-      vi.setSystemTime(Date.now() + timeoutMs);
+      vi.advanceTimersByTime(timeoutMs);
       const entries =
         late && timeouts.length >= late.afterCalls
           ? [
@@ -33,7 +33,7 @@ function slowGateway(timeouts: number[], late?: { afterCalls: number }): Gateway
 
 describe('events_wait', () => {
   it('waits in slices of at most 10 s, so no gateway call outlives a client timeout', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
     const timeouts: number[] = [];
     const tool = createEventsWaitTool(slowGateway(timeouts), 'agent:main:mcp:x');
     const result = await tool.execute('1', { timeoutSeconds: 25 });
@@ -42,7 +42,7 @@ describe('events_wait', () => {
   });
 
   it('clamps the wait to 50 s and stops at the first events', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
     const clamped: number[] = [];
     await createEventsWaitTool(slowGateway(clamped), 'k').execute('1', { timeoutSeconds: 999 });
     expect(clamped.reduce((a, b) => a + b, 0)).toBe(50_000);

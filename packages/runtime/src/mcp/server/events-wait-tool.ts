@@ -52,12 +52,12 @@ export function createEventsWaitTool(
       const seconds = clamp(args.timeoutSeconds, DEFAULT_WAIT_SECONDS, 0, MAX_WAIT_SECONDS);
       const limit = clamp(args.limit, 20, 1, 100);
       try {
-        const deadline = Date.now() + Math.round(seconds * 1000);
+        const deadline = performance.now() + Math.round(seconds * 1000);
         let entries: InboxEntry[] = [];
         do {
-          const timeoutMs = Math.max(0, Math.min(SLICE_MS, deadline - Date.now()));
+          const timeoutMs = Math.max(0, Math.min(SLICE_MS, deadline - performance.now()));
           ({ entries } = await gateway.call('mcp.events', { sessionKey, timeoutMs, limit }));
-        } while (entries.length === 0 && Date.now() < deadline);
+        } while (entries.length === 0 && performance.now() < deadline);
         const events = entries.map(toMcpEvent);
         return toolResult({ events, count: events.length });
       } catch (error) {
