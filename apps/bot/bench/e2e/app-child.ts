@@ -25,6 +25,8 @@ export interface BenchAppOptions {
   env?: Record<string, string>;
   /** Write a V8 CPU profile of the app into this directory when it exits (`node --cpu-prof`). */
   cpuProfileDir?: string;
+  /** More `node` flags for the app, before the CLI (e.g. `--import` of a probe). */
+  nodeArgs?: readonly string[];
 }
 
 /**
@@ -46,7 +48,10 @@ export async function startBenchApp(options: BenchAppOptions): Promise<BenchApp>
   );
   const logFile = join(dir, 'app.log');
   const out = openSync(logFile, 'w');
-  const nodeArgs = options.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir] : [];
+  const nodeArgs = [
+    ...(options.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir] : []),
+    ...(options.nodeArgs ?? []),
+  ];
   const child = spawn(
     process.execPath,
     [...nodeArgs, CLI, 'start', '--config', configFile, '--state-dir', stateDir, '--log-format', 'json'],

@@ -14,7 +14,7 @@ export interface WebChatShape {
 }
 
 /** Limits opened up so one address may act as many visitors (the defaults guard a public page). */
-const OPEN_LIMITS = {
+export const OPEN_LIMITS = {
   rateLimit: { burst: 10_000, perSecond: 10_000 },
   addressRateLimit: { burst: 10_000, perSecond: 10_000 },
   maxSocketsPerAddress: 1000,
@@ -88,7 +88,7 @@ async function steady(
 }
 
 /** Opens one visitor's socket and waits for its `ready` frame. */
-async function openVisitor(base: string, onReply: (id: string) => void): Promise<WebSocket> {
+export async function openVisitor(base: string, onReply: (id: string) => void): Promise<WebSocket> {
   const origin = base.replace(/\/$/, '');
   const socket = new WebSocket(`${origin.replace('http', 'ws')}/ws`, { headers: { origin } });
   const ready = new Promise<void>((resolve, reject) => {
