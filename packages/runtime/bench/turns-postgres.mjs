@@ -129,7 +129,7 @@ for (let i = 0; i < RUNS; i++) {
     const r = await run(server, postmaster, shape);
     results[shape].push(r);
     console.log(
-      `  ${shape.padEnd(6)} run ${i + 1}: ${r.perSecond.toFixed(0)} turns/s, app ${r.appMsPerTurn.toFixed(3)} ms CPU/turn, server ${r.serverMsPerTurn.toFixed(3)} ms CPU/turn, ${r.roundTripsPerTurn.toFixed(2)} round trips/turn, load ${r.load.toFixed(2)}`,
+      `  ${shape.padEnd(6)} run ${i + 1}: ${r.perSecond.toFixed(0)} turns/s, app ${r.appMsPerTurn.toFixed(3)} ms CPU/turn, server ${r.serverMsPerTurn.toFixed(3)} ms CPU/turn,${COUNT_ROUND_TRIPS ? ` ${r.roundTripsPerTurn.toFixed(2)} round trips/turn,` : ''} load ${r.load.toFixed(2)}`,
     );
   }
 }
@@ -139,7 +139,7 @@ console.log(
 console.log('|---|---|---|---|---|---|');
 for (const [shape, rs] of Object.entries(results)) {
   console.log(
-    `| ${shape === 'rows' ? "core's defaults (before)" : 'native (after)'} | ${median(rs.map((r) => r.perSecond))} | ${median(rs.map((r) => r.appMsPerTurn))} | ${median(rs.map((r) => r.serverMsPerTurn))} | ${median(rs.map((r) => r.roundTripsPerTurn))} | ${median(rs.map((r) => r.load))} |`,
+    `| ${shape === 'rows' ? "core's defaults (before)" : 'native (after)'} | ${median(rs.map((r) => r.perSecond))} | ${median(rs.map((r) => r.appMsPerTurn))} | ${median(rs.map((r) => r.serverMsPerTurn))} |${COUNT_ROUND_TRIPS ? ` ${median(rs.map((r) => r.roundTripsPerTurn))} |` : ''} ${median(rs.map((r) => r.load))} |`,
   );
 }
 await server.stop();
