@@ -39,3 +39,16 @@ export function createBenchChannel() {
     },
   };
 }
+
+/** The DM `text` of user `session` to the bench channel (its text is its message id). */
+export function benchInbound(session, text) {
+  return {
+    channel: 'bench',
+    accountId: 'default',
+    chat: { type: 'direct', id: `chat-${session}` },
+    sender: { id: `user-${session}`, name: `User ${session}` },
+    text,
+    mentionsBot: true,
+    messageId: text,
+  };
+}

@@ -28,7 +28,7 @@ import { openSqliteStore } from '@colloquy/store-sqlite';
 import { createScriptedModel } from '@colloquy/testkit';
 import { startTestPostgres } from '@colloquy/testkit/postgres';
 import { createRuntime } from '../dist/index.js';
-import { createBenchChannel } from './bench-channel.mjs';
+import { createBenchChannel, benchInbound as inbound } from './bench-channel.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const STRICT = process.argv.includes('--strict');
@@ -139,18 +139,6 @@ async function boot(storeKind, { lanes, timed = false } = {}) {
   });
   await runtime.start();
   return { runtime, channel, requestedAt, totals: timing?.totals, model };
-}
-
-function inbound(session, text) {
-  return {
-    channel: 'bench',
-    accountId: 'default',
-    chat: { type: 'direct', id: `chat-${session}` },
-    sender: { id: `user-${session}`, name: `User ${session}` },
-    text,
-    mentionsBot: true,
-    messageId: text,
-  };
 }
 
 /** One turn: receive, wait for the reply. Returns [receivedAt, repliedAt]. */

@@ -3,6 +3,7 @@ import { SEARCH_INDEX_MAX_CHARS } from '@colloquy/core/store';
 import type { ClientBase } from 'pg';
 import { searchVector } from './search-vector.js';
 import { FORKED_SQL } from './session-list-sql.js';
+import { TURN_FUNCTIONS_SQL } from './turn-functions-sql.js';
 
 /**
  * One step of the schema history; it runs in the migrating transaction, as SQL or, where it needs the
@@ -322,6 +323,12 @@ const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX mcp_tokens_by_agent ON mcp_tokens (agent_id, created_at, n);
     `,
+  },
+  {
+    version: 8,
+    description:
+      'turn operations as functions: commitInbound, endTurn and recordDeliveries in one statement each',
+    sql: TURN_FUNCTIONS_SQL,
   },
 ];
 

@@ -7,6 +7,9 @@ import {
 } from '@colloquy/core';
 import type { McpTokenRecord, PairingRecord, RunRecord, RunStatus } from '@colloquy/core/gateway';
 import {
+  type DeliveryRecord,
+  type InboundCommit,
+  type InboundCommitResult,
   type InboxEntry,
   isPatchChange,
   type McpTokenListQuery,
@@ -31,11 +34,14 @@ import {
   sessionRow,
   summarizeChanges,
   type TailOptions,
+  type TurnEnd,
+  type TurnEndResult,
   type WatchListQuery,
 } from '@colloquy/core/store';
 import type { QueryResultRow } from 'pg';
 import { messageSearchSql } from './message-search-sql.js';
 import { isConnectionError, pgCode } from './pg-errors.js';
+import * as turnStatements from './pg-turn-operations.js';
 import { searchVector } from './search-vector.js';
 import { sessionListSql, sqlLimit } from './session-list-sql.js';
 
@@ -747,6 +753,20 @@ export class PgOperations implements StoreTransaction {
       );
       return (result.rowCount ?? 0) > 0;
     });
+  }
+
+  // --- turn operations: one statement each (schema 8), joining the open transaction on a `tx` ---
+
+  commitInbound(inbound: InboundCommit): Promise<InboundCommitResult> {
+    return this.run(() => turnStatements.commitInbound(this.db, inbound));
+  }
+
+  endTurn(end: TurnEnd): Promise<TurnEndResult> {
+    return this.run(() => turnStatements.endTurn(this.db, end));
+  }
+
+  recordDeliveries(records: readonly DeliveryRecord[]): Promise<void> {
+    return this.run(() => turnStatements.recordDeliveries(this.db, records));
   }
 
   // --- internals ---

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { turnOperations } from '@colloquy/core/store';
 import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
 import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import pg from 'pg';
@@ -209,6 +210,39 @@ describe('migrations', () => {
       ['k1', 1, 'written before search existed'],
     ]);
     await migrated.close();
+  });
+
+  it('gives a version 7 schema the turn operations: a session and run written before turn into a begun and ended turn', async () => {
+    const { url, client } = await schemaAt(7);
+    await writeRows(client, 'k1', ['written before schema 8']);
+    await client.end();
+    const store = await openPostgresStore({ url });
+    expect(store.schemaVersion).toBe(8);
+    const run = makeRunRecord('r1', 'k1', { message: 'after the upgrade' });
+    const turns = turnOperations(store);
+    const committed = await turns.commitInbound({
+      session: { create: makeSessionRecord('k1'), update: { updatedAt: 2 } },
+      run,
+      begin: { input: say(run.message), run: { ...run, status: 'running' }, session: { status: 'running' } },
+    });
+    expect(committed).toMatchObject({ status: 'begun', input: { seq: 2 }, session: { status: 'running' } });
+    const ended = await turns.endTurn({
+      sessionKey: 'k1',
+      finalMessage: { role: 'assistant', content: 'answered', timestamp: 3 },
+      runs: [{ runId: 'r1', patch: { status: 'done' } }],
+      session: { status: 'done' },
+    });
+    expect(ended).toMatchObject({
+      finalMessage: { seq: 3 },
+      runs: [{ status: 'done' }],
+      session: { status: 'done' },
+    });
+    expect((await store.readTail('k1', 5)).map((m) => m.content)).toEqual([
+      'written before schema 8',
+      'after the upgrade',
+      'answered',
+    ]);
+    await store.close();
   });
 
   it('refuses a schema written by a newer version and changes nothing', async () => {

@@ -98,6 +98,29 @@ export function describeTurnCases(
       expect(await store.getRun('r1')).toMatchObject({ status: 'queued' });
     });
 
+    it('clears the fields an update sets to null, and the session is listed by what was written', async () => {
+      await store.putSession(makeSessionRecord(KEY, { kind: 'dm', label: 'old', displayName: 'Ada' }));
+      const commit = inbound('r1', false);
+      commit.session.update = { label: 'new', displayName: null, updatedAt: T0 + 5 };
+      const result = await turnOperations(store).commitInbound(commit);
+      expect(result.status).toBe('queued');
+      const stored = await store.getSession(KEY);
+      expect(stored).toMatchObject({ label: 'new', kind: 'dm', updatedAt: T0 + 5 });
+      expect(stored).not.toHaveProperty('displayName');
+      expect((await store.listSessions({ label: 'new' })).map((s) => s.key)).toEqual([KEY]);
+      expect(await store.listSessions({ label: 'old' })).toEqual([]);
+    });
+
+    it('counts a changed label as a patch, the begun turn as a status change and its input as a message', async () => {
+      await store.putSession(makeSessionRecord(KEY, { kind: 'dm', label: 'old' }));
+      const commit = inbound('r1');
+      commit.session.update = { label: 'new', updatedAt: T0 + 5 };
+      const result = await turnOperations(store).commitInbound(commit);
+      expect(result.status).toBe('begun');
+      expect((await store.readChanges(KEY, 0))?.changes).toEqual({ patch: 1, status: 1, message: 1 });
+      expect((await store.getSession(KEY))?.stateVersion).toBe(3);
+    });
+
     it('joins a transaction and rolls back with it', async () => {
       await expect(
         store.transaction(async (tx) => {
@@ -176,6 +199,52 @@ export function describeTurnCases(
       expect(gone.finalMessage).toBeUndefined();
     });
 
+    it('adds usage and cost as numbers add, keeps contextTokens when none is given, and plans into the meta the patch carries', async () => {
+      await store.putSession(
+        makeSessionRecord(KEY, {
+          usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2, contextTokens: 7 },
+          estimatedCostUsd: 0.1,
+        }),
+      );
+      await store.createRun(makeRunRecord('r1', KEY, { status: 'running', meta: { stored: true } }));
+      const plan = { kind: 'reply' as const, text: 'hi' };
+      const ended = await turnOperations(store).endTurn({
+        sessionKey: KEY,
+        runs: [{ runId: 'r1', patch: { status: 'done', meta: { held: true } } }],
+        session: { status: 'done' },
+        add: { usage: { inputTokens: 1, outputTokens: 1, totalTokens: 0 }, costUsd: 0.2 },
+        delivery: { runId: 'r1', plan, at: T0 },
+      });
+      const session = await store.getSession(KEY);
+      expect(session?.estimatedCostUsd).toBe(0.1 + 0.2);
+      expect(session?.usage).toEqual({ inputTokens: 2, outputTokens: 2, totalTokens: 4, contextTokens: 7 });
+      expect(ended.session).toMatchObject({ estimatedCostUsd: 0.1 + 0.2, usage: session?.usage });
+      expect((await store.getRun('r1'))?.meta).toEqual({
+        held: true,
+        pendingDelivery: plan,
+        delivery: { kind: 'reply', status: 'sending', at: T0 },
+      });
+    });
+
+    it('refuses a turn with a run that does not exist, and writes nothing of it', async () => {
+      await store.putSession(makeSessionRecord(KEY, { status: 'running' }));
+      await store.createRun(makeRunRecord('r1', KEY, { status: 'running' }));
+      await expect(
+        turnOperations(store).endTurn({
+          sessionKey: KEY,
+          finalMessage: say('lost', 'assistant'),
+          runs: [
+            { runId: 'r1', patch: { status: 'done' } },
+            { runId: 'missing', patch: { status: 'done' } },
+          ],
+          session: { status: 'done' },
+        }),
+      ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+      expect(await store.readTail(KEY, 5)).toEqual([]);
+      expect(await store.getRun('r1')).toMatchObject({ status: 'running' });
+      expect(await store.getSession(KEY)).toMatchObject({ status: 'running' });
+    });
+
     it('says whether the inbox holds entries and whether a watch of the session is due', async () => {
       await store.putSession(makeSessionRecord(KEY));
       await store.putSession(makeSessionRecord('watcher'));
@@ -226,6 +295,23 @@ export function describeTurnCases(
         ['a fallback line', undefined],
       ]);
       expect(await store.getRun('missing')).toBeUndefined();
+    });
+
+    it('records the delivery of a run whose session is gone, without its transcript line', async () => {
+      await store.createRun(makeRunRecord('r1', 'gone'));
+      await turnOperations(store).recordDeliveries([
+        {
+          runId: 'r1',
+          sessionKey: 'gone',
+          state: { kind: 'reply', status: 'failed', error: 'no chat', at: T0 },
+          transcript: say('a fallback line', 'assistant'),
+        },
+      ]);
+      expect((await store.getRun('r1'))?.meta).toEqual({
+        delivery: { kind: 'reply', status: 'failed', error: 'no chat', at: T0 },
+      });
+      expect(await store.getSession('gone')).toBeUndefined();
+      expect(await store.readTail('gone', 5)).toEqual([]);
     });
   });
 }
