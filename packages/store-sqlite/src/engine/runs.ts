@@ -155,10 +155,11 @@ export function updateRun(
       values.push(fieldPath(field), serializeRecord(value, 'run'));
     }
   };
-  for (const field in patch) {
+  for (const field of Object.keys(patch)) {
     const value = patch[field as keyof RunPatch];
-    if (value === undefined) continue;
-    if (field in COLUMN_FIELDS) {
+    // A run's id is its key: a patch never moves it.
+    if (value === undefined || field === 'runId') continue;
+    if (Object.hasOwn(COLUMN_FIELDS, field)) {
       sets.push(`${COLUMN_FIELDS[field as keyof typeof COLUMN_FIELDS]} = ?`);
       params.push(value);
     } else if (field === 'meta') {
@@ -170,7 +171,7 @@ export function updateRun(
       );
       setJson('meta', rest);
     } else {
-      if (field in INDEXED_FIELDS) {
+      if (Object.hasOwn(INDEXED_FIELDS, field)) {
         sets.push(`${INDEXED_FIELDS[field as keyof typeof INDEXED_FIELDS]} = ?`);
         params.push(value);
       }
