@@ -71,6 +71,7 @@ export type {
   TurnEndResult,
   TurnOperations,
 } from './interfaces/turn-operations.js';
+export { addUsage } from './store/token-usage.js';
 export { turnOperations } from './store/turn-operations.js';
 
 // --- the reference implementation ---
@@ -97,6 +98,7 @@ export type {
   SerializedStoreOptions,
   SynchronousStoreEngine,
   SynchronousStoreOperations,
+  SynchronousTurnOperations,
 } from './store/serialized-store.js';
 export { SerializedStore } from './store/serialized-store.js';
 // --- change windows: stateVersion and session_status { changesSince } ---

@@ -53,6 +53,10 @@ export const COLLOQUY_APPLICATION_ID = 0x436f6c71;
  * - v10: an index of forked sessions (`record.forked`), newest first, so the session tools can
  *   list the forks in a scope (`onlyForked`) without walking it.
  * - v11: MCP access tokens (`mcp_tokens`): the SHA-256 of each owner-issued token, never the token.
+ * - v12: a run's status, times, attempts and delivery state (`meta.pendingDelivery`, `meta.delivery`)
+ *   in columns of their own, written by column on each change; the record's JSON keeps the rest (its
+ *   copies of these fields are moved out), and reads put the columns back. A turn's marks no longer
+ *   rewrite the run's whole JSON.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -388,6 +392,33 @@ export const MIGRATIONS: readonly Migration[] = [
           record TEXT NOT NULL
         );
         CREATE INDEX mcp_tokens_by_agent ON mcp_tokens (agent_id, created_at);
+      `);
+    },
+  },
+  {
+    version: 12,
+    description: 'run status, times, attempts and delivery state in columns',
+    up(db) {
+      // `status` has had its column since v1; the JSON's copy goes too. A delivery field is moved only
+      // when the JSON holds it (json_type is NULL for an absent one), so a stored null stays a null.
+      const moved = (path: string) =>
+        `CASE WHEN json_type(record, '${path}') IS NOT NULL THEN record -> '${path}' END`;
+      db.exec(`
+        ALTER TABLE runs ADD COLUMN updated_at INTEGER;
+        ALTER TABLE runs ADD COLUMN started_at INTEGER;
+        ALTER TABLE runs ADD COLUMN ended_at INTEGER;
+        ALTER TABLE runs ADD COLUMN attempts INTEGER;
+        ALTER TABLE runs ADD COLUMN pending_delivery TEXT;
+        ALTER TABLE runs ADD COLUMN delivery TEXT;
+        UPDATE runs SET
+          updated_at = json_extract(record, '$.updatedAt'),
+          started_at = json_extract(record, '$.startedAt'),
+          ended_at = json_extract(record, '$.endedAt'),
+          attempts = json_extract(record, '$.attempts'),
+          pending_delivery = ${moved('$.meta.pendingDelivery')},
+          delivery = ${moved('$.meta.delivery')},
+          record = json_remove(record, '$.status', '$.updatedAt', '$.startedAt', '$.endedAt', '$.attempts',
+            '$.meta.pendingDelivery', '$.meta.delivery');
       `);
     },
   },

@@ -188,6 +188,67 @@ describe('openSqliteStore', () => {
     await store.close();
   });
 
+  it("moves the status, times, attempts and delivery state of a version 11 file's runs into their columns", async () => {
+    const file = temp.file('v11-runs.db');
+    writeOldStore(file, 11);
+    const old = new Database(file);
+    const delivery = { kind: 'reply', status: 'delivered', messageId: 'p-1', messageIds: ['p-1'], at: 7 };
+    const plan = { kind: 'reply', text: 'hi', finalSeq: 2 };
+    const runs = [
+      makeRunRecord('r-done', 'agent:main:main', {
+        status: 'done',
+        createdAt: 1,
+        updatedAt: 6,
+        startedAt: 2,
+        endedAt: 6,
+        attempts: 2,
+        reply: 'hi',
+        meta: { requeuedAt: 3, pendingDelivery: plan, delivery },
+      }),
+      makeRunRecord('r-queued', 'agent:main:main', { status: 'queued', createdAt: 4, updatedAt: 4 }),
+    ];
+    const insertRun = old.prepare(
+      'INSERT INTO runs (run_id, session_key, status, created_at, record) VALUES (?, ?, ?, ?, ?)',
+    );
+    for (const run of runs)
+      insertRun.run(run.runId, run.sessionKey, run.status, run.createdAt, JSON.stringify(run));
+    old.close();
+
+    const store = openSqliteStore({ file });
+    expect(store.schemaVersion).toBe(SQLITE_SCHEMA_VERSION);
+    expect(await store.getRun('r-done')).toEqual(runs[0]);
+    expect(await store.getRun('r-queued')).toEqual(runs[1]);
+    expect(await store.listRuns({ statuses: ['queued', 'running'] })).toEqual([runs[1]]);
+    // The marks of a turn change the columns alone, and reads still see the whole record.
+    await store.updateRun('r-queued', { status: 'running', startedAt: 5, attempts: 1 });
+    expect(await store.getRun('r-queued')).toEqual({
+      ...runs[1],
+      status: 'running',
+      startedAt: 5,
+      attempts: 1,
+    });
+    await store.close();
+    const db = new Database(file, { readonly: true });
+    expect(
+      db
+        .prepare(
+          "SELECT status, updated_at, started_at, ended_at, attempts, pending_delivery, delivery, record -> '$.meta' FROM runs WHERE run_id = 'r-done'",
+        )
+        .raw()
+        .get(),
+    ).toEqual(['done', 6, 2, 6, 2, JSON.stringify(plan), JSON.stringify(delivery), '{"requeuedAt":3}']);
+    expect(
+      db
+        .prepare("SELECT json_type(record, '$.status'), json_type(record, '$.attempts') FROM runs")
+        .raw()
+        .all(),
+    ).toEqual([
+      [null, null],
+      [null, null],
+    ]);
+    db.close();
+  });
+
   it('rebuilds the search index of a version 8 file: no secret stays indexed, no message stays unindexed, ids stop being reused', async () => {
     const file = temp.file('v8-search.db');
     writeOldStore(file, 8);

@@ -15,6 +15,7 @@ import type {
   SessionWatch,
   SynchronousStoreEngine,
   SynchronousStoreOperations,
+  SynchronousTurnOperations,
   TailOptions,
   WatchListQuery,
 } from '@colloquy/core/store';
@@ -67,6 +68,7 @@ import {
   transcriptBatch,
   transcriptLocator,
 } from './engine/transcripts.js';
+import { commitInbound, endTurn, recordDeliveries } from './engine/turns.js';
 import { deleteWatch, listWatches, putWatch, readChanges } from './engine/watches.js';
 import type { GroupCommitSettings } from './group-commit.js';
 import {
@@ -167,6 +169,18 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
   get operations(): SynchronousStoreOperations {
     return this;
   }
+
+  /**
+   * The turn operations, done natively (engine/turns.ts): each in one transaction of prepared
+   * statements, or inside the open transaction when called on a transaction handle.
+   */
+  readonly turns: SynchronousTurnOperations = {
+    commitInbound: (inbound) => this.tx.write(() => commitInbound(this.s, inbound)),
+    endTurn: (end) => this.tx.write(() => endTurn(this.s, this.dynamic, end)),
+    recordDeliveries: (records) => {
+      if (records.length > 0) this.tx.write(() => recordDeliveries(this.s, records));
+    },
+  };
 
   /**
    * Opens a transaction: `BEGIN IMMEDIATE` (the write lock is taken up front, so a busy file fails
@@ -307,7 +321,7 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
   }
 
   updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): RunRecord {
-    return this.tx.write(() => updateRun(this.s, runId, patch));
+    return this.tx.write(() => updateRun(this.s, this.dynamic, runId, patch));
   }
 
   listRuns(query: RunListQuery = {}): RunRecord[] {

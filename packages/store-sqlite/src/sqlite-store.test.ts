@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { isColloquyError, type TranscriptMessage } from '@colloquy/core';
 import type { SessionKind } from '@colloquy/core/gateway';
-import { MemoryStore, type SessionListQuery, type Store } from '@colloquy/core/store';
+import { type DeliveryState, MemoryStore, type SessionListQuery, type Store } from '@colloquy/core/store';
 import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -576,6 +576,73 @@ describe('SqliteStore', () => {
       const result = await store.checkpoint();
       expect(result.busy).toBe(false);
       expect(result.checkpointedFrames).toBe(result.walFrames);
+    });
+  });
+
+  describe('turn operations', () => {
+    const KEY = 'agent:main:dm:ada';
+    /** The stored columns of run `runId`: its record's JSON and its delivery state. */
+    const runColumns = (store: SqliteStore, runId: string) =>
+      (store as unknown as { sqlite: { db: Database.Database } }).sqlite.db
+        .prepare('SELECT record, status, pending_delivery, delivery FROM runs WHERE run_id = ?')
+        .raw()
+        .get(runId);
+
+    it('has its own, on the store and on a transaction handle', async () => {
+      const store = open();
+      expect(typeof store.commitInbound).toBe('function');
+      expect(typeof store.endTurn).toBe('function');
+      expect(typeof store.recordDeliveries).toBe('function');
+      await store.transaction(async (tx) => {
+        expect([typeof tx.commitInbound, typeof tx.endTurn, typeof tx.recordDeliveries]).toEqual([
+          'function',
+          'function',
+          'function',
+        ]);
+      });
+    });
+
+    it("writes a turn's status and delivery marks by column, leaving the run's JSON as created", async () => {
+      const store = open();
+      const run = makeRunRecord('r1', KEY, { deliver: true, message: 'hello', createdAt: T0 });
+      await store.commitInbound!({
+        session: { create: makeSessionRecord(KEY, { kind: 'dm' }), update: { updatedAt: T0 } },
+        run,
+        begin: {
+          input: say('hello'),
+          run: { ...run, status: 'running', startedAt: T0, attempts: 1 },
+          session: { status: 'running' },
+        },
+      });
+      const [json] = runColumns(store, 'r1') as [string];
+      const ended = await store.endTurn!({
+        sessionKey: KEY,
+        runs: [{ runId: 'r1', patch: { status: 'done', endedAt: T0 + 1, updatedAt: T0 + 1 } }],
+        session: { status: 'done' },
+        delivery: { runId: 'r1', plan: { kind: 'reply', text: 'ok' }, at: T0 + 1 },
+      });
+      expect(ended.marked).toEqual({ kind: 'reply', text: 'ok' });
+      const state: DeliveryState = {
+        kind: 'reply',
+        status: 'delivered',
+        messageId: 'p',
+        messageIds: ['p'],
+        at: T0 + 2,
+      };
+      await store.recordDeliveries!([{ runId: 'r1', sessionKey: KEY, state }]);
+      expect(runColumns(store, 'r1')).toEqual([
+        json,
+        'done',
+        JSON.stringify({ kind: 'reply', text: 'ok' }),
+        JSON.stringify(state),
+      ]);
+      expect(await store.getRun('r1')).toMatchObject({
+        status: 'done',
+        startedAt: T0,
+        endedAt: T0 + 1,
+        attempts: 1,
+        meta: { pendingDelivery: { kind: 'reply', text: 'ok' }, delivery: state },
+      });
     });
   });
 });

@@ -28,7 +28,14 @@ import type {
   TailOptions,
   WatchListQuery,
 } from '../interfaces/store.js';
-import type { TurnOperations } from '../interfaces/turn-operations.js';
+import type {
+  DeliveryRecord,
+  InboundCommit,
+  InboundCommitResult,
+  TurnEnd,
+  TurnEndResult,
+  TurnOperations,
+} from '../interfaces/turn-operations.js';
 
 /** {@link StoreOperations} as synchronous calls: what an embedded, single-connection engine offers. */
 export type SynchronousStoreOperations = {
@@ -38,12 +45,28 @@ export type SynchronousStoreOperations = {
 };
 
 /**
+ * {@link TurnOperations} as synchronous calls. Each runs in its own transaction, or inside the open
+ * one when called while a transaction is open.
+ */
+export type SynchronousTurnOperations = {
+  [K in keyof TurnOperations]: (
+    ...args: Parameters<TurnOperations[K]>
+  ) => Awaited<ReturnType<TurnOperations[K]>>;
+};
+
+/**
  * A synchronous storage engine on one connection (an in-memory map, an embedded database).
  * {@link SerializedStore} turns it into an async {@link Store} by running one thing at a time.
  */
 export interface SynchronousStoreEngine {
   /** The data methods, run on the engine's one connection (inside the open transaction, if any). */
   readonly operations: SynchronousStoreOperations;
+  /**
+   * The engine's own turn operations, when it has them: the store and its transaction handles then
+   * offer `commitInbound`, `endTurn` and `recordDeliveries` (see `turnOperations`), else core's
+   * defaults over the row-level calls apply.
+   */
+  readonly turns?: SynchronousTurnOperations;
   /** Opens a transaction; `commit` or `rollback` follows before anything else runs. */
   begin(): void;
   /** Commits; when it throws, the engine has rolled the transaction back itself. */
@@ -139,6 +162,15 @@ export abstract class SerializedStore implements Store {
   private readonly openTransaction: AsyncLocalStorage<OpenTransaction> | undefined;
   private closed = false;
 
+  // The turn operations are present when the engine has its own (`SynchronousStoreEngine.turns`);
+  // without them `turnOperations(store)` uses core's defaults over the row-level calls.
+  /** {@inheritDoc StoreOperations.commitInbound} */
+  readonly commitInbound?: (inbound: InboundCommit) => Promise<InboundCommitResult>;
+  /** {@inheritDoc StoreOperations.endTurn} */
+  readonly endTurn?: (end: TurnEnd) => Promise<TurnEndResult>;
+  /** {@inheritDoc StoreOperations.recordDeliveries} */
+  readonly recordDeliveries?: (records: readonly DeliveryRecord[]) => Promise<void>;
+
   /**
    * @param engine - the engine every call runs on
    * @param options - see {@link SerializedStoreOptions}
@@ -149,6 +181,12 @@ export abstract class SerializedStore implements Store {
   ) {
     this.openTransaction =
       options.detectNestedCalls === false ? undefined : new AsyncLocalStorage<OpenTransaction>();
+    const turns = engine.turns;
+    if (turns !== undefined) {
+      this.commitInbound = (inbound) => this.run(() => turns.commitInbound(inbound));
+      this.endTurn = (end) => this.run(() => turns.endTurn(end));
+      this.recordDeliveries = (records) => this.run(() => turns.recordDeliveries(records));
+    }
   }
 
   /** {@inheritDoc Store.transcriptLocator} */
@@ -161,7 +199,13 @@ export abstract class SerializedStore implements Store {
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     return this.exclusive(async () => {
       const open: OpenTransaction = { active: true };
-      const tx = new TransactionHandle(this.engine.operations, open) as unknown as StoreTransaction;
+      const tx = (this.engine.turns === undefined
+        ? new TransactionHandle(this.engine.operations, open)
+        : new TurnTransactionHandle(
+            this.engine.operations,
+            open,
+            this.engine.turns,
+          )) as unknown as StoreTransaction;
       this.engine.begin();
       let result: T;
       try {
@@ -450,6 +494,41 @@ for (const name of OPERATION_NAMES) {
       const operations = this[OPERATIONS];
       try {
         return Promise.resolve((operations[name] as (...a: unknown[]) => unknown).apply(operations, args));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+  });
+}
+
+const TURNS = Symbol('turns');
+
+/** The `tx` of a transaction on an engine with its own turn operations: they join the transaction. */
+class TurnTransactionHandle extends TransactionHandle {
+  readonly [TURNS]: SynchronousTurnOperations;
+
+  constructor(
+    operations: SynchronousStoreOperations,
+    open: OpenTransaction,
+    turns: SynchronousTurnOperations,
+  ) {
+    super(operations, open);
+    this[TURNS] = turns;
+  }
+}
+
+const TURN_OPERATION_NAMES = [
+  'commitInbound',
+  'endTurn',
+  'recordDeliveries',
+] as const satisfies readonly (keyof TurnOperations)[];
+
+for (const name of TURN_OPERATION_NAMES) {
+  Object.defineProperty(TurnTransactionHandle.prototype, name, {
+    value(this: TurnTransactionHandle, argument: never): Promise<unknown> {
+      if (!this[OPEN].active) return Promise.reject(transactionOverError());
+      try {
+        return Promise.resolve(this[TURNS][name](argument));
       } catch (error) {
         return Promise.reject(error);
       }

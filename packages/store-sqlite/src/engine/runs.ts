@@ -1,16 +1,72 @@
 import { ColloquyError } from '@colloquy/core';
 import type { RunRecord, RunStatus } from '@colloquy/core/gateway';
-import { type RunListQuery, runRow, serializeRecord } from '@colloquy/core/store';
+import { type RunListQuery, type RunPatch, serializeRecord } from '@colloquy/core/store';
 import { sqlLimit } from '../session-list-plan.js';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
-import { parseOptional, withoutUndefined } from './record-json.js';
 import type { Statements } from './statements.js';
 
-// The run records.
+// The run records. Since migration 12 a run's status, times, attempts and delivery state
+// (`meta.pendingDelivery`, `meta.delivery`) live in columns of their own, written by column on
+// each change; the `record` JSON holds the rest, and reads put the columns back.
 
 /** The statuses `runs_active` (migration 8) indexes, and its condition as written there. */
 const ACTIVE_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>(['queued', 'running']);
 const ACTIVE_RUNS_CONDITION = "status IN ('queued', 'running')";
+
+/** The columns a run is read from, in the order of {@link RunRow}. */
+export const RUN_READ_COLUMNS =
+  'record, status, updated_at, started_at, ended_at, attempts, pending_delivery, delivery';
+
+/** A run row as read (see {@link RUN_READ_COLUMNS}). */
+export type RunRow = [
+  record: string,
+  status: RunStatus,
+  updatedAt: number | null,
+  startedAt: number | null,
+  endedAt: number | null,
+  attempts: number | null,
+  pendingDelivery: string | null,
+  delivery: string | null,
+];
+
+/** The run fields kept in a column only, with their column. */
+const COLUMN_FIELDS = {
+  status: 'status',
+  updatedAt: 'updated_at',
+  startedAt: 'started_at',
+  endedAt: 'ended_at',
+  attempts: 'attempts',
+} as const satisfies Partial<Record<keyof RunRecord, string>>;
+
+/** The run fields with an indexed column that the record's JSON also holds. */
+const INDEXED_FIELDS = {
+  sessionKey: 'session_key',
+  spawnedBy: 'spawned_by',
+  createdAt: 'created_at',
+} as const satisfies Partial<Record<keyof RunRecord, string>>;
+
+/** The run a row holds: the record's JSON with the fields of the columns put back. */
+export function runFromRow(row: RunRow): RunRecord {
+  const [json, status, updatedAt, startedAt, endedAt, attempts, pendingDelivery, delivery] = row;
+  const run = JSON.parse(json) as RunRecord;
+  run.status = status;
+  if (updatedAt !== null) run.updatedAt = updatedAt;
+  if (startedAt !== null) run.startedAt = startedAt;
+  if (endedAt !== null) run.endedAt = endedAt;
+  if (attempts !== null) run.attempts = attempts;
+  if (pendingDelivery !== null || delivery !== null) {
+    const meta: Record<string, unknown> = { ...run.meta };
+    if (pendingDelivery !== null) meta.pendingDelivery = JSON.parse(pendingDelivery);
+    if (delivery !== null) meta.delivery = JSON.parse(delivery);
+    run.meta = meta;
+  }
+  return run;
+}
+
+/** A delivery field of `meta` as its column's JSON, or NULL when absent. */
+function deliveryColumn(value: unknown, what: string): string | null {
+  return value === undefined ? null : serializeRecord(value, what);
+}
 
 /**
  * Stores a new run.
@@ -18,7 +74,32 @@ const ACTIVE_RUNS_CONDITION = "status IN ('queued', 'running')";
  * @throws `CONFLICT` when a run with that id exists
  */
 export function createRun(s: Statements, run: RunRecord): void {
-  const inserted = s.insertRun.run(...runRow(run, serializeRecord(run, 'run'))).changes > 0;
+  const { status, updatedAt, startedAt, endedAt, attempts, meta, ...rest } = run;
+  let recordMeta = meta;
+  let pendingDelivery: string | null = null;
+  let delivery: string | null = null;
+  if (meta !== undefined) {
+    const { pendingDelivery: planned, delivery: state, ...other } = meta;
+    recordMeta = other;
+    pendingDelivery = deliveryColumn(planned, 'planned delivery');
+    delivery = deliveryColumn(state, 'delivery state');
+  }
+  const json = serializeRecord(recordMeta === undefined ? rest : { ...rest, meta: recordMeta }, 'run');
+  const inserted =
+    s.insertRun.run(
+      run.runId,
+      run.sessionKey,
+      run.spawnedBy ?? null,
+      status,
+      run.createdAt,
+      updatedAt ?? null,
+      startedAt ?? null,
+      endedAt ?? null,
+      attempts ?? null,
+      pendingDelivery,
+      delivery,
+      json,
+    ).changes > 0;
   if (!inserted) {
     throw new ColloquyError('CONFLICT', `Run "${run.runId}" already exists; run ids must be unique.`, {
       runId: run.runId,
@@ -28,30 +109,101 @@ export function createRun(s: Statements, run: RunRecord): void {
 
 /** The run with that id, if any. */
 export function getRun(s: Statements, runId: string): RunRecord | undefined {
-  return parseOptional<RunRecord>(s.runById.get(runId));
+  const row = s.runById.get(runId);
+  return row === undefined ? undefined : runFromRow(row);
+}
+
+/** A JSON path naming one top-level field of a record. */
+function fieldPath(field: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(field) ? `$.${field}` : `$."${field}"`;
+}
+
+/** Delivery fields of a run's `meta` to set by column alone, the rest of the stored `meta` kept. */
+export interface DeliveryColumns {
+  /** `meta.pendingDelivery`, when set. */
+  pendingDelivery?: unknown;
+  /** `meta.delivery`, when set. */
+  delivery?: unknown;
 }
 
 /**
- * Applies `patch` to a stored run, setting only the columns that changed.
+ * Applies `patch` to a stored run in one statement, setting only what the patch names: the fields
+ * with a column by column, the others in the record's JSON (`json_set`, so the rest of the JSON is
+ * not read into JavaScript). A `meta` in the patch replaces the stored one, its delivery fields
+ * going to their columns. Returns the run as stored.
  *
+ * @param delivery - delivery fields set by column besides a patch without `meta`
  * @throws `RUN_NOT_FOUND` when there is no such run
  */
-export function updateRun(s: Statements, runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): RunRecord {
-  const previous = s.runById.get(runId);
-  if (previous === undefined) throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
-  const before = JSON.parse(previous) as RunRecord;
-  const next: RunRecord = { ...before, ...withoutUndefined(patch), runId };
-  const json = serializeRecord(next, 'run');
-  if (
-    next.sessionKey !== before.sessionKey ||
-    (next.spawnedBy ?? null) !== (before.spawnedBy ?? null) ||
-    next.createdAt !== before.createdAt
-  ) {
-    const [, ...columns] = runRow(next, json);
-    s.updateRun.run(...columns, runId);
-  } else if (next.status !== before.status) s.updateRunStatus.run(next.status, json, runId);
-  else s.updateRunRecord.run(json, runId);
-  return JSON.parse(json) as RunRecord;
+export function updateRun(
+  s: Statements,
+  dynamic: DynamicStatements,
+  runId: string,
+  patch: RunPatch,
+  delivery: DeliveryColumns = {},
+): RunRecord {
+  const sets: string[] = [];
+  const params: unknown[] = [];
+  const paths: string[] = [];
+  const values: unknown[] = [];
+  const setJson = (field: string, value: unknown) => {
+    if (typeof value === 'string' || typeof value === 'number') {
+      paths.push(`?, ?`);
+      values.push(fieldPath(field), value);
+    } else {
+      paths.push(`?, json(?)`);
+      values.push(fieldPath(field), serializeRecord(value, 'run'));
+    }
+  };
+  for (const field of Object.keys(patch)) {
+    const value = patch[field as keyof RunPatch];
+    // A run's id is its key: a patch never moves it.
+    if (value === undefined || field === 'runId') continue;
+    if (Object.hasOwn(COLUMN_FIELDS, field)) {
+      sets.push(`${COLUMN_FIELDS[field as keyof typeof COLUMN_FIELDS]} = ?`);
+      params.push(value);
+    } else if (field === 'meta') {
+      const { pendingDelivery, delivery, ...rest } = value as Record<string, unknown>;
+      sets.push('pending_delivery = ?', 'delivery = ?');
+      params.push(
+        deliveryColumn(pendingDelivery, 'planned delivery'),
+        deliveryColumn(delivery, 'delivery state'),
+      );
+      setJson('meta', rest);
+    } else {
+      if (Object.hasOwn(INDEXED_FIELDS, field)) {
+        sets.push(`${INDEXED_FIELDS[field as keyof typeof INDEXED_FIELDS]} = ?`);
+        params.push(value);
+      }
+      setJson(field, value);
+    }
+  }
+  if (delivery.pendingDelivery !== undefined) {
+    sets.push('pending_delivery = ?');
+    params.push(deliveryColumn(delivery.pendingDelivery, 'planned delivery'));
+  }
+  if (delivery.delivery !== undefined) {
+    sets.push('delivery = ?');
+    params.push(deliveryColumn(delivery.delivery, 'delivery state'));
+  }
+  if (paths.length > 0) {
+    sets.push(`record = json_set(record, ${paths.join(', ')})`);
+    params.push(...values);
+  }
+  const row =
+    sets.length === 0
+      ? s.runById.get(runId)
+      : (dynamic
+          .get(`UPDATE runs SET ${sets.join(', ')} WHERE run_id = ? RETURNING ${RUN_READ_COLUMNS}`)
+          .raw()
+          .get(...params, runId) as RunRow | undefined);
+  if (row === undefined) throw runNotFound(runId);
+  return runFromRow(row);
+}
+
+/** The error of an update of a run that does not exist. */
+export function runNotFound(runId: string): ColloquyError {
+  return new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
 }
 
 /** The runs matching `query`, newest first. */
@@ -79,10 +231,11 @@ export function listRuns(dynamic: DynamicStatements, query: RunListQuery): RunRe
   const activeOnly = query.statuses?.every((status) => ACTIVE_STATUSES.has(status)) === true;
   if (activeOnly) filters.push(ACTIVE_RUNS_CONDITION);
   const from = activeOnly ? 'runs INDEXED BY runs_active' : 'runs';
-  const sql = `SELECT record FROM ${from}${whereClause(filters)} ORDER BY created_at DESC, run_id DESC LIMIT ?`;
-  return dynamic
-    .get(sql)
-    .pluck()
-    .all(...params, limit)
-    .map((json) => JSON.parse(json as string) as RunRecord);
+  const sql = `SELECT ${RUN_READ_COLUMNS} FROM ${from}${whereClause(filters)} ORDER BY created_at DESC, run_id DESC LIMIT ?`;
+  return (
+    dynamic
+      .get(sql)
+      .raw()
+      .all(...params, limit) as RunRow[]
+  ).map(runFromRow);
 }

@@ -76,25 +76,60 @@ function sameColumns(a: SessionRecord, b: SessionRecord): boolean {
 export function patchSession(s: Statements, key: string, patch: SessionPatch): SessionRecord {
   const row = s.sessionByKey.get(key);
   if (row === undefined) throw sessionNotFound(key);
-  const before = JSON.parse(row[0]) as SessionRecord;
-  // A shallow copy: fields the patch leaves alone keep their objects, so the change check below
-  // compares them by identity.
-  const next: Record<string, unknown> = { ...before };
+  const written = writeSessionPatch(s, key, JSON.parse(row[0]) as SessionRecord, row[1], patch);
+  return sessionFromRow([written.json, written.stateVersion])!;
+}
+
+/** A session record with `patch` merged in: `null` removes a field, `undefined` leaves it alone. */
+export function mergeSessionPatch(record: SessionRecord, patch: SessionPatch): SessionRecord {
+  // A shallow copy: fields the patch leaves alone keep their objects, so the change check of
+  // `writeSessionPatch` compares them by identity.
+  const next: Record<string, unknown> = { ...record };
   for (const [field, value] of Object.entries(patch)) {
     if (field === 'key' || field === 'stateVersion' || value === undefined) continue;
     if (value === null) delete next[field];
     else next[field] = value;
   }
+  return next as unknown as SessionRecord;
+}
+
+/** What {@link writeSessionPatch} wrote. */
+export interface WrittenSession {
+  /** The merged record (without `stateVersion`); it shares the patch's values. */
+  record: SessionRecord;
+  /** The record's JSON as stored. */
+  json: string;
+  /** The session's state version after the write. */
+  stateVersion: number;
+}
+
+/**
+ * Merges `patch` into `before` (the stored session as parsed, at `stateVersion`) and writes it,
+ * counting a `patch` change when a watched field changed.
+ */
+export function writeSessionPatch(
+  s: Statements,
+  key: string,
+  before: SessionRecord,
+  stateVersion: number,
+  patch: SessionPatch,
+): WrittenSession {
+  const next = mergeSessionPatch(before, patch);
   const json = serializeRecord(next, 'session');
   if (
     typeof next.updatedAt !== 'number' ||
     Object.keys(patch).some((f) => SESSION_COLUMN_FIELDS.has(f as keyof SessionRecord))
   ) {
-    writeSession(s, next as unknown as SessionRecord, json);
-  } else s.updateSessionRecord.run(next.updatedAt as number, json, key);
-  const changed = isPatchChange(before, next as unknown as SessionRecord, Object.keys(patch));
+    writeSession(s, next, json);
+  } else s.updateSessionRecord.run(next.updatedAt, json, key);
+  const changed = isPatchChange(before, next, Object.keys(patch));
   const bumped = changed ? notePatch(s, key) : undefined;
-  return sessionFromRow([json, bumped ?? row[1]])!;
+  return { record: next, json, stateVersion: bumped ?? stateVersion };
+}
+
+/** Stores a session known not to exist yet (a new session is never a `patch` change). */
+export function insertSession(s: Statements, record: SessionRecord): void {
+  writeSession(s, record, sessionJson(record));
 }
 
 /**

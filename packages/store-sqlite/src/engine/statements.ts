@@ -1,6 +1,7 @@
 import type { SessionChangeKind } from '@colloquy/core/store';
 import type Database from 'better-sqlite3';
 import { indexPendingSql, MESSAGE_INDEX } from '../message-search-sql.js';
+import { RUN_READ_COLUMNS, type RunRow } from './runs.js';
 
 /** A session row as read: the record's JSON and its state version, kept in a column of its own. */
 export type SessionRow = [record: string, stateVersion: number];
@@ -46,10 +47,10 @@ export interface Statements {
 
   // --- runs ---
   insertRun: Stmt<unknown[]>;
-  updateRun: Stmt<unknown[]>;
-  updateRunStatus: Stmt<[string, string, string]>;
-  updateRunRecord: Stmt<[string, string]>;
-  runById: Stmt<[string], string>;
+  runById: Stmt<[string], RunRow>;
+  runExists: Stmt<[string], number>;
+  runHasDelivery: Stmt<[string], number>;
+  setRunDelivery: Stmt<[string, string]>;
 
   // --- announce outbox and session inbox ---
   insertOutbox: Stmt<unknown[]>;
@@ -58,6 +59,7 @@ export interface Statements {
   insertInbox: Stmt<unknown[]>;
   inboxOf: Stmt<[string], string>;
   inboxSessionKeys: Stmt<[], string>;
+  inboxWaiting: Stmt<[string], number>;
   consumeInbox: Stmt<[number, number, string, string]>;
 
   // --- session changes and watches ---
@@ -68,6 +70,7 @@ export interface Statements {
   deleteChanges: Stmt<[string]>;
   deleteWatchesOf: Stmt<[string, string]>;
   targetWatched: Stmt<[string], number>;
+  targetWatchDue: Stmt<[string], number>;
   upsertWatch: Stmt<[string, string, number, string, number]>;
   deleteWatch: Stmt<[string, string]>;
   deleteWatchWithId: Stmt<[string, string, string]>;
@@ -160,17 +163,16 @@ export function prepareStatements(db: Database.Database, readonly: boolean): Sta
 
     // --- runs ---
     insertRun: db.prepare(
-      `INSERT INTO runs (run_id, session_key, spawned_by, status, created_at, record) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (run_id) DO NOTHING`,
+      `INSERT INTO runs (run_id, session_key, spawned_by, status, created_at, updated_at, started_at, ended_at,
+         attempts, pending_delivery, delivery, record)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
     ),
-    updateRun: db.prepare(
-      'UPDATE runs SET session_key = ?, spawned_by = ?, status = ?, created_at = ?, record = ? WHERE run_id = ?',
-    ),
-    // SQLite rewrites every index on a column an UPDATE sets, changed or not: the common updates
-    // set only what changed (a status change touches one index, a record-only change none).
-    updateRunStatus: db.prepare('UPDATE runs SET status = ?, record = ? WHERE run_id = ?'),
-    updateRunRecord: db.prepare('UPDATE runs SET record = ? WHERE run_id = ?'),
-    runById: one('SELECT record FROM runs WHERE run_id = ?'),
+    // Updates are built per patch (see `updateRun`): SQLite rewrites every index on a column an UPDATE
+    // sets, so each sets only the columns its patch names.
+    runById: db.prepare<[string], RunRow>(`SELECT ${RUN_READ_COLUMNS} FROM runs WHERE run_id = ?`).raw(),
+    runExists: one('SELECT 1 FROM runs WHERE run_id = ?'),
+    runHasDelivery: one('SELECT delivery IS NOT NULL FROM runs WHERE run_id = ?'),
+    setRunDelivery: db.prepare('UPDATE runs SET delivery = ? WHERE run_id = ?'),
 
     // --- announce outbox and session inbox ---
     insertOutbox: db.prepare(
@@ -192,6 +194,7 @@ export function prepareStatements(db: Database.Database, readonly: boolean): Sta
     inboxSessionKeys: one(
       'SELECT DISTINCT session_key FROM inbox WHERE consumed_at IS NULL ORDER BY session_key',
     ),
+    inboxWaiting: one('SELECT 1 FROM inbox WHERE session_key = ? AND consumed_at IS NULL LIMIT 1'),
     consumeInbox: db.prepare(
       `UPDATE inbox SET consumed_at = ?, entry = json_set(entry, '$.consumedAt', ?)
        WHERE session_key = ? AND id = ? AND consumed_at IS NULL`,
@@ -212,6 +215,10 @@ export function prepareStatements(db: Database.Database, readonly: boolean): Sta
     deleteChanges: db.prepare('DELETE FROM session_changes WHERE session_key = ?'),
     deleteWatchesOf: db.prepare('DELETE FROM session_watches WHERE watcher_key = ? OR target_key = ?'),
     targetWatched: one('SELECT 1 FROM session_watches WHERE target_key = ? LIMIT 1'),
+    targetWatchDue: one(
+      `SELECT 1 FROM session_watches w JOIN sessions s ON s.key = w.target_key
+       WHERE w.target_key = ? AND s.state_version > w.after_version LIMIT 1`,
+    ),
     upsertWatch: db.prepare(
       `INSERT INTO session_watches (watcher_key, target_key, after_version, id, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (watcher_key, target_key) DO UPDATE SET after_version = excluded.after_version,

@@ -42,6 +42,16 @@ export function appendMessages(
 }
 
 /**
+ * Appends one message to a session known to exist, inside the caller's transaction, and returns it
+ * as stored (a copy of `message` with its `seq`; nothing is read back).
+ */
+export function appendMessage(s: Statements, sessionKey: string, message: TranscriptMessage): StoredMessage {
+  const stored: StoredMessage = { ...message, seq: (s.lastSeq.get(sessionKey) ?? 0) + 1 };
+  s.insertMessage.run(sessionKey, stored.seq, serializeRecord(stored, 'transcript message'));
+  return stored;
+}
+
+/**
  * The tail walks the `(session_key, seq)` index back from a bound. An `offset` moves the bound
  * instead of skipping rows: a session's seqs are contiguous, so the newest `offset` messages
  * below `beforeSeq` are exactly those from `min(beforeSeq, last + 1) - offset` up, and a page

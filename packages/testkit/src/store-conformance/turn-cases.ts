@@ -226,25 +226,6 @@ export function describeTurnCases(
       });
     });
 
-    it('refuses a turn with a run that does not exist, and writes nothing of it', async () => {
-      await store.putSession(makeSessionRecord(KEY, { status: 'running' }));
-      await store.createRun(makeRunRecord('r1', KEY, { status: 'running' }));
-      await expect(
-        turnOperations(store).endTurn({
-          sessionKey: KEY,
-          finalMessage: say('lost', 'assistant'),
-          runs: [
-            { runId: 'r1', patch: { status: 'done' } },
-            { runId: 'missing', patch: { status: 'done' } },
-          ],
-          session: { status: 'done' },
-        }),
-      ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
-      expect(await store.readTail(KEY, 5)).toEqual([]);
-      expect(await store.getRun('r1')).toMatchObject({ status: 'running' });
-      expect(await store.getSession(KEY)).toMatchObject({ status: 'running' });
-    });
-
     it('says whether the inbox holds entries and whether a watch of the session is due', async () => {
       await store.putSession(makeSessionRecord(KEY));
       await store.putSession(makeSessionRecord('watcher'));
@@ -264,6 +245,86 @@ export function describeTurnCases(
         session: { status: 'done' },
       });
       expect(ended).toMatchObject({ inboxWaiting: true, watched: true });
+    });
+
+    it("plans the reply into the patch's meta when it has one, else beside the stored meta", async () => {
+      await store.putSession(makeSessionRecord(KEY));
+      await store.createRun(makeRunRecord('r1', KEY, { status: 'running', meta: { stored: 1 } }));
+      await store.createRun(makeRunRecord('r2', KEY, { status: 'running', meta: { stored: 2 } }));
+      const plan = { kind: 'reply' as const, text: 'hi' };
+      const sending = { kind: 'reply', status: 'sending', at: T0 + 5 };
+      const replaced = await turnOperations(store).endTurn({
+        sessionKey: KEY,
+        runs: [{ runId: 'r1', patch: { status: 'done', meta: { held: true } } }],
+        session: { status: 'done' },
+        delivery: { runId: 'r1', plan, at: T0 + 5 },
+      });
+      expect(replaced.runs[0]?.meta).toEqual({ held: true, pendingDelivery: plan, delivery: sending });
+      const kept = await turnOperations(store).endTurn({
+        sessionKey: KEY,
+        runs: [
+          {
+            runId: 'r2',
+            patch: {
+              status: 'done',
+              reply: 'hi',
+              usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 },
+            },
+          },
+        ],
+        session: { status: 'done' },
+        delivery: { runId: 'r2', plan, at: T0 + 5 },
+      });
+      const r2 = { status: 'done', reply: 'hi', usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 } };
+      expect(kept.runs[0]).toMatchObject({
+        ...r2,
+        meta: { stored: 2, pendingDelivery: plan, delivery: sending },
+      });
+      expect(await store.getRun('r1')).toEqual(replaced.runs[0]);
+      expect(await store.getRun('r2')).toEqual(kept.runs[0]);
+      expect((await store.listRuns({ sessionKey: KEY })).map((r) => r.meta)).toEqual(
+        expect.arrayContaining([replaced.runs[0]?.meta, kept.runs[0]?.meta]),
+      );
+    });
+
+    it('stores nothing of a turn when one of its runs is unknown (RUN_NOT_FOUND)', async () => {
+      await turnOperations(store).commitInbound(inbound('r1'));
+      await expect(
+        turnOperations(store).endTurn({
+          sessionKey: KEY,
+          finalMessage: say('the answer', 'assistant'),
+          runs: [
+            { runId: 'r1', patch: { status: 'done' } },
+            { runId: 'missing', patch: { status: 'done' } },
+          ],
+          session: { status: 'done' },
+          delivery: { runId: 'r1', plan: { kind: 'reply', text: 'the answer' }, at: T0 },
+        }),
+      ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+      expect(await store.getRun('r1')).toMatchObject({ status: 'running' });
+      expect((await store.getRun('r1'))?.meta).toBeUndefined();
+      expect((await store.getSession(KEY))?.status).toBe('running');
+      expect((await store.readTail(KEY, 5)).map((m) => m.content)).toEqual(['text of r1']);
+    });
+
+    it('joins a transaction and rolls back with it', async () => {
+      await turnOperations(store).commitInbound(inbound('r1'));
+      await expect(
+        store.transaction(async (tx) => {
+          const ended = await turnOperations(tx).endTurn({
+            sessionKey: KEY,
+            finalMessage: say('the answer', 'assistant'),
+            runs: [{ runId: 'r1', patch: { status: 'done' } }],
+            session: { status: 'done' },
+            delivery: { runId: 'r1', plan: { kind: 'reply', text: 'the answer' }, at: T0 },
+          });
+          expect(await tx.getRun('r1')).toEqual(ended.runs[0]);
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
+      expect(await store.getRun('r1')).toMatchObject({ status: 'running' });
+      expect((await store.getRun('r1'))?.meta).toBeUndefined();
+      expect((await store.readTail(KEY, 5)).map((m) => m.content)).toEqual(['text of r1']);
     });
   });
 
@@ -312,6 +373,31 @@ export function describeTurnCases(
       });
       expect(await store.getSession('gone')).toBeUndefined();
       expect(await store.readTail('gone', 5)).toEqual([]);
+    });
+
+    it("keeps the run's other fields and meta, and rolls back with a transaction it joins", async () => {
+      await store.putSession(makeSessionRecord(KEY));
+      const run = makeRunRecord('r1', KEY, {
+        status: 'done',
+        reply: 'x',
+        meta: {
+          kept: [1, 2],
+          pendingDelivery: { kind: 'reply', text: 'x' },
+          delivery: { kind: 'reply', status: 'sending', at: T0 },
+        },
+      });
+      await store.createRun(run);
+      const failed = { kind: 'reply' as const, status: 'failed' as const, error: 'down', at: T0 + 1 };
+      await expect(
+        store.transaction(async (tx) => {
+          await turnOperations(tx).recordDeliveries([{ runId: 'r1', sessionKey: KEY, state: failed }]);
+          expect((await tx.getRun('r1'))?.meta?.delivery).toEqual(failed);
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
+      expect(await store.getRun('r1')).toEqual(run);
+      await turnOperations(store).recordDeliveries([{ runId: 'r1', sessionKey: KEY, state: failed }]);
+      expect(await store.getRun('r1')).toEqual({ ...run, meta: { ...run.meta, delivery: failed } });
     });
   });
 }
