@@ -113,6 +113,7 @@ describe('createDeliveryOutbox', () => {
     outbox.close();
     const b1 = outbox.add(p.entry('discord:b', 'b1'));
     // A minute-long backoff does not hold shutdown.
+    await outbox.idle();
     await Promise.all([a1.settled, a2.settled, b1.settled]);
     expect(p.sent).toEqual(['b1']);
     expect(p.log.filter((l) => l === 'try a1')).toHaveLength(1);

@@ -67,6 +67,8 @@ export interface DeliveryOutbox {
    * left to the next process; other targets still send what they hold, once each.
    */
   close(): void;
+  /** Resolves once no lane holds anything (after {@link DeliveryOutbox.close}: once each settled). */
+  idle(): Promise<void>;
 }
 
 /** Options of {@link createDeliveryOutbox}. */
@@ -104,6 +106,7 @@ interface Lane {
 export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOutbox {
   const { retry, now, log } = options;
   const lanes = new Map<string, Lane>();
+  const draining = new Set<Promise<void>>();
   let closed = false;
   let wakeSleepers: () => void = () => {};
   const closing = new Promise<void>((resolve) => {
@@ -129,7 +132,8 @@ export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOu
       } else {
         const fresh: Lane = { slots: [slot], failing: false };
         lanes.set(entry.target, fresh);
-        void drain(entry.target, fresh);
+        const drained = drain(entry.target, fresh).finally(() => draining.delete(drained));
+        draining.add(drained);
       }
       return { settled, handedOff };
     },
@@ -151,6 +155,9 @@ export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOu
     close() {
       closed = true;
       wakeSleepers();
+    },
+    async idle() {
+      while (draining.size > 0) await Promise.all(draining);
     },
   };
 

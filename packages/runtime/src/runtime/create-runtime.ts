@@ -385,8 +385,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         await settlesWithin(ctx.queue.idle(), 2000);
       }
       if (clusterStopped) await settlesWithin(clusterStopped, 5000);
-      // Replies waiting for a platform to come back are left, stored, to the next process.
+      // Replies waiting for a platform to come back are left, stored, to the next process; a send
+      // under way finishes and records where it stands (else it would look cut, and not be sent).
       ctx.outbox.close();
+      await settlesWithin(ctx.outbox.idle(), 5000);
       await settlesWithin(ctx.subagents.stop(), Math.max(250, Math.min(drainMs, 2000)));
       await settlesWithin(Promise.all(tracked), Math.max(250, Math.min(drainMs, 2000)));
       waiters.releaseAll();
