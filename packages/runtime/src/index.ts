@@ -10,6 +10,7 @@ export type {
 } from './cluster/cluster-adapter.js';
 // --- the runtime ---
 export type { Deliver, DeliveryKind, DeliveryRequest } from './delivery/deliver.js';
+export type { OutboxStats } from './delivery/delivery-outbox.js';
 export { GATEWAY_METHODS, isGatewayMethod } from './gateway/method-names.js';
 export type { RuntimeGateway } from './gateway/runtime-gateway.js';
 export type { InboundOutcome } from './inbound/receive-inbound.js';

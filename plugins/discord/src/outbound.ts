@@ -5,6 +5,7 @@ import {
   type APIChannel,
   type APIMessage,
   DiscordAPIError,
+  HTTPError,
   type REST,
   RESTJSONErrorCodes,
   type RESTPostAPIChannelMessageJSONBody,
@@ -99,8 +100,16 @@ const HINTS: Partial<Record<number, string>> = {
   [RESTJSONErrorCodes.ThreadLocked]: 'The thread is locked; unlock it or start a new one.',
 };
 
+/** Discord is down or busy for now (5xx, 429): the send may succeed later. */
+function isTransientStatus(status: number): boolean {
+  return status >= 500 || status === 429;
+}
+
 /**
- * Wraps a discord.js error as `CHANNEL_ERROR` with Discord's status and JSON error code.
+ * Wraps a discord.js error as `CHANNEL_ERROR` with Discord's status and JSON error code, and
+ * `details.retryable` when Discord answered with a status (true for 5xx and 429, false for the
+ * other refusals); a network failure keeps its cause (the runtime retries a reset or refused
+ * connection).
  *
  * @param error - what discord.js threw
  * @param action - what was being done, e.g. "send a message to channel 123"
@@ -117,7 +126,20 @@ export function toChannelError(
     return new ColloquyError(
       'CHANNEL_ERROR',
       `Discord refused to ${action}: ${error.message} (HTTP ${error.status}).${hint ? ` ${hint}` : ''}`,
-      { ...details, status: error.status, discordCode: error.code },
+      {
+        ...details,
+        status: error.status,
+        discordCode: error.code,
+        retryable: isTransientStatus(error.status),
+      },
+      { cause: error },
+    );
+  }
+  if (error instanceof HTTPError) {
+    return new ColloquyError(
+      'CHANNEL_ERROR',
+      `Discord could not ${action}: ${error.message} (HTTP ${error.status}).`,
+      { ...details, status: error.status, retryable: isTransientStatus(error.status) },
       { cause: error },
     );
   }

@@ -26,6 +26,7 @@ import { noModelMessage } from '../config/model-help.js';
 import { databaseOutage, describeOutage } from '../state/database-outage.js';
 import { lockStateDir } from '../state/instance-lock.js';
 import { openBotStore } from '../state/open-store.js';
+import { describeOutbox } from '../state/outbox-backlog.js';
 import {
   ensureStateDir,
   type RunInfo,
@@ -232,9 +233,13 @@ async function launch(
       if (outcome.status === 'empty') return 'This conversation is already fresh.';
       return `Started a fresh conversation. The previous one (${outcome.messages} messages) is archived as ${outcome.archivedKey}.`;
     },
-    statusLines: () => [
-      `Channels: ${runtime.state === 'running' ? channelStates().join(', ') : runtime.state}`,
-    ],
+    statusLines: () => {
+      const backlog = describeOutbox(runtime.outbox(), Date.now());
+      return [
+        `Channels: ${runtime.state === 'running' ? channelStates().join(', ') : runtime.state}`,
+        ...(backlog ? [`Outbox: ${backlog}`] : []),
+      ];
+    },
     modelMissing: (session) => {
       const selection = selectModel(session, core, models);
       return selection.ok ? undefined : noModelMessage(selection.modelRef, selection.error);
@@ -292,12 +297,13 @@ async function launch(
     ),
     ...(mcp ? { mcp: mcp.servers() } : {}),
     ...(outage() ? { database: outage() } : {}),
+    ...(runtime.outbox().pending > 0 ? { outbox: runtime.outbox() } : {}),
     updatedAt: Date.now(),
   });
   let lastWritten = '';
   const refresh = async () => {
     const info = runInfo();
-    const signature = JSON.stringify([info.channels, info.mcp, info.database]);
+    const signature = JSON.stringify([info.channels, info.mcp, info.database, info.outbox]);
     if (signature === lastWritten) return;
     lastWritten = signature;
     await writeRunInfo(config.stateDir, info).catch((error: unknown) =>

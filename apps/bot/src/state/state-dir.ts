@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ColloquyError } from '@colloquy/core';
-import type { McpServerStatus } from '@colloquy/runtime';
+import type { McpServerStatus, OutboxStats } from '@colloquy/runtime';
 import type { DatabaseOutage } from './database-outage.js';
 
 /** File names inside the state directory. */
@@ -160,6 +160,8 @@ export interface RunInfo {
   mcp?: McpServerStatus[];
   /** Set while the database has been unreachable for longer than `storage.unreachableAfterSeconds`. */
   database?: DatabaseOutage;
+  /** Set while replies wait in the delivery outbox (being sent, or waiting for their platform). */
+  outbox?: OutboxStats;
   updatedAt: number;
 }
 

@@ -62,6 +62,7 @@ describe('resolveConfig defaults', () => {
       staleRunMinutes: 10,
       maxRunAttempts: 3,
       shutdownDrainMs: 5000,
+      deliveryRetry: { firstDelayMs: 1000, maxDelayMs: 15_000, maxAgeMinutes: 15 },
       historyCacheMiB: 64,
     });
     expect(config.gateway).toEqual({

@@ -284,6 +284,22 @@ const RuntimeSchema = Type.Object(
     staleRunMinutes: Int(1, undefined, 10),
     maxRunAttempts: Int(1, 100, 3),
     shutdownDrainMs: Int(0, undefined, 5000),
+    /**
+     * Replies a chat platform could not take for now (a 5xx, a rate limit, a refused or reset
+     * connection, a timeout) stay in the delivery outbox and are sent again: after `firstDelayMs`
+     * (1 s), doubling up to `maxDelayMs` (15 s), until `maxAgeMinutes` (15) after the reply was
+     * due, when it is recorded `failed`. A chat's later replies wait behind its earlier ones;
+     * other chats are not held up. Final refusals (the chat is gone, the bot was blocked) are
+     * not retried.
+     */
+    deliveryRetry: Type.Object(
+      {
+        firstDelayMs: Int(1, undefined, 1000),
+        maxDelayMs: Int(1, undefined, 15_000),
+        maxAgeMinutes: Int(1, undefined, 15),
+      },
+      { ...Strict, default: {} },
+    ),
     /** Memory cap of the in-memory prompt-history cache, in MiB (least recently used sessions go first; 0 = no cache). */
     historyCacheMiB: Int(0, undefined, 64),
   },

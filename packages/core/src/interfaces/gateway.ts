@@ -146,7 +146,18 @@ export type DeliveryOutcome =
   | { status: 'delivered'; messageId: string; messageIds: string[] }
   | { status: 'denied'; reason: string }
   | { status: 'skipped'; reason: string }
-  | { status: 'failed'; error: string; code?: string };
+  | {
+      status: 'failed';
+      error: string;
+      code?: string;
+      /**
+       * The platform could not take the message for now (a 5xx, a rate limit, a refused or reset
+       * connection, a timeout): sending it again later may succeed. Absent: the failure is final.
+       */
+      retryable?: boolean;
+      /** With `retryable`: the platform asked to wait this long before the next try. */
+      retryAfterMs?: number;
+    };
 
 /** Parameters of `agent`: enqueue a run. Returns at once with its `runId`. */
 export interface AgentRunParams {

@@ -28,10 +28,22 @@ export interface PlannedDelivery {
 /**
  * Where a planned delivery stands, stored on the run as `meta.delivery`: `sending` is written
  * before the channel is called (so a send a crash cut is never repeated), the outcome after.
+ * `queued` is a delivery kept in the outbox, not being sent at that moment (its chat's platform
+ * failed and a retry is due, or an earlier message to the chat waits for one): it is sent later,
+ * by this process or the next one.
  */
 export type DeliveryState = { kind: PlannedDelivery['kind']; at: number } & (
   | { status: 'sending' }
   | DeliveryOutcome
+  | {
+      status: 'queued';
+      /** Sends tried so far. */
+      attempts: number;
+      /** When the delivery entered the outbox (epoch ms): the retry age cap counts from here. */
+      since: number;
+      /** The last failure, when a send was tried. */
+      error?: string;
+    }
 );
 
 /** What {@link TurnOperations.commitInbound} writes: an addressed inbound message and its run. */

@@ -1,7 +1,8 @@
-import type { SessionRecord } from '@colloquy/core';
-import type { RunRecord } from '@colloquy/core/gateway';
+import type { DeliveryContext, SessionRecord } from '@colloquy/core';
+import type { DeliveryOutcome, RunRecord } from '@colloquy/core/gateway';
 import { ANNOUNCE_SKIP } from '@colloquy/core/internal';
-import type { PlannedDelivery } from '@colloquy/core/store';
+import type { DeliveryState, PlannedDelivery } from '@colloquy/core/store';
+import type { OutboxEntry } from '../delivery/delivery-outbox.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { errorNoticeFor } from './error-notice.js';
 import type { TurnOutcome } from './turn-outcome.js';
@@ -53,34 +54,33 @@ export function planReply(
 }
 
 /**
- * Sends the message planned at the end of a run's turn, once: a `sending` mark is recorded (and
- * flushed) before the channel is called, so a send cut by a crash is never repeated (the chat never
- * sees it twice), and the outcome (with the platform message id) after.
+ * Sends the message planned at the end of a run's turn, once, through the delivery outbox: a
+ * `sending` mark is recorded (and flushed) before the channel is called, so a send cut by a crash
+ * is never repeated (the chat never sees it twice), and the outcome (with the platform message id)
+ * after. Used for a reply found unsent (or `queued` in the outbox) after a restart, and for the
+ * error notice of a turn whose end could not be stored.
  *
  * @param ctx - the runtime internals
  * @param session - the session
  * @param run - the leading run, carrying `meta.pendingDelivery`
+ * @returns when the reply is sent, failed, or stored as waiting in the outbox
  */
-export async function deliverPlanned(
-  ctx: RuntimeContext,
-  session: SessionRecord,
-  run: RunRecord,
-): Promise<void> {
-  const marked = await markReplySending(ctx, session, run);
-  if (!marked) return;
-  try {
-    // The mark must be durable before the send (group commit acknowledges writes early).
-    await ctx.store.flush?.();
-  } catch (error) {
-    ctx.log.warn({ err: error, runId: run.runId }, 'could not mark a reply as being sent; it is not sent');
-    return;
-  }
-  await sendMarkedReply(ctx, marked);
+export function deliverPlanned(ctx: RuntimeContext, session: SessionRecord, run: RunRecord): Promise<void> {
+  const plan = run.meta?.pendingDelivery as PlannedReply | undefined;
+  const state = unsettledDeliveryOf(run);
+  if (!plan || (state !== 'unsent' && state !== 'queued')) return Promise.resolve();
+  const queued = state === 'queued' ? (run.meta?.delivery as QueuedState) : undefined;
+  return enqueueReply(ctx, {
+    reply: { session, runId: run.runId, plan },
+    marked: false,
+    since: queued?.since ?? run.endedAt ?? ctx.clock.now(),
+    attempts: queued?.attempts ?? 0,
+  });
 }
 
 /**
- * A planned reply whose `sending` mark is written (by `endTurn`, or by `deliverPlanned` after a
- * restart): what {@link sendMarkedReply} sends.
+ * A planned reply whose `sending` mark is written (by `endTurn`): what {@link sendMarkedReply}
+ * sends.
  */
 export interface MarkedReply {
   session: SessionRecord;
@@ -89,62 +89,139 @@ export interface MarkedReply {
 }
 
 /**
- * Writes the `sending` mark of the reply a run's turn planned, when it has one not yet begun (a
- * reply found unsent after a restart; a turn's own reply is marked by `endTurn`). The mark is
- * durable only once the store has flushed it (group commit): the caller flushes before
- * {@link sendMarkedReply}.
+ * Sends a reply whose `sending` mark is durable (`endTurn` wrote it and the store flushed), through
+ * the delivery outbox: behind the chat's earlier replies, and kept and sent again while the
+ * platform fails. The outcome is recorded (with the platform message id, and for sub-agent
+ * fallback lines their transcript line) with the other sends of the moment.
  *
  * @param ctx - the runtime internals
- * @param session - the session
- * @param run - the leading run, carrying `meta.pendingDelivery`
- * @returns the reply to send, or `undefined` when there is none or the mark could not be written
- *   (logged; the reply is then not sent)
+ * @param reply - from `endTurn`, flushed since
+ * @returns when the reply is sent, failed, or stored as waiting in the outbox (never later)
  */
-async function markReplySending(
-  ctx: RuntimeContext,
-  session: SessionRecord,
-  run: RunRecord,
-): Promise<MarkedReply | undefined> {
-  const plan = run.meta?.pendingDelivery as PlannedReply | undefined;
-  if (!plan || run.meta?.delivery !== undefined) return undefined;
-  try {
-    await ctx.turns.recordDeliveries([
-      {
-        runId: run.runId,
-        sessionKey: session.key,
-        state: { kind: plan.kind, status: 'sending', at: ctx.clock.now() },
-      },
-    ]);
-  } catch (error) {
-    ctx.log.warn({ err: error, runId: run.runId }, 'could not mark a reply as being sent; it is not sent');
-    return undefined;
-  }
-  return { session, runId: run.runId, plan };
+export function sendMarkedReply(ctx: RuntimeContext, reply: MarkedReply): Promise<void> {
+  return enqueueReply(ctx, { reply, marked: true, since: ctx.clock.now(), attempts: 0 });
+}
+
+/** A reply's `meta.delivery` while it waits in the outbox. */
+type QueuedState = Extract<DeliveryState, { status: 'queued' }>;
+
+interface ReplyInOutbox {
+  reply: MarkedReply;
+  /** Its `sending` mark is durable: the next try calls the channel at once. */
+  marked: boolean;
+  since: number;
+  attempts: number;
+}
+
+/** Adds a reply to the outbox; resolves when it is settled or stored as waiting. */
+function enqueueReply(ctx: RuntimeContext, waiting: ReplyInOutbox): Promise<void> {
+  const { session, runId, plan } = waiting.reply;
+  const to = session.deliveryContext;
+  let marked = waiting.marked;
+  const record = (state: DeliveryState) =>
+    ctx.turns
+      .recordDeliveries([{ runId, sessionKey: session.key, state }])
+      .then(() => true)
+      .catch((error: unknown) => {
+        ctx.log.warn({ err: error, runId, status: state.status }, 'could not record where a reply stands');
+        return false;
+      });
+  const entry: OutboxEntry = {
+    target: to ? deliveryTargetKey(to) : `session:${session.key}`,
+    channel: to?.channel ?? 'none',
+    since: waiting.since,
+    attempts: waiting.attempts,
+    async attempt() {
+      if (!marked) {
+        marked = await markSending(ctx, waiting.reply);
+        if (!marked) return { status: 'retry', error: 'the store could not mark the reply as being sent' };
+      }
+      const delivered = await ctx.deliver({
+        session,
+        kind: plan.kind,
+        message: {
+          text: plan.text,
+          ...(plan.format ? { format: plan.format } : {}),
+          ...(plan.replyToMessageId ? { replyToMessageId: plan.replyToMessageId } : {}),
+        },
+      });
+      if (delivered.status === 'failed' && delivered.retryable) {
+        return {
+          status: 'retry',
+          error: delivered.error,
+          ...(delivered.retryAfterMs !== undefined ? { retryAfterMs: delivered.retryAfterMs } : {}),
+        };
+      }
+      await recordOutcome(ctx, waiting.reply, delivered);
+      return { status: 'settled' };
+    },
+    async park(lastError) {
+      marked = false;
+      await record({
+        kind: plan.kind,
+        at: ctx.clock.now(),
+        status: 'queued',
+        attempts: entry.attempts,
+        since: entry.since,
+        ...(lastError !== undefined ? { error: lastError } : {}),
+      });
+    },
+    async giveUp(lastError) {
+      const minutes = Math.round((ctx.clock.now() - entry.since) / 60_000);
+      await recordOutcome(ctx, waiting.reply, {
+        status: 'failed',
+        error: `Not sent: the platform could not take it in ${entry.attempts} tries over ${minutes} min (runtime.deliveryRetry.maxAgeMinutes); the last error: ${lastError}`,
+        code: 'CHANNEL_ERROR',
+      });
+    },
+  };
+  const { settled, handedOff } = ctx.outbox.add(entry);
+  ctx.track(settled);
+  return handedOff;
 }
 
 /**
- * Sends a reply whose `sending` mark is durable, and records the outcome (with the platform message
- * id, and for sub-agent fallback lines their transcript line) with the other sends of the moment.
+ * Writes and flushes the `sending` mark of a reply about to be sent (one found unsent after a
+ * restart, or waiting in the outbox; a turn's own reply is marked by `endTurn`).
  *
- * @param ctx - the runtime internals
- * @param reply - from {@link markReplySending} or `endTurn`, flushed since
+ * @returns whether the mark is durable (a failure is logged; the reply is not sent then)
  */
-export async function sendMarkedReply(ctx: RuntimeContext, reply: MarkedReply): Promise<void> {
+async function markSending(ctx: RuntimeContext, reply: MarkedReply): Promise<boolean> {
+  try {
+    await ctx.turns.recordDeliveries([
+      {
+        runId: reply.runId,
+        sessionKey: reply.session.key,
+        state: { kind: reply.plan.kind, status: 'sending', at: ctx.clock.now() },
+      },
+    ]);
+    // The mark must be durable before the send (group commit acknowledges writes early).
+    await ctx.store.flush?.();
+    return true;
+  } catch (error) {
+    ctx.log.warn(
+      { err: error, runId: reply.runId },
+      'could not mark a reply as being sent; it is not sent yet',
+    );
+    return false;
+  }
+}
+
+/**
+ * Records how a reply's send ended, with the other sends of the moment (see `DeliveryRecorder`).
+ * A fallback line must be in the transcript before the session's next turn reads it: an announce
+ * waits for its record; other kinds are tracked (shutdown waits for them).
+ */
+async function recordOutcome(
+  ctx: RuntimeContext,
+  reply: MarkedReply,
+  delivered: DeliveryOutcome,
+): Promise<void> {
   const { session, runId, plan } = reply;
-  const delivered = await ctx.deliver({
-    session,
-    kind: plan.kind,
-    message: {
-      text: plan.text,
-      ...(plan.format ? { format: plan.format } : {}),
-      ...(plan.replyToMessageId ? { replyToMessageId: plan.replyToMessageId } : {}),
-    },
-  });
   const at = ctx.clock.now();
   const sent = delivered.status === 'delivered' ? delivered : undefined;
-  // Recorded with the other sends of the moment, off the turn's path: the `sending` mark already
-  // keeps the reply from being sent twice, and shutdown waits for the record (tracked). A failure
-  // is logged: the reply went out, and a restart finds it `sending` and does not send it again.
+  // Off the turn's path: the `sending` mark already keeps the reply from being sent twice. A
+  // failure is logged: the reply went out, and a restart finds it `sending` and does not send it again.
   const recorded = ctx.deliveries
     .record({
       runId,
@@ -171,16 +248,15 @@ export async function sendMarkedReply(ctx: RuntimeContext, reply: MarkedReply): 
     .catch((error: unknown) =>
       ctx.log.warn({ err: error, runId }, 'could not record the delivery of a reply'),
     );
-  // A fallback line must be in the transcript before the session's next turn reads it.
   if (plan.kind === 'announce') await recorded;
   else ctx.track(recorded);
 }
 
 /**
  * The ended runs a previous process left with a planned reply it did not finish sending: never
- * begun, or cut mid-send (`sending`). Read this before the runtime's own turns can end (start()
- * reads it before the queue resumes): a turn of this process that ends while its reply is on the
- * way would otherwise look unsent, and be sent twice.
+ * begun, waiting in the outbox (`queued`), or cut mid-send (`sending`). Read this before the
+ * runtime's own turns can end (start() reads it before the queue resumes): a turn of this process
+ * that ends while its reply is on the way would otherwise look unsent, and be sent twice.
  *
  * @param ctx - the runtime internals
  * @returns the runs for {@link deliverUnsent}, from the newest 500 ended ones
@@ -193,23 +269,29 @@ export async function listUnsentReplies(ctx: RuntimeContext): Promise<RunRecord[
   return ended.filter((run) => unsettledDeliveryOf(run) !== undefined);
 }
 
-/** A run's planned reply that is not settled: never begun (`unsent`), or cut mid-send (`cut`). */
-function unsettledDeliveryOf(run: RunRecord): 'unsent' | 'cut' | undefined {
+/**
+ * A run's planned reply that is not settled: never begun (`unsent`), waiting in the outbox for a
+ * retry (`queued`), or cut mid-send (`cut`).
+ */
+function unsettledDeliveryOf(run: RunRecord): 'unsent' | 'queued' | 'cut' | undefined {
   if (run.meta?.pendingDelivery === undefined) return undefined;
   const delivery = run.meta.delivery as { status?: string } | undefined;
   if (delivery === undefined) return 'unsent';
+  if (delivery.status === 'queued') return 'queued';
   return delivery.status === 'sending' ? 'cut' : undefined;
 }
 
 /**
- * After a crash: sends what ended turns planned but never began to send, and records the sends a
- * crash cut as `failed` (not repeated).
+ * After a restart: sends what ended turns planned but never began to send, or left waiting in the
+ * outbox (oldest first, so each chat gets them in order), and records the sends a crash cut as
+ * `failed` (not repeated).
  *
  * @param ctx - the runtime internals
  * @param runs - ended runs that no turn of this process is delivering (see {@link listUnsentReplies})
+ * @returns when every reply is in the outbox (ahead of any a later turn adds to the same chat)
  */
 export async function deliverUnsent(ctx: RuntimeContext, runs: readonly RunRecord[]): Promise<void> {
-  for (const run of runs) {
+  for (const run of [...runs].sort(byDeliveryOrder)) {
     const state = unsettledDeliveryOf(run);
     if (state === 'cut') {
       const cut = run.meta?.delivery as { kind?: PlannedReply['kind']; at?: number };
@@ -230,11 +312,26 @@ export async function deliverUnsent(ctx: RuntimeContext, runs: readonly RunRecor
         .catch((error: unknown) =>
           ctx.log.warn({ err: error, runId: run.runId }, 'could not settle a cut send'),
         );
-    } else if (state === 'unsent') {
+    } else if (state !== undefined) {
       const session = await ctx.store.getSession(run.sessionKey);
-      if (session) await deliverPlanned(ctx, session, run);
+      // Tracked by the outbox: sent in the background, in order per chat.
+      if (session) void deliverPlanned(ctx, session, run);
     }
   }
+}
+
+/** Replies in the order their turns ended: the order each chat must get them in. */
+function byDeliveryOrder(a: RunRecord, b: RunRecord): number {
+  return (a.endedAt ?? a.updatedAt) - (b.endedAt ?? b.updatedAt) || a.createdAt - b.createdAt;
+}
+
+/**
+ * The outbox lane of a delivery target: one chat (or thread) of one bot account.
+ *
+ * @param to - where a message goes
+ */
+export function deliveryTargetKey(to: DeliveryContext): string {
+  return JSON.stringify([to.channel, to.accountId, to.to, to.threadId ?? null]);
 }
 
 /** The platform id of the inbound message that started a run, when a channel message did. */

@@ -10,6 +10,7 @@ import {
 } from '@colloquy/core';
 import type { DeliveryOutcome } from '@colloquy/core/gateway';
 import type { EventBus } from '../gateway/event-bus.js';
+import { classifySendFailure } from './send-failure.js';
 
 /** What an outbound message is, for logs and the `delivery` event. */
 export type DeliveryKind = 'reply' | 'chat.send' | 'announce' | 'error-notice' | 'command';
@@ -45,7 +46,8 @@ export interface DeliverOptions {
  * Creates the outbound delivery pipeline:
  * 1. pick the target (explicit, else the session's delivery context; none -> `skipped`);
  * 2. check send policy with `evaluateSendPolicy` (denied -> `denied`, the plugin is never called);
- * 3. call the channel plugin's `send` (a throw -> `failed` with the error's code).
+ * 3. call the channel plugin's `send` (a throw -> `failed` with the error's code, `retryable` when
+ *    the platform could not take it for now, see `classifySendFailure`).
  * Each outcome is published as a `delivery` event.
  *
  * @param options - config, plugins, events and logger
@@ -86,7 +88,14 @@ export function createDeliver(options: DeliverOptions): Deliver {
         return { status: 'delivered', messageId: sent.messageId, messageIds: sent.messageIds };
       } catch (error) {
         const text = error instanceof Error ? error.message : String(error);
-        return { status: 'failed', error: text, code: isColloquyError(error) ? error.code : 'CHANNEL_ERROR' };
+        const { retryable, retryAfterMs } = classifySendFailure(error);
+        return {
+          status: 'failed',
+          error: text,
+          code: isColloquyError(error) ? error.code : 'CHANNEL_ERROR',
+          ...(retryable ? { retryable } : {}),
+          ...(retryable && retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        };
       }
     }
   };

@@ -20,6 +20,7 @@ import { executeTurn } from '../agent/run-executor.js';
 import { bridgeClusterEvents, clusterHandlers, createChannelRelays } from '../cluster/cluster-handlers.js';
 import { hasActiveRun } from '../cluster/run-job.js';
 import { createDeliver, type Deliver } from '../delivery/deliver.js';
+import { createDeliveryOutbox, type OutboxStats } from '../delivery/delivery-outbox.js';
 import { createDeliveryRecorder } from '../delivery/delivery-recorder.js';
 import { createInProcessGateway } from '../gateway/create-gateway.js';
 import { createEventBus } from '../gateway/event-bus.js';
@@ -88,6 +89,11 @@ export interface Runtime {
   readonly state: RuntimeState;
   /** Queue figures. */
   stats(): QueueStats;
+  /**
+   * The delivery outbox's backlog: messages owed to chats and not yet sent (being sent, waiting
+   * for their platform to come back, or behind one that waits), for `colloquy status`.
+   */
+  outbox(): OutboxStats;
   /**
    * Sub-agent announces: `drain()` delivers due outbox rows now, `sweep()` archives kept sub-agents
    * and removes `cleanup: "delete"` ones (both also run on timers), `workspaceRoot` is where
@@ -158,6 +164,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     history: createHistoryCache({ maxBytes: config.runtime.historyCacheMiB * 1024 * 1024 }),
     turns,
     deliveries: createDeliveryRecorder(turns),
+    outbox: createDeliveryOutbox({
+      retry: {
+        firstDelayMs: config.runtime.deliveryRetry.firstDelayMs,
+        maxDelayMs: config.runtime.deliveryRetry.maxDelayMs,
+        maxAgeMs: config.runtime.deliveryRetry.maxAgeMinutes * 60_000,
+      },
+      now: () => clock.now(),
+      log,
+    }),
     turnEndHooks: [] as TurnEndHook[],
     typingIntervalMs: options.typingIntervalMs ?? 4000,
     typingDelayMs: options.typingDelayMs ?? 0,
@@ -321,6 +336,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await shutdown({ drainMs: 0 });
       throw error;
     }
+    // Replies the previous process planned but did not send, or left waiting for a platform, go
+    // into the outbox before any turn of this process can add a later reply to the same chat.
+    if (unsent.length > 0) await deliverUnsent(ctx, unsent);
     ctx.queue.resume();
     try {
       await ctx.cluster?.start(clusterHandlers(ctx, relays), config.runtime.lanes);
@@ -329,12 +347,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       throw error;
     }
     state = 'running';
-    // Announces left pending by the previous process go out now that plugins run, and so do
-    // replies its turns planned but did not send (with a cluster, each run's job does this).
+    // Announces left pending by the previous process go out now that plugins run (with a
+    // cluster, each run's job sends the replies its turns left unsent).
     ctx.track(ctx.subagents.start());
     // Unread inbox entries whose wake the previous process did not get to (a crash between the two).
     ctx.track(wakeUnreadInboxes(ctx));
-    if (unsent.length > 0) ctx.track(deliverUnsent(ctx, unsent));
     // Yields with a timeout, left by the previous process: their wakes are armed again.
     ctx.track(ctx.yields.restore());
     // Watches whose target changed while no process could fire them (a crash, another instance).
@@ -369,6 +386,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         await settlesWithin(ctx.queue.idle(), 2000);
       }
       if (clusterStopped) await settlesWithin(clusterStopped, 5000);
+      // Replies waiting for a platform to come back are left, stored, to the next process; a send
+      // under way finishes and records where it stands (else it would look cut, and not be sent).
+      ctx.outbox.close();
+      await settlesWithin(ctx.outbox.idle(), 5000);
       await settlesWithin(ctx.subagents.stop(), Math.max(250, Math.min(drainMs, 2000)));
       await settlesWithin(Promise.all(tracked), Math.max(250, Math.min(drainMs, 2000)));
       waiters.releaseAll();
@@ -416,6 +437,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return state;
     },
     stats: () => ctx.queue.stats(),
+    outbox: () => ctx.outbox.stats(),
     subagents: ctx.subagents,
   };
   return runtime;

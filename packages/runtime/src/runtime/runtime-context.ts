@@ -3,6 +3,7 @@ import type { Store, TurnOperations } from '@colloquy/core/store';
 import type { HistoryCache } from '../agent/history-cache.js';
 import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import type { Deliver } from '../delivery/deliver.js';
+import type { DeliveryOutbox } from '../delivery/delivery-outbox.js';
 import type { DeliveryRecorder } from '../delivery/delivery-recorder.js';
 import type { EventBus } from '../gateway/event-bus.js';
 import type { RunWaiters } from '../gateway/run-waiters.js';
@@ -24,6 +25,8 @@ export interface RuntimeContext {
   readonly turns: TurnOperations;
   /** Records delivery outcomes in batches. */
   readonly deliveries: DeliveryRecorder;
+  /** Messages owed to chats, sent in order per target and kept while their platform fails. */
+  readonly outbox: DeliveryOutbox;
   readonly log: Logger;
   readonly clock: Clock;
   readonly events: EventBus;

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIAttachment, APIChannel, APIMessage } from 'discord.js';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { failRequest, type PlatformOutage } from '../fakes/platform-outage.js';
 import {
   dmChannelPayload,
   type FakeUser,
@@ -168,6 +169,7 @@ export class FakeDiscord {
   private readonly sessions = new Map<string, GatewaySession>();
   private readonly readOnly = new Set<string>();
   private readonly rateLimits: RateLimitRule[] = [];
+  private outage: (PlatformOutage & { path?: RegExp }) | undefined;
   private readonly sockets = new Set<WebSocket>();
   private server!: Server;
   private wss!: WebSocketServer;
@@ -316,6 +318,22 @@ export class FakeDiscord {
   /** Answers the next `times` requests matching with 429 and a Retry-After. */
   rateLimitNext(method: string, path: RegExp, retryAfterSeconds: number, times = 1): void {
     this.rateLimits.push({ method, path, retryAfterSeconds, remaining: times });
+  }
+
+  /**
+   * Makes the REST API fail until {@link FakeDiscord.endOutage}: every request whose path (after
+   * `/api/v10`) matches `path` (all when omitted) answers 502 (or `status`), or has its connection
+   * reset (`reset`). The gateway WebSocket stays up. Requests are still recorded.
+   *
+   * @param outage - how the API fails, and which paths
+   */
+  startOutage(outage: PlatformOutage & { path?: RegExp } = {}): void {
+    this.outage = outage;
+  }
+
+  /** Ends the outage {@link FakeDiscord.startOutage} began: requests are answered again. */
+  endOutage(): void {
+    this.outage = undefined;
   }
 
   /** Makes a channel refuse the bot's messages with 403 Missing Permissions. */
@@ -472,6 +490,12 @@ export class FakeDiscord {
       this.reply(res, status, payload, headers);
     };
 
+    const outage = this.outage;
+    if (outage && (outage.path === undefined || outage.path.test(path))) {
+      record.status = outage.reset ? 0 : (outage.status ?? 502);
+      failRequest(outage, req, res, { message: '502: Bad Gateway', code: 0 });
+      return;
+    }
     const limit = this.rateLimits.find(
       (rule) => rule.remaining > 0 && rule.method === method && rule.path.test(path),
     );

@@ -1,6 +1,7 @@
 // @colloquy/testkit/discord-fake: a Discord REST + gateway WebSocket fake on 127.0.0.1 for
 // discord.js (its REST `api` option, and the gateway URL `GET /gateway/bot` returns).
 
+export type { PlatformOutage } from '../fakes/platform-outage.js';
 export {
   type ChannelRecord,
   type FakeBot,

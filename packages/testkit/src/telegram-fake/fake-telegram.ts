@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { checkTelegramHtml } from '@colloquy/markdown/testing';
 import type { Message, Update } from 'grammy/types';
+import { failRequest, type PlatformOutage } from '../fakes/platform-outage.js';
 
 /** A bot account the fake serves (`getMe`). */
 export interface FakeBotInfo {
@@ -106,6 +107,7 @@ export class FakeTelegram {
   readonly #bots = new Map<string, BotState>();
   readonly #chats = new Map<string, ChatState>();
   readonly #failures: InjectedFailure[] = [];
+  #outage: (PlatformOutage & { methods?: ReadonlySet<string> }) | undefined;
   readonly #changeListeners = new Set<() => void>();
   readonly #server: Server;
   #port = 0;
@@ -219,6 +221,23 @@ export class FakeTelegram {
     this.#failures.push({ method, times: failure.times ?? 1, ...failure });
   }
 
+  /**
+   * Makes the Bot API fail until {@link FakeTelegram.endOutage}: every call of `methods` (all
+   * when omitted) answers 502 (or `status`), or has its connection reset (`reset`). Calls are
+   * still recorded in {@link FakeTelegram.calls}.
+   *
+   * @param outage - how the API fails, and which methods
+   */
+  startOutage(outage: PlatformOutage & { methods?: readonly string[] } = {}): void {
+    const { methods, ...how } = outage;
+    this.#outage = { ...how, ...(methods ? { methods: new Set(methods) } : {}) };
+  }
+
+  /** Ends the outage {@link FakeTelegram.startOutage} began: calls are answered again. */
+  endOutage(): void {
+    this.#outage = undefined;
+  }
+
   /** The commands registered with setMyCommands. */
   commands(token: string): { command: string; description: string }[] {
     return this.#bot(token).commands;
@@ -310,6 +329,13 @@ export class FakeTelegram {
     const bot = this.#bots.get(token);
     if (!bot) {
       this.#reply(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
+      return;
+    }
+    const outage = this.#outage;
+    if (outage && (!outage.methods || outage.methods.has(method))) {
+      const status = outage.status ?? 502;
+      failRequest(outage, req, res, { ok: false, error_code: status, description: 'Bad Gateway' });
+      this.#notify();
       return;
     }
     const failure = this.#takeFailure(method);

@@ -2,4 +2,5 @@
 // `client.apiRoot` at `fake.apiRoot`), and the HTML checker it applies to every formatted send.
 
 export { checkTelegramHtml, type HtmlCheck } from '@colloquy/markdown/testing';
+export type { PlatformOutage } from '../fakes/platform-outage.js';
 export { type ApiCall, type FakeBotInfo, FakeTelegram, type SentMessage } from './fake-telegram.js';

@@ -77,13 +77,17 @@ export class AccountRunner {
     this.bot = new Bot(options.account.token, {
       client: { ...(options.account.apiRoot ? { apiRoot: options.account.apiRoot } : {}) },
     });
-    this.bot.api.config.use(
-      autoRetry({
-        maxRetryAttempts: options.retry.maxRetryAttempts,
-        maxDelaySeconds: options.retry.maxDelaySeconds,
-        rethrowInternalServerErrors: false,
-        rethrowHttpErrors: false,
-      }),
+    const limits = {
+      maxRetryAttempts: options.retry.maxRetryAttempts,
+      maxDelaySeconds: options.retry.maxDelaySeconds,
+    };
+    // A send that meets a 5xx or an unreachable API fails at once: the runtime's delivery outbox
+    // keeps the reply and sends it again, in order per chat and across restarts (grammY would
+    // hold it here, unbounded for network errors). Rate limits are still waited out here.
+    const sendRetry = autoRetry({ ...limits, rethrowInternalServerErrors: true, rethrowHttpErrors: true });
+    const otherRetry = autoRetry({ ...limits, rethrowInternalServerErrors: false, rethrowHttpErrors: false });
+    this.bot.api.config.use((prev, method, payload, signal) =>
+      (method.startsWith('send') ? sendRetry : otherRetry)(prev, method, payload, signal),
     );
     if (options.account.mode === 'webhook') {
       // The HTTP answer to Telegram acknowledges the update: handle it before answering.

@@ -9,7 +9,8 @@ import { GrammyError, HttpError } from 'grammy';
  * @param action - what was being done, e.g. `send a message to chat -100123`
  * @param details - extra structured context
  * @returns `RATE_LIMITED` for 429, `FORBIDDEN` for 403, `UNAUTHORIZED` for 401, `CONFLICT` for 409,
- *   `CHANNEL_ERROR` otherwise
+ *   `CHANNEL_ERROR` otherwise; `details.retryable` is true when Telegram answered 5xx or 429 or
+ *   could not be reached (the send may succeed later), false for its other refusals
  */
 export function toChannelError(
   error: unknown,
@@ -27,6 +28,8 @@ export function toChannelError(
         method: error.method,
         telegramErrorCode: error.error_code,
         description: error.description,
+        // Telegram is down or busy for now; "chat not found", "bot was blocked" are final.
+        retryable: error.error_code >= 500 || error.error_code === 429,
         ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
       },
       { cause: error },
@@ -36,7 +39,7 @@ export function toChannelError(
     return new ColloquyError(
       'CHANNEL_ERROR',
       `Could not reach the Telegram Bot API to ${action}: ${String((error.error as Error)?.message ?? error.error)}. Check the network or the account's apiRoot.`,
-      details,
+      { ...details, retryable: true },
       { cause: error },
     );
   }

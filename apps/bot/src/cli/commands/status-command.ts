@@ -2,6 +2,7 @@ import type { SessionKind } from '@colloquy/core/gateway';
 import { MODEL_HELP } from '../../config/model-help.js';
 import { duration } from '../../format/units.js';
 import { describeOutage } from '../../state/database-outage.js';
+import { describeOutbox } from '../../state/outbox-backlog.js';
 import { type CliIo, writeLines } from '../cli-io.js';
 import { connectGateway } from '../connect.js';
 import { GATEWAY_FLAGS, parseFlags } from '../parse-flags.js';
@@ -11,8 +12,8 @@ import { connectFlags } from './sessions-command.js';
 const COUNT_LIMIT = 1000;
 
 /**
- * `colloquy status`: whether the bot answers, where it serves, its model, channels, agents and
- * sessions (counted by kind, with the running ones).
+ * `colloquy status`: whether the bot answers, where it serves, its model, channels, the replies
+ * waiting in the delivery outbox, agents and sessions (counted by kind, with the running ones).
  *
  * @param args - arguments after `status`
  * @param io - streams and environment
@@ -56,6 +57,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
             model: model ?? null,
             channels: runInfo?.channels ?? {},
             ...(outage ? { database: outage } : {}),
+            outbox: runInfo?.outbox ?? { pending: 0, failingTargets: 0, byChannel: {} },
             agents,
             sessions: { total: listed.total, byKind: Object.fromEntries(byKind), running },
           },
@@ -65,6 +67,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
       );
       return 0;
     }
+    const backlog = runInfo?.outbox && describeOutbox(runInfo.outbox, Date.now());
     const uptime = runInfo ? ` (pid ${runInfo.pid}, up ${duration(Date.now() - runInfo.startedAt)})` : '';
     const channels = runInfo
       ? Object.entries(runInfo.channels)
@@ -77,6 +80,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
       `Colloquy is running at ${url}${uptime}.`,
       ...(runInfo?.webchatUrl ? [`  Web chat: ${runInfo.webchatUrl}`] : []),
       ...(outage ? [`  Database: ${describeOutage(outage, Date.now())}`] : []),
+      ...(backlog ? [`  Outbox:   ${backlog}`] : []),
       `  Model:    ${model ?? 'none configured'}`,
       `  Channels: ${channels}`,
       `  Agents:   ${agents.map((a) => `${a.id}${a.default ? ' (default)' : ''}${a.model ? ` ${a.model}` : ''}`).join(', ')}`,
