@@ -172,7 +172,13 @@ export function createStreamingProvider(spec: StreamingProviderSpec): MonitoredM
           return;
         } catch (thrown) {
           const classified = classifyModelError(thrown, ctx, abortState());
-          tellBreaker(isProviderFailure(classified.reason) ? 'failed' : 'settled');
+          if (isProviderFailure(classified.reason)) {
+            tellBreaker('failed');
+            // The caller learns whether the provider now counts as down (see the README, Errors).
+            classified.error.details.circuit = breaker.stats().state;
+          } else {
+            tellBreaker('settled');
+          }
           const delayMs = retryDelay(classified, attempt, retry);
           const rateLimited = classified.reason === 'rate-limited';
           // A 429 is about the provider, not this call: hold every call of the provider that long.
