@@ -3,6 +3,7 @@ import type { ModelProviderConfig } from '@colloquy/core/model';
 import { fakeReply, type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OUTAGE_NOTICE } from '../src/agent/provider-outage.js';
+import { BUSY_NOTICE } from '../src/inbound/admit-inbound.js';
 import { createModelRouter } from '../src/index.js';
 import { type Harness, startHarness, waitFor } from './support/harness.js';
 
@@ -186,4 +187,105 @@ describe('a message that comes in while turns of its chat are held', () => {
     const runs = await store.listRuns({ sessionKey, statuses: ['done'] });
     expect(runs.map((run) => run.message).sort()).toEqual(['msg 1', 'msg 2']);
   }, 30_000);
+});
+
+describe('the admission limit of a chat', () => {
+  it('stores a message over runtime.maxQueuedPerSession without queuing it, and says busy once', async () => {
+    let healthy = false;
+    fake = await startOpenAIFake(() =>
+      healthy ? fakeReply.text('all answered') : fakeReply.serverError(503),
+    );
+    const input = {
+      ...withProvider({
+        kind: 'openai-compatible',
+        baseURL: fake.baseURL,
+        circuitBreaker: { failureThreshold: 1, coolDownMs: 200 },
+      }),
+      runtime: { maxQueuedPerSession: 3 },
+    };
+    const models = createModelRouter(resolveConfig(input), { retry: { maxRetries: 0 } });
+    harness = await startHarness({ config: input, models });
+    const { channel, store } = harness;
+    const sender = { id: 'busy-user', name: 'Busy' };
+    const sessionKey = 'agent:main:memory:dm:busy-user';
+
+    await channel.inject({ text: 'first', sender });
+    await channel.waitForSent(1);
+    const outcomes = [];
+    for (let m = 1; m <= 6; m++)
+      outcomes.push(await harness.runtime.receive(channel.toInbound({ text: `msg ${m}`, sender })));
+    expect(outcomes.map((outcome) => outcome.action)).toEqual([
+      'queued',
+      'queued',
+      'queued',
+      'busy',
+      'busy',
+      'busy',
+    ]);
+    await channel.waitForSent(2);
+    expect(channel.textsTo(sender.id)).toEqual([OUTAGE_NOTICE, BUSY_NOTICE]);
+
+    // Every acknowledged message is stored; the refused ones as runs that ended at once.
+    const runs = await store.listRuns({ sessionKey });
+    expect(runs).toHaveLength(7);
+    const refused = runs.filter((run) => run.error?.startsWith('Not queued'));
+    expect(refused.map((run) => run.message).sort()).toEqual(['msg 4', 'msg 5', 'msg 6']);
+
+    // Once the provider is back the admitted ones are answered, and the chat takes messages again.
+    healthy = true;
+    await waitFor(
+      async () => (await store.listRuns({ sessionKey, statuses: ['queued', 'running'] })).length === 0,
+      10_000,
+      'the admitted messages answered',
+    );
+    expect(
+      (await store.listRuns({ sessionKey, statuses: ['done'] })).map((run) => run.message).sort(),
+    ).toEqual(['msg 1', 'msg 2', 'msg 3']);
+    expect((await harness.runtime.receive(channel.toInbound({ text: 'later', sender }))).action).toBe(
+      'queued',
+    );
+  }, 30_000);
+
+  it("counts the turns waiting in this process's queue: a chat whose turn is slow is busy at the limit", async () => {
+    let release: () => void = () => {};
+    const answering = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    harness = await startHarness({
+      script: async () => {
+        await answering;
+        return 'done at last';
+      },
+      config: { runtime: { maxQueuedPerSession: 3 } },
+    });
+    const { channel, store } = harness;
+    const sender = { id: 'slow-user', name: 'Slow' };
+    const sessionKey = 'agent:main:memory:dm:slow-user';
+    const receive = (text: string) => harness!.runtime.receive(channel.toInbound({ text, sender }));
+
+    // One turn runs (and waits for the model), two wait behind it: the third is one too many.
+    expect((await receive('one')).action).toBe('queued');
+    await harness.model.waitForRequests(1);
+    expect((await receive('two')).action).toBe('queued');
+    expect((await receive('three')).action).toBe('queued');
+    expect((await receive('four')).action).toBe('busy');
+    expect((await receive('five')).action).toBe('busy');
+    await channel.waitForSent(1);
+    expect(channel.textsTo(sender.id)).toEqual([BUSY_NOTICE]);
+
+    release();
+    await waitFor(
+      async () => (await store.listRuns({ sessionKey, statuses: ['queued', 'running'] })).length === 0,
+      5_000,
+      'the admitted messages answered',
+    );
+    expect((await receive('six')).action).toBe('queued');
+    const ended = await store.listRuns({ sessionKey });
+    expect(
+      ended
+        .filter((run) => run.status === 'error')
+        .map((run) => run.message)
+        .sort(),
+    ).toEqual(['five', 'four']);
+  });
 });

@@ -61,6 +61,7 @@ describe('resolveConfig defaults', () => {
       maxSteps: 8,
       staleRunMinutes: 10,
       maxRunAttempts: 3,
+      maxQueuedPerSession: 50,
       shutdownDrainMs: 5000,
       historyCacheMiB: 64,
     });

@@ -318,6 +318,11 @@ const RuntimeSchema = Type.Object(
     maxSteps: Int(1, 1000, 8),
     staleRunMinutes: Int(1, undefined, 10),
     maxRunAttempts: Int(1, 100, 3),
+    /**
+     * The most chat messages (runs) of one session that may wait, queued or running: a message over it is
+     * stored, as a run that ends at once, but queues no turn, and the chat is told once that the bot is busy.
+     */
+    maxQueuedPerSession: Int(1, 100_000, 50),
     shutdownDrainMs: Int(0, undefined, 5000),
     /** Memory cap of the in-memory prompt-history cache, in MiB (least recently used sessions go first; 0 = no cache). */
     historyCacheMiB: Int(0, undefined, 64),
