@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ColloquyError } from '@colloquy/core';
-import type { McpServerStatus } from '@colloquy/runtime';
+import type { McpServerStatus, ProviderHealth } from '@colloquy/runtime';
 import type { DatabaseOutage } from './database-outage.js';
 
 /** File names inside the state directory. */
@@ -160,6 +160,11 @@ export interface RunInfo {
   mcp?: McpServerStatus[];
   /** Set while the database has been unreachable for longer than `storage.unreachableAfterSeconds`. */
   database?: DatabaseOutage;
+  /**
+   * The model providers called so far, by id: their circuit breaker (`closed`, `open` or
+   * `half-open`) and limiter figures, as of `updatedAt`.
+   */
+  providers?: Record<string, ProviderHealth>;
   updatedAt: number;
 }
 

@@ -2,6 +2,7 @@ import type { SessionKind } from '@colloquy/core/gateway';
 import { MODEL_HELP } from '../../config/model-help.js';
 import { duration } from '../../format/units.js';
 import { describeOutage } from '../../state/database-outage.js';
+import { describeProvider } from '../../state/provider-health.js';
 import { type CliIo, writeLines } from '../cli-io.js';
 import { connectGateway } from '../connect.js';
 import { GATEWAY_FLAGS, parseFlags } from '../parse-flags.js';
@@ -11,8 +12,9 @@ import { connectFlags } from './sessions-command.js';
 const COUNT_LIMIT = 1000;
 
 /**
- * `colloquy status`: whether the bot answers, where it serves, its model, channels, agents and
- * sessions (counted by kind, with the running ones).
+ * `colloquy status`: whether the bot answers, where it serves, its model and model providers
+ * (whether each answers, its calls), channels, agents and sessions (counted by kind, with the
+ * running ones).
  *
  * @param args - arguments after `status`
  * @param io - streams and environment
@@ -56,6 +58,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
             model: model ?? null,
             channels: runInfo?.channels ?? {},
             ...(outage ? { database: outage } : {}),
+            ...(runInfo?.providers ? { providers: runInfo.providers } : {}),
             agents,
             sessions: { total: listed.total, byKind: Object.fromEntries(byKind), running },
           },
@@ -72,12 +75,18 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
           .join(', ')
       : 'unknown (no run.json in the state directory)';
     const kinds = [...byKind.entries()].map(([kind, n]) => `${n} ${kind}`).join(', ');
+    // One line per provider called so far; the figures are as old as run.json.
+    const ageMs = runInfo ? Date.now() - runInfo.updatedAt : 0;
+    const providers = Object.entries(runInfo?.providers ?? {}).map(
+      ([id, health]) => `  Provider: ${describeProvider(id, health, ageMs)}`,
+    );
     writeLines(
       io.out,
       `Colloquy is running at ${url}${uptime}.`,
       ...(runInfo?.webchatUrl ? [`  Web chat: ${runInfo.webchatUrl}`] : []),
       ...(outage ? [`  Database: ${describeOutage(outage, Date.now())}`] : []),
       `  Model:    ${model ?? 'none configured'}`,
+      ...providers,
       `  Channels: ${channels}`,
       `  Agents:   ${agents.map((a) => `${a.id}${a.default ? ' (default)' : ''}${a.model ? ` ${a.model}` : ''}`).join(', ')}`,
       `  Sessions: ${listed.total}${kinds ? ` (${kinds})` : ''}${running.length > 0 ? `; running: ${running.join(', ')}` : ''}`,
