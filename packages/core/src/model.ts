@@ -19,4 +19,10 @@ export type {
 export type { TokenUsage } from './interfaces/records.js';
 
 // --- a provider's settings under `models` in the config ---
-export type { ModelPrice, ModelProviderConfig, ModelProviderLimits } from './config/index.js';
+export type {
+  ModelPrice,
+  ModelProviderCircuitBreaker,
+  ModelProviderConfig,
+  ModelProviderLimits,
+  ModelProviderTimeouts,
+} from './config/index.js';

@@ -585,3 +585,152 @@ describe('createModelRouter', () => {
     expect(error.details.known).toEqual(['canned']);
   });
 });
+
+describe('provider deadlines and circuit breaker', () => {
+  /** A logger that records each info and warning message. */
+  function recordingLogger(lines: string[]): Logger {
+    const logger: Logger = {
+      debug: () => {},
+      info: (_obj, msg) => lines.push(`info ${msg}`),
+      warn: (_obj, msg) => lines.push(`warn ${msg}`),
+      error: () => {},
+      child: () => logger,
+    };
+    return logger;
+  }
+
+  it('fails with TIMEOUT when the first part misses timeouts.firstByteMs', async () => {
+    const server = await fake([{ text: 'late', delayMs: 2_000 }]);
+    const provider = createModelProvider('local', {
+      kind: 'openai-compatible',
+      baseURL: server.baseURL,
+      timeouts: { firstByteMs: 100, idleMs: 10_000 },
+    });
+    const { error } = await failure(provider.streamTurn(request()));
+    expect(error.code).toBe('TIMEOUT');
+    expect(error.details).toMatchObject({ deadline: 'first-byte', timeoutMs: 100 });
+    expect(error.message).toContain('models.providers.local.timeouts.firstByteMs');
+  });
+
+  it('fails with TIMEOUT when a trickling answer misses timeouts.totalMs', async () => {
+    const chunks = Array.from({ length: 40 }, (_, i) => `w${i} `);
+    const server = await fake([{ text: chunks, chunkDelayMs: 25 }]);
+    const provider = createModelProvider('local', {
+      kind: 'openai-compatible',
+      baseURL: server.baseURL,
+      timeouts: { totalMs: 300, idleMs: 10_000 },
+    });
+    const { error, seen } = await failure(provider.streamTurn(request()));
+    expect(error.code).toBe('TIMEOUT');
+    expect(error.details).toMatchObject({ deadline: 'total', timeoutMs: 300 });
+    // Each part came well within the idle timeout: only the whole call's deadline ended it.
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.length).toBeLessThan(chunks.length);
+  });
+
+  it('opens after failureThreshold provider failures, refuses without a request, probes and closes', async () => {
+    let healthy = false;
+    const server = await fake(() => (healthy ? fakeReply.text('back') : fakeReply.serverError(503)));
+    const lines: string[] = [];
+    const provider = createModelProvider(
+      'local',
+      {
+        kind: 'openai-compatible',
+        baseURL: server.baseURL,
+        circuitBreaker: { failureThreshold: 3, coolDownMs: 300 },
+      },
+      { retry: { maxRetries: 0 }, logger: recordingLogger(lines) },
+    );
+    for (let i = 0; i < 3; i++) {
+      expect((await failure(provider.streamTurn(request()))).error.details.reason).toBe('server-error');
+    }
+    expect(provider.health().circuit).toMatchObject({ state: 'open', consecutiveFailures: 3 });
+
+    // Open: refused at once, and the dead host is not asked.
+    for (let i = 0; i < 5; i++) {
+      const { error } = await failure(provider.streamTurn(request()));
+      expect(error.code).toBe('MODEL_ERROR');
+      expect(error.details).toMatchObject({ reason: 'circuit-open', retryable: false });
+      expect(error.details.retryAfterMs).toBeGreaterThan(0);
+      expect(error.details.retryAfterMs).toBeLessThanOrEqual(300);
+    }
+    expect(server.requests).toHaveLength(3);
+
+    // After the cool-down one probe goes out; it fails, so the circuit opens again.
+    const coolDownOver = () => provider.health().circuit.retryAfterMs;
+    await expect.poll(coolDownOver, { timeout: 2_000, interval: 20 }).toBe(0);
+    expect((await failure(provider.streamTurn(request()))).error.details.reason).toBe('server-error');
+    expect(server.requests).toHaveLength(4);
+    expect(provider.health().circuit.state).toBe('open');
+
+    // The provider is back: the next probe succeeds and closes the circuit.
+    healthy = true;
+    await expect.poll(coolDownOver, { timeout: 2_000, interval: 20 }).toBe(0);
+    const events = await collect(provider.streamTurn(request()));
+    expect(events.at(-1)?.type).toBe('finish');
+    expect(provider.health().circuit).toEqual({ state: 'closed', consecutiveFailures: 0, retryAfterMs: 0 });
+    await collect(provider.streamTurn(request()));
+
+    // One line per transition, none per refused or successful call.
+    expect(lines.filter((line) => line.includes('circuit'))).toEqual([
+      'warn model provider circuit opened: calls fail at once until it cools down',
+      'info model provider circuit half-open: one call probes',
+      'warn model provider circuit opened: calls fail at once until it cools down',
+      'info model provider circuit half-open: one call probes',
+      'info model provider circuit closed: the provider answers again',
+    ]);
+  });
+
+  it('counts timeouts and refused connections, but not a 4xx, as provider failures', async () => {
+    const rejecting = await fake(() => fakeReply.unauthorized());
+    const unauthorized = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL: rejecting.baseURL, circuitBreaker: { failureThreshold: 2 } },
+      { retry: { maxRetries: 0 } },
+    );
+    for (let i = 0; i < 4; i++) await failure(unauthorized.streamTurn(request()));
+    expect(unauthorized.health().circuit).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
+
+    const gone = await fake();
+    const baseURL = gone.baseURL;
+    await gone.close();
+    const refused = createModelProvider(
+      'local',
+      { kind: 'openai-compatible', baseURL, circuitBreaker: { failureThreshold: 2 } },
+      { retry: { maxRetries: 0 } },
+    );
+    await failure(refused.streamTurn(request()));
+    await failure(refused.streamTurn(request()));
+    expect(refused.health().circuit.state).toBe('open');
+
+    const hanging = await fake(() => fakeReply.hang());
+    const slow = createModelProvider(
+      'local',
+      {
+        kind: 'openai-compatible',
+        baseURL: hanging.baseURL,
+        timeouts: { firstByteMs: 50 },
+        circuitBreaker: { failureThreshold: 2 },
+      },
+      { retry: { maxRetries: 0 } },
+    );
+    await failure(slow.streamTurn(request()));
+    await failure(slow.streamTurn(request()));
+    expect(slow.health().circuit.state).toBe('open');
+  });
+
+  it('reports the health of each provider the router created', async () => {
+    const server = await fake([fakeReply.text('hi')]);
+    const router = createModelRouter({
+      models: { providers: { local: { kind: 'openai-compatible', baseURL: server.baseURL } } },
+    });
+    expect(router.health()).toEqual({});
+    await collect(router.streamTurn(request()));
+    expect(router.health()).toEqual({
+      local: {
+        limiter: { active: 0, waiting: 0, pausedForMs: 0 },
+        circuit: { state: 'closed', consecutiveFailures: 0, retryAfterMs: 0 },
+      },
+    });
+  });
+});

@@ -16,6 +16,7 @@ import {
   createModelRouter,
   createRuntime,
   type ModelResolver,
+  type ProviderHealth,
   type Runtime,
   selectModel,
   type ToolsHookContext,
@@ -27,6 +28,7 @@ import { databaseOutage, describeOutage } from '../state/database-outage.js';
 import { lockStateDir } from '../state/instance-lock.js';
 import { openBotStore } from '../state/open-store.js';
 import { describeOutbox } from '../state/outbox-backlog.js';
+import { providerProblems } from '../state/provider-health.js';
 import {
   ensureStateDir,
   type RunInfo,
@@ -186,16 +188,18 @@ async function launch(
 
   const unreachableAfterMs = config.storage.unreachableAfterSeconds * 1000;
   const outage = () => databaseOutage(cluster?.databaseDownSince, unreachableAfterMs, Date.now());
+  // Given models (tests) leave the router unused: it then reports no provider.
+  const router = createModelRouter(core, { logger: log });
+  const models = options.models ?? router;
   const channels = await createChannelPlugins(
     config,
     { cookieSecret: cookieSecret.value, adminToken: token.value },
     () => {
       const down = outage();
-      return down ? [describeOutage(down, Date.now())] : [];
+      return [...(down ? [describeOutage(down, Date.now())] : []), ...providerProblems(router.health())];
     },
   );
   channels.plugins.push(...(options.plugins ?? []));
-  const models = options.models ?? createModelRouter(core, { logger: log });
   const tracked = new Set<Promise<void>>();
   const track = (work: Promise<void>) => {
     const settled = work.catch((error: unknown) =>
@@ -298,12 +302,13 @@ async function launch(
     ...(mcp ? { mcp: mcp.servers() } : {}),
     ...(outage() ? { database: outage() } : {}),
     ...(runtime.outbox().pending > 0 ? { outbox: runtime.outbox() } : {}),
+    ...providersOf(router.health()),
     updatedAt: Date.now(),
   });
   let lastWritten = '';
   const refresh = async () => {
     const info = runInfo();
-    const signature = JSON.stringify([info.channels, info.mcp, info.database, info.outbox]);
+    const signature = JSON.stringify([info.channels, info.mcp, info.database, info.outbox, info.providers]);
     if (signature === lastWritten) return;
     lastWritten = signature;
     await writeRunInfo(config.stateDir, info).catch((error: unknown) =>
@@ -342,4 +347,9 @@ async function launch(
 function defaultModel(config: ColloquyConfig): string | undefined {
   const id = defaultAgentId(config);
   return config.agents.list.find((a) => a.id === id)?.model ?? config.agents.defaults.model;
+}
+
+/** The `providers` of `run.json`: left out until a provider was called. */
+function providersOf(health: Record<string, ProviderHealth>): Pick<RunInfo, 'providers'> {
+  return Object.keys(health).length > 0 ? { providers: health } : {};
 }

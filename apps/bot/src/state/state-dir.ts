@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ColloquyError } from '@colloquy/core';
-import type { McpServerStatus, OutboxStats } from '@colloquy/runtime';
+import type { McpServerStatus, OutboxStats, ProviderHealth } from '@colloquy/runtime';
 import type { DatabaseOutage } from './database-outage.js';
 
 /** File names inside the state directory. */
@@ -162,6 +162,11 @@ export interface RunInfo {
   database?: DatabaseOutage;
   /** Set while replies wait in the delivery outbox (being sent, or waiting for their platform). */
   outbox?: OutboxStats;
+  /**
+   * The model providers called so far, by id: their circuit breaker (`closed`, `open` or
+   * `half-open`) and limiter figures, as of `updatedAt`.
+   */
+  providers?: Record<string, ProviderHealth>;
   updatedAt: number;
 }
 

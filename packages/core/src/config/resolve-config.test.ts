@@ -61,6 +61,7 @@ describe('resolveConfig defaults', () => {
       maxSteps: 8,
       staleRunMinutes: 10,
       maxRunAttempts: 3,
+      maxQueuedPerSession: 50,
       shutdownDrainMs: 5000,
       deliveryRetry: { firstDelayMs: 1000, maxDelayMs: 15_000, maxAgeMinutes: 15 },
       historyCacheMiB: 64,

@@ -234,6 +234,39 @@ export const ModelProviderLimitsSchema = Type.Object(
   Strict,
 );
 
+/**
+ * How long the runtime waits for one provider (`models.providers.<id>.timeouts`), per attempt. Unset
+ * fields take the runtime's defaults: `idleMs` 120000 (or the `idleTimeoutMs` option), `firstByteMs`
+ * the idle timeout, `totalMs` 600000. A call over any of them fails with `TIMEOUT`.
+ */
+export const ModelProviderTimeoutsSchema = Type.Object(
+  {
+    /** The longest silence between two parts of the response. */
+    idleMs: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** The longest wait from sending the request to the first part of the response. */
+    firstByteMs: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** The longest a whole call may take, from sending the request to its last part. */
+    totalMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  Strict,
+);
+
+/**
+ * When the runtime stops calling a provider that is down (`models.providers.<id>.circuitBreaker`).
+ * After `failureThreshold` failures in a row (timeouts, 5xx, refused connections; not 4xx or content
+ * errors) calls fail at once for `coolDownMs`; then one call probes, and a success closes the circuit.
+ * Defaults: 5 failures, 30000 ms.
+ */
+export const ModelProviderCircuitBreakerSchema = Type.Object(
+  {
+    /** Consecutive provider failures that open the circuit. */
+    failureThreshold: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    /** How long an open circuit refuses calls before one probe is let through. */
+    coolDownMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  Strict,
+);
+
 /** One model provider. */
 export const ModelProviderConfigSchema = Type.Object(
   {
@@ -242,6 +275,8 @@ export const ModelProviderConfigSchema = Type.Object(
     apiKey: Type.Optional(NonEmpty),
     apiKeyEnv: Type.Optional(NonEmpty),
     limits: Type.Optional(ModelProviderLimitsSchema),
+    timeouts: Type.Optional(ModelProviderTimeoutsSchema),
+    circuitBreaker: Type.Optional(ModelProviderCircuitBreakerSchema),
   },
   Strict,
 );
@@ -283,6 +318,11 @@ const RuntimeSchema = Type.Object(
     maxSteps: Int(1, 1000, 8),
     staleRunMinutes: Int(1, undefined, 10),
     maxRunAttempts: Int(1, 100, 3),
+    /**
+     * The most chat messages (runs) of one session that may wait, queued or running: a message over it is
+     * stored, as a run that ends at once, but queues no turn, and the chat is told once that the bot is busy.
+     */
+    maxQueuedPerSession: Int(1, 100_000, 50),
     shutdownDrainMs: Int(0, undefined, 5000),
     /**
      * Replies a chat platform could not take for now (a 5xx, a rate limit, a refused or reset
@@ -380,6 +420,12 @@ export type ModelProviderConfig = Static<typeof ModelProviderConfigSchema>;
 
 /** `models.providers.<id>.limits`. */
 export type ModelProviderLimits = Static<typeof ModelProviderLimitsSchema>;
+
+/** `models.providers.<id>.timeouts`. */
+export type ModelProviderTimeouts = Static<typeof ModelProviderTimeoutsSchema>;
+
+/** `models.providers.<id>.circuitBreaker`. */
+export type ModelProviderCircuitBreaker = Static<typeof ModelProviderCircuitBreakerSchema>;
 
 /** One entry of `models.prices`. */
 export type ModelPrice = Static<typeof ModelPriceSchema>;

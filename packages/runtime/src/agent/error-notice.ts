@@ -1,4 +1,5 @@
 import type { RunRecord } from '@colloquy/core/gateway';
+import { OUTAGE_NOTICE } from './provider-outage.js';
 import type { TurnOutcome } from './turn-outcome.js';
 
 /** What a chat user who is not the owner reads when a run fails: the details go to the owner and the logs. */
@@ -7,7 +8,9 @@ export const GUEST_ERROR_NOTICE = 'Sorry, I could not answer just now; the owner
 /**
  * The notice a failed turn delivers to its chat. Model and configuration failures name internal URLs
  * and config keys, so only the owner (a run started by a message `isOwner` accepted) reads them; others
- * get {@link GUEST_ERROR_NOTICE}. Timeouts carry no internals and are told to everyone.
+ * get {@link GUEST_ERROR_NOTICE}. Timeouts carry no internals and are told to everyone. A failure
+ * because the model provider is down is told to everyone as {@link OUTAGE_NOTICE}; the owner also
+ * reads the error.
  *
  * @param outcome - the turn's outcome (not `done`)
  * @param leader - the turn's first run
@@ -15,6 +18,7 @@ export const GUEST_ERROR_NOTICE = 'Sorry, I could not answer just now; the owner
  */
 export function errorNoticeFor(outcome: TurnOutcome, leader: RunRecord): string | undefined {
   if (outcome.status !== 'error' || !outcome.notice) return outcome.notice;
+  if (outcome.outage) return startedByOwner(leader) ? `${OUTAGE_NOTICE} (${outcome.error})` : OUTAGE_NOTICE;
   return startedByOwner(leader) ? outcome.notice : GUEST_ERROR_NOTICE;
 }
 

@@ -13,6 +13,7 @@ import { answerGatewayCommand } from './gateway-command.js';
 import { mcpAllowListsFor, mcpNoticePrompt } from './mcp-allow-lists.js';
 import { selectModel } from './model-selection.js';
 import { historyTokenBudget } from './prompt-budget.js';
+import { holdTurn, OUTAGE_NOTICE, outageOverFor, providerOutageOf, settleOutage } from './provider-outage.js';
 import {
   deliverPlanned,
   type MarkedReply,
@@ -76,6 +77,10 @@ export async function executeTurn(
     } finally {
       stopTyping();
     }
+    // One apology per outage and chat; the turns behind it wait for the provider (settleOutage).
+    if (outcome.outage)
+      outcome = settleOutage(ctx, sessionKey, begun.runs[0]!, { ...outcome, outage: outcome.outage });
+    else if (outcome.status === 'done') outageOverFor(ctx, sessionKey);
   }
 
   const plan = begun.session ? planReply(begun.session, begun.runs[0]!, outcome) : undefined;
@@ -116,7 +121,11 @@ export async function executeTurn(
     });
   }
   ctx.events.emit({ type: 'session.updated', sessionKey });
-  if (outcome.requeue) return;
+  if (outcome.requeue) {
+    const held = ended.runs.filter((run) => run.status === 'queued');
+    if (outcome.outage && held.length > 0) await holdTurn(ctx, sessionKey, held, outcome.outage, signal);
+    return;
+  }
   if (outcome.status === 'error') {
     // The owner and the logs get the details; other chat users only an apology (errorNoticeFor).
     ctx.log.warn(
@@ -244,6 +253,8 @@ function outcomeOfError(error: unknown, signal: AbortSignal): TurnOutcome {
   }
   if (kind === 'killed') return { status: 'killed', error: stopMessageOf(signal) };
   const e = toColloquyError(error, 'MODEL_ERROR');
+  const outage = providerOutageOf(e);
+  if (outage) return { status: 'error', error: e.message, notice: OUTAGE_NOTICE, outage };
   return { status: 'error', error: e.message, notice: `The agent could not answer: ${e.message}` };
 }
 

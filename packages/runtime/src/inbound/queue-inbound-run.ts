@@ -1,6 +1,7 @@
 import type { InboundMessage } from '@colloquy/core';
 import type { RunRecord } from '@colloquy/core/gateway';
 import { newRunRecord } from '../agent/enqueue-run.js';
+import { hasHeldTurns, joinHeldTurns } from '../agent/provider-outage.js';
 import { inputMessage } from '../agent/run-lifecycle.js';
 import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
@@ -20,7 +21,8 @@ export interface InboundRun {
  * delivery context, and, when nothing else of the session is queued or running here and its lane
  * has room, the turn begins in the same commit (input appended, run and session `running`), so
  * the executor goes straight to the model. Otherwise the run waits, `queued`, and its turn begins
- * when the queue starts it. Not for a cluster: there the run's job joins the enqueue transaction
+ * when the queue starts it; while a provider outage holds turns of the session, it waits with them
+ * (see `holdTurn`). Not for a cluster: there the run's job joins the enqueue transaction
  * (`enqueueRun`).
  *
  * @param ctx - the runtime internals
@@ -40,8 +42,10 @@ export async function queueInboundRun(
   const queued = newRunRecord({ ...run, message: inbound.text, deliver: true }, now);
   const update = inboundSessionUpdate(inbound, now);
   // A lane slot another session takes before this commit lands only makes the begun turn wait in
-  // the queue, still `running` in the store: the lane limit holds either way.
+  // the queue, still `running` in the store: the lane limit holds either way. Turns a provider
+  // outage holds go first: the run waits with them.
   const mayBegin =
+    !hasHeldTurns(ctx, key) &&
     ctx.queue.runningBatch(key) === undefined &&
     ctx.queue.pendingCount(key) === 0 &&
     !ctx.enqueuing.has(key) &&
@@ -74,7 +78,7 @@ export async function queueInboundRun(
       const { session, input } = committed;
       ctx.history.note(key, session.sessionId, [input]);
       ctx.queue.enqueue({ ...toQueuedRun(stored), begun: { session, runs: [stored], endSeq: input.seq } });
-    } else ctx.queue.enqueue(toQueuedRun(stored));
+    } else if (!joinHeldTurns(ctx, stored)) ctx.queue.enqueue(toQueuedRun(stored));
   } finally {
     ctx.enqueuing.delete(key);
   }

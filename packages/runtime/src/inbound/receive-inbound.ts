@@ -9,8 +9,9 @@ import { classifySessionKey, parseSendCommand } from '@colloquy/core/internal';
 import { defaultLaneFor, enqueueRun } from '../agent/enqueue-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import type { CommandsHook } from '../runtime/runtime-options.js';
+import { admitInbound, BUSY_NOTICE, storeRefusedInbound } from './admit-inbound.js';
 import { inboundRunId } from './inbound-run-id.js';
-import { queueInboundRun } from './queue-inbound-run.js';
+import { type InboundRun, queueInboundRun } from './queue-inbound-run.js';
 import { sessionAfterInbound, sessionKeyForInbound } from './session-for-inbound.js';
 
 /** The inbound options of the runtime. */
@@ -24,7 +25,8 @@ export type InboundOutcome =
   | { action: 'ignored'; reason: string }
   | { action: 'send-policy'; sessionKey: string; sendPolicy: 'allow' | 'deny' | 'inherit' }
   | { action: 'command'; sessionKey: string }
-  | { action: 'queued'; sessionKey: string; runId: string };
+  | { action: 'queued'; sessionKey: string; runId: string }
+  | { action: 'busy'; sessionKey: string; runId: string };
 
 /**
  * Handles one inbound message (what `ChannelContext.receive` calls):
@@ -38,7 +40,9 @@ export type InboundOutcome =
  *    once when the session is idle and a lane is free; the run goes to the queue, and is made
  *    durable (`store.flush`) before this resolves, since resolving acknowledges the message;
  *    in a group, the window of recent un-addressed messages goes with it (`meta.input.groupContext`)
- *    and the model reads it, marked as not addressed to it, before the message.
+ *    and the model reads it, marked as not addressed to it, before the message;
+ * 6. but a session with `runtime.maxQueuedPerSession` runs waiting takes no more (`admitInbound`):
+ *    the message is stored as a run that ended at once, and the chat is told once that the bot is busy.
  *
  * @param ctx - the runtime internals
  * @param hooks - `commands` and `isOwner`
@@ -84,7 +88,7 @@ export async function receiveInbound(
   }
 
   const groupContext = inbound.chat.type === 'direct' ? [] : ctx.groupContext.take(key, now);
-  const run = {
+  const run: InboundRun = {
     runId: inboundRunId(inbound),
     sessionKey: key,
     lane: defaultLaneFor({ kind: classifySessionKey(key, { mainKey: config.session.mainKey }) }),
@@ -99,6 +103,8 @@ export async function receiveInbound(
       },
     },
   };
+  const admission = await admitInbound(ctx, key);
+  if (!admission.admitted) return refuseBusy(ctx, inbound, run, admission.tell, now);
   const stored = await (ctx.cluster
     ? enqueueRun(ctx, { ...run, message: inbound.text, deliver: true }, (current) =>
         sessionAfterInbound(config, current, key, inbound, now),
@@ -113,6 +119,27 @@ export async function receiveInbound(
   await ctx.store.flush?.();
   if (!stored) return { action: 'ignored', reason: 'a message received before (its run is stored)' };
   return { action: 'queued', sessionKey: key, runId: stored.runId };
+}
+
+/**
+ * Stores a message the session's admission limit refused (see `storeRefusedInbound`), durably
+ * before the message is acknowledged, and tells the chat it is busy when `tell`.
+ */
+async function refuseBusy(
+  ctx: RuntimeContext,
+  inbound: InboundMessage,
+  run: InboundRun,
+  tell: boolean,
+  now: number,
+): Promise<InboundOutcome> {
+  const session = await storeRefusedInbound(ctx, inbound, run, now).catch((error: unknown) => {
+    if (isColloquyError(error) && error.code === 'CONFLICT') return undefined;
+    throw error;
+  });
+  await ctx.store.flush?.();
+  if (!session) return { action: 'ignored', reason: 'a message received before (its run is stored)' };
+  if (tell) await reply(ctx, session, BUSY_NOTICE, inbound.messageId);
+  return { action: 'busy', sessionKey: run.sessionKey, runId: run.runId };
 }
 
 /** True when a message may be a command: the owner's `/send`, or anything when a `commands` hook is set. */

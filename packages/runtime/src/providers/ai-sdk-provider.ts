@@ -2,8 +2,9 @@ import type { SharedV4ProviderOptions } from '@ai-sdk/provider';
 import type { Logger } from '@colloquy/core';
 import type {
   FinishReason,
-  ModelProvider,
+  ModelProviderCircuitBreaker,
   ModelProviderLimits,
+  ModelProviderTimeouts,
   ModelRequest,
   TokenUsage,
 } from '@colloquy/core/model';
@@ -12,7 +13,7 @@ import { loadAi } from './load-ai-sdk.js';
 import { toAiSdkMessages, toAiSdkTools } from './map-messages.js';
 import { type DirectPart, isV4Model, streamDirect } from './model-stream.js';
 import type { ModelRetryOptions } from './provider-config.js';
-import { createStreamingProvider } from './streaming-provider.js';
+import { createStreamingProvider, type MonitoredModelProvider } from './streaming-provider.js';
 
 /** What {@link createAiSdkModelProvider} needs: how to get an AI SDK model and how to describe it. */
 export interface AiSdkProviderSpec {
@@ -30,6 +31,17 @@ export interface AiSdkProviderSpec {
   apiKeyEnv?: string;
   /** A call that receives no data for this many milliseconds fails with `TIMEOUT`. Default 120 s. */
   idleTimeoutMs?: number;
+  /**
+   * Deadlines of each attempt (`models.providers.<id>.timeouts`): `idleMs` (overrides `idleTimeoutMs`),
+   * `firstByteMs` (default: the idle timeout) and `totalMs` (default 600000); a missed one fails with `TIMEOUT`.
+   */
+  timeouts?: ModelProviderTimeouts;
+  /**
+   * When calls stop while the provider is down (`models.providers.<id>.circuitBreaker`): after
+   * `failureThreshold` provider failures in a row (default 5) calls fail at once with `MODEL_ERROR`
+   * `reason: 'circuit-open'` for `coolDownMs` (default 30000), then one call probes.
+   */
+  circuitBreaker?: ModelProviderCircuitBreaker;
   /** How failed calls are retried (attempts and backoff). */
   retry?: ModelRetryOptions;
   /**
@@ -63,7 +75,7 @@ export interface AiSdkProviderSpec {
  * const provider = createAiSdkModelProvider({ id: 'openai', languageModel: (m) => openai.responses(m) });
  * ```
  */
-export function createAiSdkModelProvider(spec: AiSdkProviderSpec): ModelProvider {
+export function createAiSdkModelProvider(spec: AiSdkProviderSpec): MonitoredModelProvider {
   // One AI SDK model per model id: building one sets up its response schemas, which costs more CPU
   // than the rest of a short call. A failed build is not kept.
   const models = new Map<string, Promise<LanguageModel>>();

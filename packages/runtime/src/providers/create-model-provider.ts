@@ -1,13 +1,17 @@
 import type { SharedV4ProviderOptions } from '@ai-sdk/provider';
 import { ColloquyError } from '@colloquy/core';
-import type { ModelProvider, ModelRequest } from '@colloquy/core/model';
+import type { ModelRequest } from '@colloquy/core/model';
 import { createAiSdkModelProvider } from './ai-sdk-provider.js';
 import { toAiSdkMessages } from './map-messages.js';
 import { toV4Prompt } from './model-stream.js';
 import { openAiChatBody } from './openai-chat/chat-request.js';
 import { streamOpenAiChat } from './openai-chat/chat-stream.js';
 import type { ModelProviderConfig, ModelProviderOptions } from './provider-config.js';
-import { createStreamingProvider, type StreamingProviderSpec } from './streaming-provider.js';
+import {
+  createStreamingProvider,
+  type MonitoredModelProvider,
+  type StreamingProviderSpec,
+} from './streaming-provider.js';
 
 /** The Anthropic API root used when `baseURL` is not set. */
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
@@ -30,10 +34,12 @@ const REASONING_EFFORTS: ReadonlySet<string> = new Set(['minimal', 'low', 'mediu
  * `request.model` may be the full `id/model` reference or the bare model id.
  *
  * @param id - the provider id (its key under `models.providers`)
- * @param config - `{ kind, baseURL?, apiKey?, apiKeyEnv?, limits? }`; `limits` bounds the calls of the
- *   returned provider (default 256 in flight, no rate limits) and a 429 pauses all of them for its retry-after
+ * @param config - `{ kind, baseURL?, apiKey?, apiKeyEnv?, limits?, timeouts?, circuitBreaker? }`; `limits`
+ *   bounds the calls of the returned provider (default 256 in flight, no rate limits) and a 429 pauses all
+ *   of them for its retry-after; `timeouts` and `circuitBreaker` see `AiSdkProviderSpec`
  * @param options - timeouts, retries, headers, `fetch`, logger; see {@link ModelProviderOptions}
- * @returns a `ModelProvider`; its `streamTurn` throws `MODEL_ERROR`, `RATE_LIMITED`, `TIMEOUT` or `ABORTED`
+ * @returns a `ModelProvider` that also reports its `health()` (limiter and circuit breaker); its
+ *   `streamTurn` throws `MODEL_ERROR`, `RATE_LIMITED`, `TIMEOUT` or `ABORTED`
  * @throws ColloquyError `CONFIG_INVALID` when `baseURL` is missing for `openai-compatible`, when
  *   `apiKeyEnv` names an unset variable, or when Anthropic has no key
  * @example
@@ -48,12 +54,14 @@ export function createModelProvider(
   id: string,
   config: ModelProviderConfig,
   options: ModelProviderOptions = {},
-): ModelProvider {
+): MonitoredModelProvider {
   const env = options.env ?? process.env;
   const common = {
     id,
     ...(config.apiKeyEnv ? { apiKeyEnv: config.apiKeyEnv } : {}),
     ...(config.limits ? { limits: config.limits } : {}),
+    ...(config.timeouts ? { timeouts: config.timeouts } : {}),
+    ...(config.circuitBreaker ? { circuitBreaker: config.circuitBreaker } : {}),
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
@@ -150,7 +158,7 @@ function openAiChatProvider(
   baseURL: string,
   apiKey: string | undefined,
   options: ModelProviderOptions,
-): ModelProvider {
+): MonitoredModelProvider {
   const endpoint = {
     url: new URL(`${baseURL.replace(/\/+$/, '')}/chat/completions`),
     headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...options.headers },

@@ -57,7 +57,7 @@ describe('classifyModelError', () => {
     expect(classifyModelError(new Error('x'), ctx, { by: 'caller', reason: 'stop' }).error.code).toBe(
       'ABORTED',
     );
-    const timeout = classifyModelError(new Error('x'), ctx, { by: 'timeout', timeoutMs: 10 });
+    const timeout = classifyModelError(new Error('x'), ctx, { by: 'timeout', kind: 'idle', timeoutMs: 10 });
     expect(timeout.error.code).toBe('TIMEOUT');
     expect(timeout.error.message).toContain('http://127.0.0.1:9/v1');
   });

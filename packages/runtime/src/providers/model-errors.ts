@@ -1,5 +1,6 @@
 import { APICallError, JSONParseError, TypeValidationError } from '@ai-sdk/provider';
 import { ColloquyError, isColloquyError } from '@colloquy/core';
+import type { MissedDeadline } from './call-deadlines.js';
 
 /** Where a failure happened, for messages and `details`. */
 export interface ModelErrorContext {
@@ -29,7 +30,24 @@ export type ModelFailureReason =
   | 'aborted'
   | 'malformed-response'
   | 'stream-interrupted'
+  | 'circuit-open'
   | 'unknown';
+
+/** Failures that say the provider is down or struggling: the ones its circuit breaker counts. */
+const PROVIDER_FAILURES: ReadonlySet<ModelFailureReason> = new Set([
+  'server-error',
+  'network',
+  'timeout',
+  'stream-interrupted',
+]);
+
+/**
+ * True when a failure is the provider's (a timeout, a 5xx, a refused or broken connection), not the
+ * request's (4xx, content) or the caller's (abort). A 429 is not one either: the limiter handles it.
+ */
+export function isProviderFailure(reason: ModelFailureReason): boolean {
+  return PROVIDER_FAILURES.has(reason);
+}
 
 /** A classified failure: the error to throw and whether a retry may help. */
 export interface ClassifiedModelError {
@@ -53,7 +71,7 @@ export interface ClassifiedModelError {
 export function classifyModelError(
   cause: unknown,
   ctx: ModelErrorContext,
-  abort?: { by: 'caller'; reason?: unknown } | { by: 'timeout'; timeoutMs: number },
+  abort?: { by: 'caller'; reason?: unknown } | ({ by: 'timeout' } & MissedDeadline),
 ): ClassifiedModelError {
   const where = `model "${ctx.model}" of provider "${ctx.provider}"`;
   const base = { provider: ctx.provider, model: ctx.model, attempts: ctx.attempts, partial: ctx.partial };
@@ -64,12 +82,17 @@ export function classifyModelError(
     return make('ABORTED', 'aborted', false, `The call to ${where} was aborted${why ? `: ${why}` : ''}.`, {});
   }
   if (abort?.by === 'timeout') {
+    const what = {
+      'first-byte': [`sent no response within ${abort.timeoutMs} ms`, 'firstByteMs'],
+      idle: [`sent nothing for ${abort.timeoutMs} ms`, 'idleMs'],
+      total: [`did not finish within ${abort.timeoutMs} ms`, 'totalMs'],
+    }[abort.kind];
     return make(
       'TIMEOUT',
       'timeout',
       false,
-      `${cap(where)} sent nothing for ${abort.timeoutMs} ms. Check that the server${ctx.baseURL ? ` at ${ctx.baseURL}` : ''} is up, or raise the provider's idleTimeoutMs.`,
-      { timeoutMs: abort.timeoutMs },
+      `${cap(where)} ${what[0]}. Check that the server${ctx.baseURL ? ` at ${ctx.baseURL}` : ''} is up, or raise models.providers.${ctx.provider}.timeouts.${what[1]}.`,
+      { timeoutMs: abort.timeoutMs, deadline: abort.kind },
     );
   }
   if (isColloquyError(cause)) {
@@ -189,6 +212,30 @@ export function classifyModelError(
       retryable: canRetry,
     };
   }
+}
+
+/**
+ * The error of a call refused because the provider's circuit breaker is open (it failed
+ * `circuitBreaker.failureThreshold` times in a row): `MODEL_ERROR`, `reason: 'circuit-open'`,
+ * `details.retryAfterMs` the time until a probe is let through.
+ *
+ * @param ctx - where it happened
+ * @param retryAfterMs - the time until the circuit lets a probe through
+ */
+export function circuitOpenError(ctx: ModelErrorContext, retryAfterMs: number): ColloquyError {
+  return new ColloquyError(
+    'MODEL_ERROR',
+    `Provider "${ctx.provider}" is not answering (it failed several times in a row), so model "${ctx.model}" was not called; the next try goes out in ${Math.ceil(retryAfterMs / 1000)} s. Check that the server${ctx.baseURL ? ` at ${ctx.baseURL}` : ''} is up; models.providers.${ctx.provider}.circuitBreaker tunes this.`,
+    {
+      provider: ctx.provider,
+      model: ctx.model,
+      attempts: ctx.attempts,
+      partial: false,
+      reason: 'circuit-open',
+      retryable: false,
+      retryAfterMs,
+    },
+  );
 }
 
 /**

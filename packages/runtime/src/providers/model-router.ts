@@ -2,6 +2,7 @@ import type { ModelProvider, ModelRequest, ModelStreamEvent } from '@colloquy/co
 import { createModelProvider } from './create-model-provider.js';
 import { parseModelRef, unknownProviderError } from './model-ref.js';
 import type { ModelProviderOptions, ModelsConfigView } from './provider-config.js';
+import type { ProviderHealth } from './streaming-provider.js';
 
 /** Options of {@link createModelRouter}. */
 export interface ModelRouterOptions extends ModelProviderOptions {
@@ -18,6 +19,11 @@ export interface ModelRouter extends ModelProvider {
   providerFor(ref: string): ModelProvider;
   /** True when `ref` is well formed and its provider is known. */
   has(ref: string): boolean;
+  /**
+   * The health of each provider created from config so far, by id: its limiter (calls in flight,
+   * waiting, 429 pause) and its circuit breaker (`closed`, `open` or `half-open`).
+   */
+  health(): Record<string, ProviderHealth>;
 }
 
 /**
@@ -37,6 +43,7 @@ export interface ModelRouter extends ModelProvider {
 export function createModelRouter(config: ModelsConfigView, options: ModelRouterOptions = {}): ModelRouter {
   const { providers: given = {}, ...providerOptions } = options;
   const cache = new Map<string, ModelProvider>(Object.entries(given));
+  const monitored = new Map<string, () => ProviderHealth>();
 
   const providerFor = (ref: string): ModelProvider => {
     const { providerId } = parseModelRef(ref);
@@ -49,6 +56,7 @@ export function createModelRouter(config: ModelsConfigView, options: ModelRouter
     }
     const created = createModelProvider(providerId, entry, providerOptions);
     cache.set(providerId, created);
+    monitored.set(providerId, created.health);
     return created;
   };
 
@@ -63,6 +71,7 @@ export function createModelRouter(config: ModelsConfigView, options: ModelRouter
         return false;
       }
     },
+    health: () => Object.fromEntries([...monitored].map(([id, health]) => [id, health()])),
     async *streamTurn(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
       yield* providerFor(request.model).streamTurn(request);
     },

@@ -2,17 +2,38 @@ import { backoffDelay, ColloquyError, silentLogger } from '@colloquy/core';
 import { sleep } from '@colloquy/core/internal';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamEvent } from '@colloquy/core/model';
 import type { AiSdkProviderSpec } from './ai-sdk-provider.js';
-import { classifyModelError, type ModelErrorContext } from './model-errors.js';
+import { type CallDeadlines, PROVIDER_TIMEOUT_DEFAULTS, startCallDeadlines } from './call-deadlines.js';
+import { type CircuitBreakerStats, createCircuitBreaker } from './circuit-breaker.js';
+import {
+  circuitOpenError,
+  classifyModelError,
+  isProviderFailure,
+  type ModelErrorContext,
+} from './model-errors.js';
 import { stripProviderPrefix } from './model-ref.js';
 import type { DirectPart } from './model-stream.js';
 import type { ModelRetryOptions } from './provider-config.js';
-import { createProviderLimiter, type ProviderPermit } from './provider-limiter.js';
+import { createProviderLimiter, type ProviderLimiterStats, type ProviderPermit } from './provider-limiter.js';
 
 /** Defaults of the provider options. */
 export const MODEL_PROVIDER_DEFAULTS = {
-  idleTimeoutMs: 120_000,
+  idleTimeoutMs: PROVIDER_TIMEOUT_DEFAULTS.idleMs,
   retry: { maxRetries: 2, baseDelayMs: 500, maxRetryAfterMs: 20_000 },
 } as const;
+
+/** How a provider is doing: its limiter and its circuit breaker, for status output. */
+export interface ProviderHealth {
+  /** Calls in flight, waiting, and the time left of a 429 pause. */
+  limiter: ProviderLimiterStats;
+  /** The circuit breaker's state, failures in a row, and the time until an open one probes. */
+  circuit: CircuitBreakerStats;
+}
+
+/** A `ModelProvider` that reports its health. */
+export interface MonitoredModelProvider extends ModelProvider {
+  /** The provider's limiter and circuit breaker figures, now. */
+  health(): ProviderHealth;
+}
 
 /** One model call, ready to run: each attempt calls it with that attempt's abort signal. */
 export type ModelCall = (abortSignal: AbortSignal) => AsyncIterable<DirectPart>;
@@ -34,23 +55,39 @@ export type StreamingProviderSpec = Omit<
 
 /**
  * A `ModelProvider` around a model call: bounded retries before any output is streamed, each
- * attempt waiting for the provider's limits (a 429 pauses every call of the provider for its
- * retry-after), an idle timeout between parts, and failures turned into `ColloquyError`s.
+ * attempt passing the provider's circuit breaker (refused at once while the provider is down) and
+ * waiting for its limits (a 429 pauses every call of the provider for its retry-after), deadlines
+ * for the first part, between parts and for the whole call, and failures turned into `ColloquyError`s.
  *
  * @param spec - see {@link StreamingProviderSpec}
  * @returns a `ModelProvider` whose `streamTurn` yields `text-delta`, `tool-call` and a final `finish`
- * @throws (from `streamTurn`) ColloquyError `MODEL_ERROR`, `RATE_LIMITED` (`details.retryAfterMs`),
+ * @throws (from `streamTurn`) ColloquyError `MODEL_ERROR` (`reason: 'circuit-open'` with
+ *   `details.retryAfterMs` while the circuit is open), `RATE_LIMITED` (`details.retryAfterMs`),
  *   `TIMEOUT` or `ABORTED`; `details.reason` says more (see `ModelFailureReason`)
  */
-export function createStreamingProvider(spec: StreamingProviderSpec): ModelProvider {
+export function createStreamingProvider(spec: StreamingProviderSpec): MonitoredModelProvider {
   const retry = { ...MODEL_PROVIDER_DEFAULTS.retry, ...spec.retry };
-  const idleTimeoutMs = spec.idleTimeoutMs ?? MODEL_PROVIDER_DEFAULTS.idleTimeoutMs;
+  const idleMs = spec.timeouts?.idleMs ?? spec.idleTimeoutMs ?? PROVIDER_TIMEOUT_DEFAULTS.idleMs;
+  const timeouts = {
+    idleMs,
+    firstByteMs: spec.timeouts?.firstByteMs ?? idleMs,
+    totalMs: spec.timeouts?.totalMs ?? PROVIDER_TIMEOUT_DEFAULTS.totalMs,
+  };
   const log = (spec.logger ?? silentLogger).child({ provider: spec.id });
   const limiter = createProviderLimiter(spec.limits);
+  // Logged once per change of state, not once per call.
+  const breaker = createCircuitBreaker(spec.circuitBreaker, ({ from, to, consecutiveFailures }) => {
+    const fields = { from, to, consecutiveFailures };
+    if (to === 'open')
+      log.warn(fields, 'model provider circuit opened: calls fail at once until it cools down');
+    else if (to === 'half-open') log.info(fields, 'model provider circuit half-open: one call probes');
+    else log.info(fields, 'model provider circuit closed: the provider answers again');
+  });
   const countTokens = spec.limits?.tokensPerMinute !== undefined;
 
   return {
     id: spec.id,
+    health: () => ({ limiter: limiter.stats(), circuit: breaker.stats() }),
     async *streamTurn(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
       const modelId = stripProviderPrefix(spec.id, request.model);
       const call = await spec.prepare(request, modelId);
@@ -65,25 +102,26 @@ export function createStreamingProvider(spec: StreamingProviderSpec): ModelProvi
           ...(spec.baseURL ? { baseURL: spec.baseURL } : {}),
           ...(spec.apiKeyEnv ? { apiKeyEnv: spec.apiKeyEnv } : {}),
         };
+        // No waiting on a dead host: while the circuit is open the call fails before it queues.
+        const admission = breaker.admit();
+        if (!admission.ok) throw circuitOpenError(ctx, admission.retryAfterMs);
+        const probe = admission.probe;
+        let breakerTold = false;
+        const tellBreaker = (outcome: 'succeeded' | 'failed' | 'settled') => {
+          if (breakerTold) return;
+          breakerTold = true;
+          breaker[outcome](probe);
+        };
         const attemptAbort = new AbortController();
         const onCallerAbort = () => attemptAbort.abort(request.signal?.reason);
         if (request.signal?.aborted) onCallerAbort();
         request.signal?.addEventListener('abort', onCallerAbort, { once: true });
-        let timedOut = false;
-        let idleTimer: NodeJS.Timeout | undefined;
-        const armIdleTimer = () => {
-          if (idleTimer) clearTimeout(idleTimer);
-          idleTimer = setTimeout(() => {
-            timedOut = true;
-            attemptAbort.abort(new DOMException(`no data for ${idleTimeoutMs} ms`, 'TimeoutError'));
-          }, idleTimeoutMs);
+        let deadlines: CallDeadlines | undefined;
+        const abortState = () => {
+          if (request.signal?.aborted) return { by: 'caller', reason: request.signal.reason } as const;
+          const missed = deadlines?.missed();
+          return missed ? ({ by: 'timeout', ...missed } as const) : undefined;
         };
-        const abortState = () =>
-          request.signal?.aborted
-            ? ({ by: 'caller', reason: request.signal.reason } as const)
-            : timedOut
-              ? ({ by: 'timeout', timeoutMs: idleTimeoutMs } as const)
-              : undefined;
 
         let permit: ProviderPermit | undefined;
         let usedTokens: number | undefined;
@@ -95,10 +133,14 @@ export function createStreamingProvider(spec: StreamingProviderSpec): ModelProvi
             maxPauseMs: retry.maxRetryAfterMs,
             onLongPause: (ms) => pausedError(ctx, ms),
           });
-          armIdleTimer();
+          deadlines = startCallDeadlines(timeouts, ({ kind, timeoutMs }) =>
+            attemptAbort.abort(
+              new DOMException(`${kind} deadline of ${timeoutMs} ms missed`, 'TimeoutError'),
+            ),
+          );
           let finish: ModelStreamEvent | undefined;
           for await (const part of call(attemptAbort.signal)) {
-            if (idleTimer) clearTimeout(idleTimer); // the consumer's time between parts does not count
+            deadlines.partArrived(); // the consumer's time between parts does not count
             switch (part.type) {
               case 'text-delta':
                 if (part.text.length === 0) break;
@@ -114,7 +156,7 @@ export function createStreamingProvider(spec: StreamingProviderSpec): ModelProvi
                 usedTokens = part.usage.totalTokens;
                 break;
             }
-            armIdleTimer();
+            deadlines.awaitNext();
           }
           streamRead = true;
           if (abortState()) throw new DOMException('aborted', 'AbortError');
@@ -125,10 +167,18 @@ export function createStreamingProvider(spec: StreamingProviderSpec): ModelProvi
               { provider: spec.id, model: modelId, reason: 'stream-interrupted', partial: ctx.partial },
             );
           }
+          tellBreaker('succeeded');
           yield finish;
           return;
         } catch (thrown) {
           const classified = classifyModelError(thrown, ctx, abortState());
+          if (isProviderFailure(classified.reason)) {
+            tellBreaker('failed');
+            // The caller learns whether the provider now counts as down (see the README, Errors).
+            classified.error.details.circuit = breaker.stats().state;
+          } else {
+            tellBreaker('settled');
+          }
           const delayMs = retryDelay(classified, attempt, retry);
           const rateLimited = classified.reason === 'rate-limited';
           // A 429 is about the provider, not this call: hold every call of the provider that long.
@@ -150,7 +200,8 @@ export function createStreamingProvider(spec: StreamingProviderSpec): ModelProvi
           if (!rateLimited) await waitToRetry(delayMs, request.signal, ctx); // else the next acquire waits out the pause
         } finally {
           permit?.release(usedTokens);
-          if (idleTimer) clearTimeout(idleTimer);
+          tellBreaker('settled'); // the consumer stopped early: nothing learnt about the provider
+          deadlines?.stop();
           request.signal?.removeEventListener('abort', onCallerAbort);
           // Closes the HTTP stream when the consumer stopped early or the attempt failed. A stream
           // read to its end is closed already: aborting it would only build an AbortError (with its

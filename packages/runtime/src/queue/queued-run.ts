@@ -32,7 +32,8 @@ export function toQueuedRun(run: RunRecord): QueuedRun {
 
 /**
  * The fold rule: `next` joins `head`'s turn when both are foldable and agree on lane, delivery and
- * extra system prompt, and `head`'s turn did not begin already (when it was stored).
+ * extra system prompt, and neither began its turn already (when it was stored): a begun run is no
+ * longer `queued`, so a turn it joined would skip it.
  *
  * @param head - the first item of the turn
  * @param next - the item queued behind it
@@ -41,6 +42,7 @@ export function toQueuedRun(run: RunRecord): QueuedRun {
 export function canFoldRuns(head: QueuedRun, next: QueuedRun): boolean {
   return (
     head.begun === undefined &&
+    next.begun === undefined &&
     head.foldable &&
     next.foldable &&
     head.lane === next.lane &&

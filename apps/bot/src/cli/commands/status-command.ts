@@ -3,6 +3,7 @@ import { MODEL_HELP } from '../../config/model-help.js';
 import { duration } from '../../format/units.js';
 import { describeOutage } from '../../state/database-outage.js';
 import { describeOutbox } from '../../state/outbox-backlog.js';
+import { describeProvider } from '../../state/provider-health.js';
 import { type CliIo, writeLines } from '../cli-io.js';
 import { connectGateway } from '../connect.js';
 import { GATEWAY_FLAGS, parseFlags } from '../parse-flags.js';
@@ -12,8 +13,9 @@ import { connectFlags } from './sessions-command.js';
 const COUNT_LIMIT = 1000;
 
 /**
- * `colloquy status`: whether the bot answers, where it serves, its model, channels, the replies
- * waiting in the delivery outbox, agents and sessions (counted by kind, with the running ones).
+ * `colloquy status`: whether the bot answers, where it serves, its model and model providers
+ * (whether each answers, its calls), channels, the replies waiting in the delivery outbox,
+ * agents and sessions (counted by kind, with the running ones).
  *
  * @param args - arguments after `status`
  * @param io - streams and environment
@@ -58,6 +60,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
             channels: runInfo?.channels ?? {},
             ...(outage ? { database: outage } : {}),
             outbox: runInfo?.outbox ?? { pending: 0, failingTargets: 0, byChannel: {} },
+            ...(runInfo?.providers ? { providers: runInfo.providers } : {}),
             agents,
             sessions: { total: listed.total, byKind: Object.fromEntries(byKind), running },
           },
@@ -75,6 +78,11 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
           .join(', ')
       : 'unknown (no run.json in the state directory)';
     const kinds = [...byKind.entries()].map(([kind, n]) => `${n} ${kind}`).join(', ');
+    // One line per provider called so far; the figures are as old as run.json.
+    const ageMs = runInfo ? Date.now() - runInfo.updatedAt : 0;
+    const providers = Object.entries(runInfo?.providers ?? {}).map(
+      ([id, health]) => `  Provider: ${describeProvider(id, health, ageMs)}`,
+    );
     writeLines(
       io.out,
       `Colloquy is running at ${url}${uptime}.`,
@@ -82,6 +90,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
       ...(outage ? [`  Database: ${describeOutage(outage, Date.now())}`] : []),
       ...(backlog ? [`  Outbox:   ${backlog}`] : []),
       `  Model:    ${model ?? 'none configured'}`,
+      ...providers,
       `  Channels: ${channels}`,
       `  Agents:   ${agents.map((a) => `${a.id}${a.default ? ' (default)' : ''}${a.model ? ` ${a.model}` : ''}`).join(', ')}`,
       `  Sessions: ${listed.total}${kinds ? ` (${kinds})` : ''}${running.length > 0 ? `; running: ${running.join(', ')}` : ''}`,
