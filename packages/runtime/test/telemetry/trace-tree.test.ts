@@ -177,6 +177,23 @@ describe('traces of a turn', () => {
 });
 
 describe('one trace per spawn tree', () => {
+  it("continues a gateway client's traceparent: the turn is a child of the caller's span", async () => {
+    h = await startHarness({ script: ['hi back'] });
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await h.runtime.gateway.call('agent', {
+      sessionKey: 'main',
+      message: 'hi',
+      traceparent,
+      tracestate: 'vendor=1',
+    });
+    await waitFor(() => spansNamed(telemetry.spans(), 'invoke_agent ').length === 1, 10_000, 'the turn span');
+    const turn = oneSpan(telemetry.spans(), 'invoke_agent main');
+    expect(turn.spanContext().traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(turn.parentSpanContext).toMatchObject({ spanId: '00f067aa0ba902b7', isRemote: true });
+    expect(turn.parentSpanContext?.traceState?.get('vendor')).toBe('1');
+    expect(turn.attributes['colloquy.tree.id']).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+  });
+
   it("runs a sub-agent in its parent's trace under the spawning tool call, and links its announce to it", async () => {
     h = await startSubagentHarness({
       script: (request) => {
@@ -221,11 +238,8 @@ describe('one trace per spawn tree', () => {
 
   it('gives each run a trace of its own, linked and sharing the tree id, when traceTree is "run"', async () => {
     h = await startSubagentHarness({
-      script: (request) => {
-        if (isSubagent(request)) return 'child result';
-        if (request.messages.some((m) => m.role === 'toolResult')) return 'waiting';
-        return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: 'help' } }] };
-      },
+      // The parent spawns through the tool directly below; woken by the announce, it only answers.
+      script: (request) => (isSubagent(request) ? 'child result' : 'noted'),
       telemetry: { traceTree: 'run' },
     });
     await seedMain(h.store);
