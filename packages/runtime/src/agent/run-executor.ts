@@ -1,7 +1,6 @@
 import type { SessionRecord } from '@colloquy/core';
 import type { RunRecord } from '@colloquy/core/gateway';
 import { agentConfigFor, toColloquyError } from '@colloquy/core/internal';
-import { context } from '@opentelemetry/api';
 import { startTyping } from '../delivery/typing.js';
 import type { QueuedRun } from '../queue/queued-run.js';
 import { stopKindOf, stopMessageOf } from '../queue/stop-reason.js';
@@ -53,7 +52,7 @@ export async function executeTurn(
   if (!begun) return;
   const turn = startTurnTrace(ctx.telemetry, begun.session ?? { key: sessionKey }, begun.runs);
   try {
-    await context.with(turn.context, () => continueTurn(ctx, sessionKey, begun, signal, turn));
+    await ctx.telemetry.within(turn.context, () => continueTurn(ctx, sessionKey, begun, signal, turn));
   } finally {
     turn.end();
   }

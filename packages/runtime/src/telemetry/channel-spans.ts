@@ -28,7 +28,7 @@ export async function traceInbound<T>(
     },
   });
   try {
-    return await context.with(trace.setSpan(context.active(), span), receive);
+    return await telemetry.within(trace.setSpan(context.active(), span), receive);
   } catch (error) {
     failSpan(span, error);
     throw error;

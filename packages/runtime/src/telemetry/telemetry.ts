@@ -1,7 +1,16 @@
 import { readFileSync } from 'node:fs';
 import type { ColloquyConfig } from '@colloquy/core';
 import { configuredSecrets, createRedactor } from '@colloquy/core/internal';
-import { metrics, type Tracer, trace } from '@opentelemetry/api';
+import {
+  type Context,
+  context,
+  INVALID_SPAN_CONTEXT,
+  metrics,
+  ProxyTracerProvider,
+  type Span,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import { createRuntimeMetrics, type GaugeSources, type RuntimeMetrics } from './runtime-metrics.js';
 
 /** The instrumentation scope: the tracer's and the meter's name. */
@@ -33,6 +42,10 @@ export interface RuntimeTelemetryOptions {
 /** The runtime's tracer, instruments and content rule (internal). */
 export interface Telemetry {
   readonly tracer: Tracer;
+  /** False when no tracer provider was registered before the runtime was created: spans are skipped. */
+  readonly tracing: boolean;
+  /** Runs `fn` with `ctx` active (directly, when not tracing). */
+  within<T>(ctx: Context, fn: () => T): T;
   readonly metrics: RuntimeMetrics;
   readonly traceTree: 'tree' | 'run';
   /** True when content is recorded. */
@@ -57,11 +70,35 @@ export function createTelemetry(
 ): Telemetry {
   const recordContent = options?.recordContent === true;
   const redact = recordContent ? createRedactor(configuredSecrets(config)) : undefined;
+  const tracing = tracerProviderRegistered();
   return {
-    tracer: trace.getTracer(INSTRUMENTATION_NAME, VERSION),
+    // Without a registered SDK, a local no-op tracer: no proxy lookup on every span.
+    tracer: tracing ? trace.getTracer(INSTRUMENTATION_NAME, VERSION) : NOOP_TRACER,
+    tracing,
+    within: tracing ? (ctx, fn) => context.with(ctx, fn) : (_ctx, fn) => fn(),
     metrics: createRuntimeMetrics(metrics.getMeter(INSTRUMENTATION_NAME, VERSION), gauges),
     traceTree: options?.traceTree ?? 'tree',
     recordContent,
     content: (text) => (redact ? redact(text).text : ''),
   };
+}
+
+/** A span that records nothing, shared by every call of {@link NOOP_TRACER}. */
+const NOOP_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/** The tracer of a process without an OpenTelemetry SDK. */
+const NOOP_TRACER: Tracer = {
+  startSpan: () => NOOP_SPAN,
+  startActiveSpan: ((_name: string, ...rest: unknown[]) => {
+    const fn = rest.at(-1) as (span: Span) => unknown;
+    return fn(NOOP_SPAN);
+  }) as Tracer['startActiveSpan'],
+};
+
+/** True when an application registered a tracer provider (an SDK) with `@opentelemetry/api`. */
+function tracerProviderRegistered(): boolean {
+  const provider = trace.getTracerProvider();
+  if (!(provider instanceof ProxyTracerProvider)) return true;
+  // An unset proxy delegates to the API's own no-op provider, which a fresh proxy also returns.
+  return provider.getDelegate() !== new ProxyTracerProvider().getDelegate();
 }

@@ -1,7 +1,7 @@
 import type { AgentTool } from '@colloquy/core';
 import type { RunRecord } from '@colloquy/core/gateway';
 import type { FinishReason, ModelMessage, TokenUsage } from '@colloquy/core/model';
-import { type Attributes, type Context, context, type Link, SpanKind, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, type Link, SpanKind, trace } from '@opentelemetry/api';
 import type { TurnOutcome } from '../agent/turn-outcome.js';
 import { messageParts, outputParts } from './content-parts.js';
 import { errorTypeOf, failSpan } from './span-errors.js';
@@ -228,7 +228,7 @@ async function traceToolCall<T extends { text: string; isError: boolean }>(
   const started = performance.now();
   let failed: string | undefined;
   try {
-    const outcome = await context.with(trace.setSpan(parent, span), run);
+    const outcome = await telemetry.within(trace.setSpan(parent, span), run);
     if (outcome.isError) {
       failed = 'tool_error';
       failSpan(span, failed, 'The tool returned an error.');
