@@ -12,7 +12,7 @@ export { parseSlashCommand, SLASH_COMMANDS } from './commands/parse-slash-comman
 export type { SlashCommands, SlashCommandsOptions } from './commands/slash-commands.js';
 export { createSlashCommands } from './commands/slash-commands.js';
 // --- config ---
-export type { AppSection, StorageSection, WebChatSection } from './config/app-schema.js';
+export type { AppSection, StorageSection, TelemetrySection, WebChatSection } from './config/app-schema.js';
 export { AppSectionSchema, WebChatSectionSchema } from './config/app-schema.js';
 export { CONFIG_TEMPLATE } from './config/config-template.js';
 export type { Env, EnvOverlay } from './config/env-overlay.js';

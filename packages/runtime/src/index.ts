@@ -53,6 +53,8 @@ export type { AfterCommit, TurnEndHook } from './runtime/turn-end-hook-types.js'
 // --- sub-agents: announce outbox, attachments, cleanup ---
 export type { AnnounceStats, AnnounceStatus, ChatOutcome } from './subagents/announce.js';
 export type { SubagentRegistry, SubagentRuntimeOptions, SweepReport } from './subagents/subagent-registry.js';
+// --- OpenTelemetry (spans and metrics through @opentelemetry/api) ---
+export { INSTRUMENTATION_NAME, type RuntimeTelemetryOptions } from './telemetry/telemetry.js';
 export {
   CLOSE_CODES,
   type ErrorBody,

@@ -22,6 +22,7 @@ import {
   type ToolsHookContext,
 } from '@colloquy/runtime';
 import { createSlashCommands } from '../commands/slash-commands.js';
+import type { Env } from '../config/env-overlay.js';
 import type { BotConfig } from '../config/load-config.js';
 import { noModelMessage } from '../config/model-help.js';
 import { databaseOutage, describeOutage } from '../state/database-outage.js';
@@ -38,6 +39,11 @@ import {
   type StateSecret,
   writeRunInfo,
 } from '../state/state-dir.js';
+import {
+  runtimeTelemetryOptions,
+  type StartedTelemetry,
+  startTelemetry,
+} from '../telemetry/start-telemetry.js';
 import { createChannelPlugins } from './channel-plugins.js';
 import { createCommandRunner } from './command-runner.js';
 import { startFreshSession } from './fresh-session.js';
@@ -61,6 +67,11 @@ export interface BotOptions {
    * `colloquy start` command shuts down and exits 1, for a supervisor to restart it.
    */
   onFailure?(error: Error): void;
+  /**
+   * The environment the OpenTelemetry export reads (`OTEL_EXPORTER_OTLP_ENDPOINT` and the other
+   * `OTEL_*` variables, beside the config's `telemetry` section). Default `process.env`.
+   */
+  env?: Env;
 }
 
 /** A running bot. */
@@ -116,6 +127,7 @@ export async function startBot(options: BotOptions): Promise<Bot> {
   let unlock: (() => Promise<void>) | undefined;
   let cluster: PostgresCluster | undefined;
   let token: (Pick<StateSecret, 'value' | 'created'> & { file?: string }) | undefined;
+  let telemetry: StartedTelemetry | undefined;
   // By default a failure stops the bot, once it runs (a start that is still under way stops right after).
   let failed: Error | undefined;
   let bot: Bot | undefined;
@@ -133,13 +145,17 @@ export async function startBot(options: BotOptions): Promise<Bot> {
     token = options.config.core.gateway.token
       ? { value: options.config.core.gateway.token, created: false }
       : await readOrCreateSecret(options.config.stateDir, STATE_FILES.adminToken);
-    bot = await launch(options, token, store, cluster, unlock);
+    // Before the runtime exists: its tracer and meter come from the providers this registers.
+    telemetry = await startTelemetry(options.config.telemetry, options.env ?? process.env);
+    if (telemetry) log.info({ traces: telemetry.tracesUrl }, 'exporting OpenTelemetry traces and metrics');
+    bot = await launch(options, token, store, cluster, unlock, telemetry);
     if (failed) void bot.stop();
     return bot;
   } catch (error) {
     // A token nobody was shown must not count as shown: the next start generates and prints one.
     if (token?.created && token.file) await rm(token.file, { force: true });
     await cluster?.stop().catch(() => {});
+    await telemetry?.shutdown().catch(() => {});
     await store.close().catch(() => {});
     await unlock?.();
     throw error;
@@ -176,6 +192,7 @@ async function launch(
   store: Store,
   cluster: PostgresCluster | undefined,
   unlock: (() => Promise<void>) | undefined,
+  telemetry: StartedTelemetry | undefined,
 ): Promise<Bot> {
   const { config } = options;
   const log = options.logger ?? silentLogger;
@@ -273,6 +290,7 @@ async function launch(
     // A reply within half a second needs no "typing..." (and spends no platform call on one).
     typingDelayMs: 500,
     ...(cluster ? { cluster } : {}),
+    telemetry: runtimeTelemetryOptions(config.telemetry),
   });
 
   function channelStates(): string[] {
@@ -337,6 +355,12 @@ async function launch(
           new Promise((resolve) => setTimeout(resolve, 1000).unref()),
         ]);
         await removeRunInfo(config.stateDir, process.pid);
+        // The runtime's last spans and metrics are exported before the process may exit.
+        await telemetry
+          ?.shutdown()
+          .catch((error: unknown) =>
+            log.warn({ err: error }, 'could not export the last OpenTelemetry data'),
+          );
         await unlock?.();
       })();
       return stopping;

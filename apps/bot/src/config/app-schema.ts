@@ -68,6 +68,58 @@ export const StorageSectionSchema = Type.Object(
 /** The resolved `storage` section. */
 export type StorageSection = Static<typeof StorageSectionSchema>;
 
+/** The `telemetry` section: OpenTelemetry traces and metrics exported over OTLP/HTTP (docs/telemetry.md). */
+export const TelemetrySectionSchema = Type.Object(
+  {
+    enabled: Type.Optional(
+      Type.Boolean({
+        description:
+          'Export traces and metrics. Unset: on when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / _METRICS_ENDPOINT) is set. OTEL_SDK_DISABLED=true turns it off.',
+      }),
+    ),
+    endpoint: Type.Optional(
+      Type.String({
+        pattern: '^https?://',
+        'x-expected': 'an http:// or https:// URL of an OTLP/HTTP receiver',
+        description:
+          'The OTLP/HTTP base URL, e.g. "http://127.0.0.1:4318" (/v1/traces and /v1/metrics are added). Unset: OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318.',
+      }),
+    ),
+    serviceName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'service.name of the exports. Unset: OTEL_SERVICE_NAME, else "colloquy".',
+      }),
+    ),
+    sampleRatio: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      default: 1,
+      description: 'The share of new traces kept; a spawn tree is kept or dropped whole.',
+    }),
+    metricIntervalSeconds: Type.Integer({
+      minimum: 1,
+      maximum: 3600,
+      default: 60,
+      description: 'How often metrics are exported.',
+    }),
+    recordContent: Type.Boolean({
+      default: false,
+      description:
+        'Record prompts, answers, tool arguments and results on spans, with secrets redacted as in sessions_history output.',
+    }),
+    traceTree: Type.Union([Type.Literal('tree'), Type.Literal('run')], {
+      default: 'tree',
+      description:
+        '"tree": one trace per spawn tree. "run": a trace per run, linked, sharing colloquy.tree.id (for trees that run for hours).',
+    }),
+  },
+  { ...Strict, default: {} },
+);
+
+/** The resolved `telemetry` section. */
+export type TelemetrySection = Static<typeof TelemetrySectionSchema>;
+
 /** The resolved `channels.webchat` section (the web chat plugin's `WebChatConfig`). */
 export type { WebChatConfig as WebChatSection } from '@colloquy/plugin-webchat';
 /**

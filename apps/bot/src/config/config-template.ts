@@ -52,6 +52,10 @@ export const CONFIG_TEMPLATE = `// Colloquy bot config (JSON5: comments and trai
     // maxResultChars: 100000, // longer results are cut, and the agent is told
   },
 
+  // --- OpenTelemetry (docs/telemetry.md) ----------------------------------------------------------
+  // Traces and metrics over OTLP/HTTP; also on when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  // telemetry: { enabled: true, endpoint: "http://127.0.0.1:4318", recordContent: false },
+
   // --- the gateway (CLI and tools over WebSocket) ----------------------------------------------
   gateway: {
     host: "127.0.0.1",

@@ -15,6 +15,8 @@ import {
   AppSectionSchema,
   type StorageSection,
   StorageSectionSchema,
+  type TelemetrySection,
+  TelemetrySectionSchema,
   type WebChatSection,
 } from './app-schema.js';
 import { collectConfigSecrets } from './config-secrets.js';
@@ -56,6 +58,8 @@ export interface BotConfig {
    * servers whose tools agents may use (`agents.list[].tools.allow`).
    */
   mcp: McpToolSourceOptions;
+  /** The `telemetry` section: OpenTelemetry export (the environment's `OTEL_*` variables fill what it leaves out). */
+  telemetry: TelemetrySection;
   /** The absolute state directory. */
   stateDir: string;
   /** The directory relative paths on the command line are resolved from. */
@@ -108,7 +112,13 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
   const { input, applied } = applyEnvironment(raw, env);
   const issues: ConfigIssue[] = [];
 
-  const { app: appInput, storage: storageInput, mcp: mcpInput, ...coreInput } = input;
+  const {
+    app: appInput,
+    storage: storageInput,
+    mcp: mcpInput,
+    telemetry: telemetryInput,
+    ...coreInput
+  } = input;
   const channelsInput = isRecord(coreInput.channels) ? coreInput.channels : {};
   const checked = checkConfig(coreInput);
   if (!checked.ok) issues.push(...checked.issues);
@@ -117,6 +127,8 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
   if (!app.ok) issues.push(...app.issues);
   const storage = checkSection(StorageSectionSchema, storageInput, { path: 'storage' });
   if (!storage.ok) issues.push(...storage.issues);
+  const telemetry = checkSection(TelemetrySectionSchema, telemetryInput, { path: 'telemetry' });
+  if (!telemetry.ok) issues.push(...telemetry.issues);
   const mcp = checkMcpSection(mcpInput, env);
   if (!mcp.ok) issues.push(...mcp.issues);
   if (checked.ok && mcp.ok) issues.push(...mcpAllowIssues(checked.config, mcp.value));
@@ -134,7 +146,7 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
   }
   const platforms = await resolvePlatforms(channelsInput, env, issues);
 
-  if (issues.length > 0 || !checked.ok || !app.ok || !storage.ok || !mcp.ok || !webchat.ok) {
+  if (issues.length > 0 || !checked.ok || !app.ok || !storage.ok || !telemetry.ok || !mcp.ok || !webchat.ok) {
     return { ok: false, file, issues, fromEnvironment: applied };
   }
   const core = checked.config;
@@ -154,6 +166,7 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
       webchat: webchat.value,
       platforms,
       mcp: mcpToolSourceOptions(mcp.value, env),
+      telemetry: telemetry.value,
       stateDir: resolveStateDir(options.stateDir, app.value, file, baseDir, env),
       baseDir,
       fromEnvironment: applied,

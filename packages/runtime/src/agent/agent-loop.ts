@@ -1,7 +1,8 @@
 import { type AgentTool, ColloquyError, type ContentBlock, type TranscriptMessage } from '@colloquy/core';
 import type { TokenUsage } from '@colloquy/core/gateway';
 import { addUsage } from '@colloquy/core/internal';
-import type { ModelMessage, ModelProvider, ModelStreamEvent } from '@colloquy/core/model';
+import type { FinishReason, ModelMessage, ModelProvider, ModelStreamEvent } from '@colloquy/core/model';
+import type { LoopTrace } from '../telemetry/turn-trace.js';
 import { runToolCall, toolSpecs } from './tool-runner.js';
 import { ZERO_USAGE } from './usage.js';
 
@@ -19,6 +20,8 @@ export interface AgentLoopInput {
   signal: AbortSignal;
   thinking?: string;
   runId: string;
+  /** Spans of the model and tool calls. Default: none. */
+  trace?: LoopTrace;
   now(): number;
   /** The cost of a usage record (from `models.prices`), or undefined. */
   cost(usage: TokenUsage): number | undefined;
@@ -109,7 +112,10 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<AgentLoopResu
     for (const call of out.calls) {
       throwIfAborted(input.signal);
       input.onToolCall?.(call.name, call.id);
-      const outcome = await raceAbort(runToolCall(input.tools, call, input.signal), input.signal);
+      const running = input.trace
+        ? input.trace.toolCall(call, () => runToolCall(input.tools, call, input.signal))
+        : runToolCall(input.tools, call, input.signal);
+      const outcome = await raceAbort(running, input.signal);
       const message = toolResultMessage(input, call, outcome);
       await input.record([message]);
       input.messages.push({
@@ -168,11 +174,19 @@ async function streamStep(input: AgentLoopInput, specs: ReturnType<typeof toolSp
   let text = '';
   const calls: StepOutput['calls'] = [];
   let usage: TokenUsage | undefined;
+  let finishReason: FinishReason | undefined;
+  const traced = input.trace?.modelCall({
+    provider: input.provider.id,
+    model: input.modelId,
+    system: input.system,
+    messages: input.messages,
+  });
   try {
     for (;;) {
       const next: IteratorResult<ModelStreamEvent> = await raceAbort(iterator.next(), input.signal);
       if (next.done) break;
       const event = next.value;
+      if (event.type === 'text-delta' || event.type === 'tool-call') traced?.firstChunk();
       if (event.type === 'text-delta') {
         text += event.text;
         input.onDelta?.(event.text);
@@ -180,15 +194,21 @@ async function streamStep(input: AgentLoopInput, specs: ReturnType<typeof toolSp
         calls.push({ id: event.id, name: event.name, arguments: event.arguments });
       } else if (event.type === 'finish') {
         usage = event.usage;
+        finishReason = event.finishReason;
         if (event.finishReason === 'error') {
           throw new ColloquyError('MODEL_ERROR', 'The model ended its turn with an error. Try again.');
         }
       }
     }
+  } catch (error) {
+    traced?.end(undefined, error);
+    throw error;
   } finally {
     if (input.signal.aborted) void iterator.return?.()?.catch(() => {});
   }
-  return { text, calls, usage: usage ?? { ...ZERO_USAGE } };
+  const out = { text, calls, usage: usage ?? { ...ZERO_USAGE } };
+  traced?.end({ ...out, ...(finishReason ? { finishReason } : {}) });
+  return out;
 }
 
 function throwIfAborted(signal: AbortSignal): void {

@@ -12,6 +12,7 @@ import { hasActiveRun } from '../cluster/run-job.js';
 import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { registerWatch } from '../runtime/watch-notices.js';
+import { withTraceMeta } from '../telemetry/trace-context.js';
 import { inputMessage } from './run-lifecycle.js';
 
 /** A run to create and queue. */
@@ -143,6 +144,8 @@ export async function enqueueRunIf(
  * @returns the record (not stored)
  */
 export function newRunRecord(input: Omit<NewRun, 'seed' | 'watchBy'>, now: number): RunRecord {
+  // Queued inside a span (an inbound message, a spawning tool call): the run continues its trace.
+  const meta = withTraceMeta(input.meta);
   return {
     runId: input.runId ?? randomUUID(),
     sessionKey: input.sessionKey,
@@ -157,7 +160,7 @@ export function newRunRecord(input: Omit<NewRun, 'seed' | 'watchBy'>, now: numbe
     ...(input.extraSystemPrompt ? { extraSystemPrompt: input.extraSystemPrompt } : {}),
     ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
     ...(input.provenance ? { provenance: input.provenance } : {}),
-    ...(input.meta ? { meta: input.meta } : {}),
+    ...(meta ? { meta } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import { stopKindOf, stopMessageOf } from '../queue/stop-reason.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { redactSpawnAttachments } from '../subagents/redact-attachments.js';
 import { filterSubagentTools, subagentPromptOf } from '../subagents/tool-filter.js';
+import { startTurnTrace, type TurnTrace } from '../telemetry/turn-trace.js';
 import { runAgentLoop } from './agent-loop.js';
 import { buildSystemPrompt, toModelMessages } from './build-prompt.js';
 import { answerGatewayCommand } from './gateway-command.js';
@@ -50,6 +51,22 @@ export async function executeTurn(
       batch.map((item) => item.id),
     ));
   if (!begun) return;
+  const turn = startTurnTrace(ctx.telemetry, begun.session ?? { key: sessionKey }, begun.runs);
+  try {
+    await ctx.telemetry.within(turn.context, () => continueTurn(ctx, sessionKey, begun, signal, turn));
+  } finally {
+    turn.end();
+  }
+}
+
+/** The rest of {@link executeTurn} once the turn has begun, in the turn's span. */
+async function continueTurn(
+  ctx: RuntimeContext,
+  sessionKey: string,
+  begun: BegunTurn,
+  signal: AbortSignal,
+  turn: TurnTrace,
+): Promise<void> {
   if (begun.woke) ctx.yields.disarm(sessionKey);
   for (const run of begun.runs) ctx.events.emit({ type: 'run.started', runId: run.runId, sessionKey });
   ctx.events.emit({ type: 'session.updated', sessionKey });
@@ -71,7 +88,7 @@ export async function executeTurn(
     try {
       // A store with group commit acknowledges writes early: the begun turn must be durable first.
       await ctx.store.flush?.();
-      outcome = await runModel(ctx, session, begun, signal);
+      outcome = await runModel(ctx, session, begun, signal, turn);
     } catch (error) {
       outcome = outcomeOfError(error, signal);
     } finally {
@@ -83,6 +100,7 @@ export async function executeTurn(
     else if (outcome.status === 'done') outageOverFor(ctx, sessionKey);
   }
 
+  turn.outcome(outcome);
   const plan = begun.session ? planReply(begun.session, begun.runs[0]!, outcome) : undefined;
   let ended: EndedTurn;
   let reply: MarkedReply | undefined;
@@ -153,6 +171,7 @@ async function runModel(
   session: SessionRecord,
   begun: BegunTurn,
   signal: AbortSignal,
+  turn: TurnTrace,
 ): Promise<TurnOutcome> {
   const { config, store } = ctx;
   const leader = begun.runs[0]!;
@@ -181,6 +200,7 @@ async function runModel(
   // MCP servers start on first use; a server that cannot start is a notice in the prompt, not a wait.
   const mcp = ctx.mcp ? await ctx.mcp.toolsFor(mcpAllowListsFor(config, session)) : undefined;
   const allTools = mcp ? [...hookTools, ...mcp.tools] : hookTools;
+  if (mcp) turn.useMcpTools(mcp.tools);
   // Sub-agents get the full tool set minus the session tools (tools.subagents.tools).
   const tools = session.kind === 'subagent' ? filterSubagentTools(config, allTools) : allTools;
   const agent = agentConfigFor(config, session.agentId);
@@ -202,6 +222,7 @@ async function runModel(
     maxSteps: config.runtime.maxSteps,
     signal,
     runId: leader.runId,
+    trace: turn,
     now: () => ctx.clock.now(),
     cost: (usage) => costOf(config, selection.modelRef, usage),
     ...(session.thinkingLevel ? { thinking: session.thinkingLevel } : {}),

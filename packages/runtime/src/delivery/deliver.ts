@@ -10,6 +10,8 @@ import {
 } from '@colloquy/core';
 import type { DeliveryOutcome } from '@colloquy/core/gateway';
 import type { EventBus } from '../gateway/event-bus.js';
+import { traceDelivery } from '../telemetry/channel-spans.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { classifySendFailure } from './send-failure.js';
 
 /** What an outbound message is, for logs and the `delivery` event. */
@@ -40,6 +42,8 @@ export interface DeliverOptions {
   plugins: ReadonlyMap<string, ChannelPlugin>;
   events: EventBus;
   logger: Logger;
+  /** Spans (`colloquy.deliver <channel>`) and the failed-delivery count. Default: none. */
+  telemetry?: Telemetry;
 }
 
 /**
@@ -54,7 +58,7 @@ export interface DeliverOptions {
  * @returns the {@link Deliver} function
  */
 export function createDeliver(options: DeliverOptions): Deliver {
-  const { config, plugins, events, logger } = options;
+  const { config, plugins, events, logger, telemetry } = options;
   return async ({ session, message, kind, to: explicit }) => {
     const to = explicit ?? session.deliveryContext;
     if (!to) {
@@ -63,7 +67,9 @@ export function createDeliver(options: DeliverOptions): Deliver {
         reason: `Session ${session.key} has no delivery context (no channel message yet).`,
       };
     }
-    const outcome = await deliverTo(to);
+    const outcome = telemetry
+      ? await traceDelivery(telemetry, to.channel, kind, () => deliverTo(to))
+      : await deliverTo(to);
     if (outcome.status !== 'delivered') {
       logger.info({ sessionKey: session.key, kind, outcome }, 'delivery not sent');
     }

@@ -36,6 +36,8 @@ import { canFoldRuns, type QueuedRun } from '../queue/queued-run.js';
 import { createSubagentRegistry } from '../subagents/registry.js';
 import type { SubagentRegistry } from '../subagents/subagent-registry.js';
 import { defaultWorkspaceRoot } from '../subagents/workspace.js';
+import { traceInbound } from '../telemetry/channel-spans.js';
+import { createTelemetry } from '../telemetry/telemetry.js';
 import { type GatewayServer, startGatewayServer } from '../ws/gateway-server.js';
 import { type RecoveryReport, recoverRuns, wakeUnreadInboxes } from './recover-runs.js';
 import type { RuntimeContext } from './runtime-context.js';
@@ -156,6 +158,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     clock,
     events,
     plugins,
+    telemetry: createTelemetry(config, options.telemetry, {
+      runningByLane: () => {
+        const lanes = ctx.queue.stats().lanes;
+        return { main: lanes.main.running, subagent: lanes.subagent.running, cron: lanes.cron.running };
+      },
+      pendingAnnounces: async () => (await store.listOutbox({ statuses: ['pending'] })).length,
+    }),
     models: options.models ?? createModelRouter(config),
     tools: options.tools ?? sessionToolsHook,
     mcp: options.mcp,
@@ -189,7 +198,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     wake: (sessionKey: string, afterTurn?: boolean) => wake(sessionKey, afterTurn),
   } as Omit<RuntimeContext, 'deliver' | 'queue' | 'gateway' | 'subagents' | 'yields'> as RuntimeContext;
   const mutable = ctx as { -readonly [K in keyof RuntimeContext]: RuntimeContext[K] };
-  mutable.deliver = createDeliver({ config, plugins, events, logger: log });
+  mutable.deliver = createDeliver({ config, plugins, events, logger: log, telemetry: ctx.telemetry });
   mutable.queue = createCommandQueue<QueuedRun>({
     limits: config.runtime.lanes,
     execute: (batch, signal) =>
@@ -418,7 +427,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const runtime: Runtime = {
     gateway,
     receive: (inbound) =>
-      receiveInbound(ctx, { commands: options.commands, isOwner: options.isOwner }, inbound),
+      traceInbound(ctx.telemetry, inbound, () =>
+        receiveInbound(ctx, { commands: options.commands, isOwner: options.isOwner }, inbound),
+      ),
     start,
     shutdown,
     wake: (sessionKey) => wake(sessionKey),

@@ -13,6 +13,7 @@ import type { McpToolSource } from '../mcp/client/mcp-tool-source.js';
 import type { CommandQueue } from '../queue/command-queue.js';
 import type { QueuedRun } from '../queue/queued-run.js';
 import type { SubagentRegistry } from '../subagents/subagent-registry.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Clock, CommandsHook, ModelResolver, ToolsHook } from './runtime-options.js';
 import type { TurnEndHook } from './turn-end-hook-types.js';
 import type { YieldTimers } from './yield-timers.js';
@@ -28,6 +29,8 @@ export interface RuntimeContext {
   /** Messages owed to chats, sent in order per target and kept while their platform fails. */
   readonly outbox: DeliveryOutbox;
   readonly log: Logger;
+  /** Spans and metrics (no-ops until the application registers an OpenTelemetry SDK). */
+  readonly telemetry: Telemetry;
   readonly clock: Clock;
   readonly events: EventBus;
   readonly plugins: ReadonlyMap<string, ChannelPlugin>;

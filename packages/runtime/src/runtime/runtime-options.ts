@@ -14,6 +14,7 @@ import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import type { RuntimeGateway } from '../gateway/runtime-gateway.js';
 import type { McpToolSource } from '../mcp/client/mcp-tool-source.js';
 import type { SubagentRuntimeOptions } from '../subagents/subagent-registry.js';
+import type { RuntimeTelemetryOptions } from '../telemetry/telemetry.js';
 
 /** The runtime's clock. Tests inject a fake one. */
 export interface Clock {
@@ -154,4 +155,10 @@ export interface RuntimeOptions {
    * what the previous process left.
    */
   cluster?: ClusterAdapter;
+  /**
+   * OpenTelemetry traces and metrics: content recording and the trace layout of spawn trees. The
+   * runtime uses `@opentelemetry/api` only: spans and metrics reach the SDK the application
+   * registers, and cost nothing without one. Default: no content, one trace per spawn tree.
+   */
+  telemetry?: RuntimeTelemetryOptions;
 }

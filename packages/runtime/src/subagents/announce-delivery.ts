@@ -7,6 +7,7 @@ import {
 } from '@colloquy/core/internal';
 import type { AnnounceOutcome, OutboxEntry, StoreTransaction } from '@colloquy/core/store';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { startAnnounceSpan } from '../telemetry/channel-spans.js';
 import {
   type AnnouncePayload,
   announceInboxId,
@@ -58,18 +59,38 @@ export function createAnnounceDelivery(ctx: RuntimeContext, deps: AnnounceDelive
     // are current, so they need no second read.
     const todo = rows.filter((row) => row.status === 'pending' && row.inboxAt === undefined);
     if (todo.length === 0) return;
-    await store.transaction(async (tx) => {
-      for (const row of todo) {
-        const payload = row.payload as unknown as AnnouncePayload;
-        await tx.putInbox({
-          sessionKey: requester.key,
-          id: announceInboxId(row.childSessionKey, row.runId),
-          message: announceMessage(payload, now),
-          createdAt: now,
-        });
-        await tx.updateOutbox(row.childSessionKey, row.runId, { inboxAt: now, updatedAt: now });
-      }
+    const spans = todo.map((row) => {
+      const payload = row.payload as unknown as AnnouncePayload;
+      return startAnnounceSpan(ctx.telemetry, {
+        childSessionKey: row.childSessionKey,
+        runId: row.runId,
+        requester: requester.key,
+        status: payload.status,
+        ...(payload.trace ? { trace: payload.trace } : {}),
+      });
     });
+    await store
+      .transaction(async (tx) => {
+        for (const row of todo) {
+          const payload = row.payload as unknown as AnnouncePayload;
+          await tx.putInbox({
+            sessionKey: requester.key,
+            id: announceInboxId(row.childSessionKey, row.runId),
+            message: announceMessage(payload, now),
+            createdAt: now,
+          });
+          await tx.updateOutbox(row.childSessionKey, row.runId, { inboxAt: now, updatedAt: now });
+        }
+      })
+      .then(
+        () => {
+          for (const end of spans) end();
+        },
+        (error: unknown) => {
+          for (const end of spans) end(error);
+          throw error;
+        },
+      );
     for (const row of todo) row.inboxAt = now;
   }
 

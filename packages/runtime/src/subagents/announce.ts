@@ -3,6 +3,7 @@ import type { RunRecord, RunStatus, SessionOrigin } from '@colloquy/core/gateway
 import { ANNOUNCE_SKIP, subagentMetaOf, truncateText } from '@colloquy/core/internal';
 import type { StoreTransaction } from '@colloquy/core/store';
 import { textOf } from '../agent/build-prompt.js';
+import { type AnnounceTrace, announceTraceOf } from '../telemetry/channel-spans.js';
 
 /** The announce status: from the runtime, never from model text. */
 export type AnnounceStatus = 'ok' | 'error' | 'timeout' | 'killed' | 'interrupted';
@@ -46,6 +47,8 @@ export interface AnnouncePayload {
    * remove), so delivery can skip reading the child session otherwise.
    */
   needsCleanup?: boolean;
+  /** Where the child run stands in its spawn tree's trace, when it was traced. */
+  trace?: AnnounceTrace;
 }
 
 /** The stats line's figures. */
@@ -142,6 +145,8 @@ export async function buildAnnounce(
   };
   const meta = session ? subagentMetaOf(session) : undefined;
   if (meta && (meta.cleanup === 'delete' || meta.attachments)) payload.needsCleanup = true;
+  const trace = announceTraceOf(run.meta);
+  if (trace) payload.trace = trace;
   payload.text = renderAnnounce(payload);
   return payload;
 }

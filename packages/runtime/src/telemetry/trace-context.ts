@@ -1,0 +1,128 @@
+import {
+  type Context,
+  context,
+  createContextKey,
+  createTraceState,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  type SpanContext,
+  trace,
+} from '@opentelemetry/api';
+
+/**
+ * The trace fields a run record keeps in its `meta`: the W3C trace context of the span that
+ * queued it (an inbound message, the `sessions_spawn` call of the parent, a gateway or MCP client's
+ * `traceparent`) and the id of the spawn tree it belongs to. The run record is what a cluster job
+ * and a restart read back, so a run continues its tree's trace wherever and whenever it runs.
+ */
+export interface RunTraceMeta {
+  /** `00-<trace id>-<span id>-<flags>`. */
+  traceparent: string;
+  tracestate?: string;
+  /** The spawn tree's id (`colloquy.tree.id`): the trace id of the tree's first span. */
+  traceTree?: string;
+}
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+const TREE_ID = createContextKey('colloquy.tree.id');
+
+/**
+ * The `traceparent` header value of a span context.
+ *
+ * @param span - the span context
+ * @returns the W3C `traceparent`
+ */
+export function formatTraceparent(span: SpanContext): string {
+  return `00-${span.traceId}-${span.spanId}-${span.traceFlags.toString(16).padStart(2, '0')}`;
+}
+
+/**
+ * The remote span context of a W3C `traceparent` (and `tracestate`), or undefined when it is not one.
+ *
+ * @param traceparent - the header value
+ * @param tracestate - its `tracestate`, if any
+ * @returns the span context
+ */
+export function parseTraceparent(traceparent: unknown, tracestate?: unknown): SpanContext | undefined {
+  if (typeof traceparent !== 'string') return undefined;
+  const match = TRACEPARENT.exec(traceparent.trim().toLowerCase());
+  if (!match || match[1] === 'ff') return undefined;
+  const span: SpanContext = {
+    traceId: match[2]!,
+    spanId: match[3]!,
+    traceFlags: Number.parseInt(match[4]!, 16) & 1,
+    isRemote: true,
+  };
+  if (!isSpanContextValid(span)) return undefined;
+  if (typeof tracestate === 'string' && tracestate !== '') span.traceState = createTraceState(tracestate);
+  return span;
+}
+
+/**
+ * The trace fields to keep on a run queued in `ctx` (by default the active context): nothing when
+ * no span is active, which is always the case when no OpenTelemetry SDK is registered.
+ *
+ * @param ctx - the context the run is queued in
+ * @returns the fields, or undefined
+ */
+export function traceMetaOf(ctx: Context = context.active()): RunTraceMeta | undefined {
+  const span = trace.getSpanContext(ctx);
+  if (!span || !isSpanContextValid(span)) return undefined;
+  const tree = treeIdOf(ctx);
+  const state = span.traceState?.serialize();
+  return {
+    traceparent: formatTraceparent(span),
+    ...(state ? { tracestate: state } : {}),
+    ...(tree ? { traceTree: tree } : {}),
+  };
+}
+
+/**
+ * A run's `meta` with the active trace context added, unless it already has a `traceparent` (a
+ * client's own, from the gateway `agent` method or an MCP request's `_meta`).
+ *
+ * @param meta - the run's meta
+ * @returns `meta`, or a copy with the trace fields
+ */
+export function withTraceMeta(
+  meta: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  if (meta?.traceparent !== undefined) return meta;
+  const trace = traceMetaOf();
+  return trace ? { ...meta, ...trace } : meta;
+}
+
+/**
+ * The context a run's spans start from: its stored trace context (remote parent) and tree id.
+ *
+ * @param meta - the run's meta
+ * @returns the context, the root context when the run has none
+ */
+export function contextOfRun(meta: Record<string, unknown> | undefined): Context {
+  const parent = parseTraceparent(meta?.traceparent, meta?.tracestate);
+  if (!parent) return ROOT_CONTEXT;
+  const withParent = trace.setSpanContext(ROOT_CONTEXT, parent);
+  return typeof meta?.traceTree === 'string' ? withTreeId(withParent, meta.traceTree) : withParent;
+}
+
+/**
+ * `ctx` carrying the spawn tree id that runs queued in it inherit.
+ *
+ * @param ctx - the context
+ * @param treeId - the tree id
+ * @returns the new context
+ */
+export function withTreeId(ctx: Context, treeId: string): Context {
+  return ctx.setValue(TREE_ID, treeId);
+}
+
+/**
+ * The spawn tree id carried by `ctx`, if any.
+ *
+ * @param ctx - the context
+ * @returns the tree id
+ */
+export function treeIdOf(ctx: Context): string | undefined {
+  const value = ctx.getValue(TREE_ID);
+  return typeof value === 'string' ? value : undefined;
+}
