@@ -280,7 +280,12 @@ describe('announce delivery under faults', () => {
     let failNext = true;
     const { store: inner, file, cleanup } = await (await import('../support/harness.js')).makeStore('sqlite');
     // A store that fails the first record of a delivered reply (right after the platform send),
-    // whether it is made on the store or on a transaction handle.
+    // whether it is made on the store or on a transaction handle, by the store's own
+    // `recordDeliveries` or by core's default over `updateRun`.
+    const recordsDelivered = (name: string | symbol, args: unknown[]): boolean =>
+      name === 'recordDeliveries'
+        ? (args[0] as { state: { status: string } }[]).some((record) => record.state.status === 'delivered')
+        : (args[1] as { meta?: { delivery?: { status?: string } } }).meta?.delivery?.status === 'delivered';
     const failing = <T extends object>(target: T): T =>
       new Proxy(target, {
         get(object, name, receiver) {
@@ -290,10 +295,9 @@ describe('announce delivery under faults', () => {
             return (fn: (tx: StoreTransaction) => Promise<unknown>) =>
               (value as StoreTransaction['transaction']).call(receiver, (tx) => fn(failing(tx)));
           }
-          if (name !== 'updateRun') return value;
+          if (name !== 'updateRun' && name !== 'recordDeliveries') return value;
           return (...args: unknown[]) => {
-            const patch = args[1] as { meta?: { delivery?: { status?: string } } };
-            if (failNext && patch.meta?.delivery?.status === 'delivered') {
+            if (failNext && recordsDelivered(name, args)) {
               failNext = false;
               throw new Error('injected crash right after the platform send');
             }
