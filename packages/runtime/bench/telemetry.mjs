@@ -97,7 +97,7 @@ async function measure(mode, storeKind) {
   const { openSqliteStore } = await import('@colloquy/store-sqlite');
   const { createScriptedModel } = await import('@colloquy/testkit');
   const { createRuntime } = await import('../dist/index.js');
-  const { createBenchChannel } = await import('./bench-channel.mjs');
+  const { benchInbound, createBenchChannel } = await import('./bench-channel.mjs');
   const dir = mkdtempSync(join(tmpdir(), 'colloquy-telemetry-bench-'));
   const store =
     storeKind === 'memory'
@@ -119,15 +119,7 @@ async function measure(mode, storeKind) {
   await runtime.start();
   const turn = async (session, text) => {
     const reply = channel.nextReply(`chat-${session}`);
-    await runtime.receive({
-      channel: 'bench',
-      accountId: 'default',
-      chat: { type: 'direct', id: `chat-${session}` },
-      sender: { id: `user-${session}`, name: `User ${session}` },
-      text,
-      mentionsBot: true,
-      messageId: text,
-    });
+    await runtime.receive(benchInbound(session, text));
     await reply;
   };
   const drive = (turns, prefix) =>
