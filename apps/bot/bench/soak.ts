@@ -57,6 +57,8 @@ interface Sample {
   connections?: number;
   sent: number;
   answered: number;
+  /** `sessions_spawn` calls the model made (one per turn that held a request for a helper). */
+  spawnCalls: number;
   subagentRuns: number;
 }
 
@@ -66,18 +68,18 @@ interface ChatMessage {
 }
 
 /**
- * The model: a sub-agent answers one line; a message that asks for a helper gets a `sessions_spawn`
- * call first; every other turn answers `re: <ids>` with the ids of the messages it answers (those
+ * The model: a sub-agent answers one line; a turn whose messages ask for a helper gets one
+ * `sessions_spawn` call first; every other turn answers `re: <ids>` with the ids of the messages it answers (those
  * after the last assistant message, or, after a tool round, those before it). An announce turn
  * carries no id and is answered `noted`.
  */
-function startSoakModel(onSubagentRun: () => void): Promise<OpenAIFake> {
+function startSoakModel(counts: { spawnCalls: number; subagentRuns: number }): Promise<OpenAIFake> {
   return startOpenAIFake((request) => {
     const messages = (request.body?.messages ?? []) as ChatMessage[];
     const text = (m: ChatMessage | undefined) =>
       typeof m?.content === 'string' ? m.content : JSON.stringify(m?.content ?? '');
     if (text(messages[0]).includes('You are a sub-agent')) {
-      onSubagentRun();
+      counts.subagentRuns++;
       return { text: 'It is going steadily.' };
     }
     const afterTool = messages.at(-1)?.role === 'tool';
@@ -90,6 +92,7 @@ function startSoakModel(onSubagentRun: () => void): Promise<OpenAIFake> {
     }
     const ids = asked.flatMap((line) => line.match(MESSAGE_ID) ?? []);
     if (!afterTool && asked.some((line) => line.includes('with a helper'))) {
+      counts.spawnCalls++;
       return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: SUBAGENT_TASK } }] };
     }
     return { text: ids.length > 0 ? `re: ${ids.join(' ')}` : 'noted' };
@@ -119,10 +122,8 @@ async function main(): Promise<void> {
   const server: TestPostgres | undefined = postgres ? await startTestPostgres() : undefined;
   const databaseUrl = server ? await server.createDatabase() : undefined;
   const database = databaseUrl ? new URL(databaseUrl).pathname.slice(1) : undefined;
-  let subagentRuns = 0;
-  const model = await startSoakModel(() => {
-    subagentRuns++;
-  });
+  const counts = { spawnCalls: 0, subagentRuns: 0 };
+  const model = await startSoakModel(counts);
   const probeFile = `${process.env.TMPDIR ?? '/tmp'}/colloquy-soak-${process.pid}.jsonl`;
   let app: BenchApp | undefined;
   const open = new Set<WebSocket>();
@@ -166,13 +167,13 @@ async function main(): Promise<void> {
         ...(connectionCount === undefined ? {} : { connections: connectionCount }),
         sent: sent.size,
         answered: answered.size,
-        subagentRuns,
+        ...counts,
       };
       samples.push(row);
       console.log(
         `${row.minute.toFixed(1).padStart(5)} min  heap ${row.heapMb.toFixed(1)} MB  rss ${row.rssMb.toFixed(1)} MB  ` +
           `fds ${row.fds}  handles ${row.handles}${row.connections === undefined ? '' : `  db connections ${row.connections}`}  ` +
-          `sent ${row.sent}  answered ${row.answered}  sub-agent runs ${row.subagentRuns}`,
+          `sent ${row.sent}  answered ${row.answered}  spawn calls ${row.spawnCalls}  sub-agent runs ${row.subagentRuns}`,
       );
     };
 
@@ -216,7 +217,10 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     const drainUntil = performance.now() + 60_000;
-    while (answered.size < sent.size && performance.now() < drainUntil) {
+    while (
+      (answered.size < sent.size || counts.subagentRuns < counts.spawnCalls) &&
+      performance.now() < drainUntil
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     await sample();
@@ -250,6 +254,12 @@ function report(samples: readonly Sample[], sentCount: number, answeredCount: nu
   }
   const lost = sentCount - answeredCount;
   console.log(`  messages sent ${sentCount}, answered ${answeredCount}, unanswered ${lost}`);
+  const last = samples.at(-1);
+  if (last) {
+    // A turn that folded several messages asking for a helper spawns one: spawn calls, not
+    // messages, are what the sub-agent runs should add up to.
+    console.log(`  spawn calls ${last.spawnCalls}, sub-agent runs ${last.subagentRuns}`);
+  }
   if (lost > 0 || !(heapSlope <= maxHeapSlope)) process.exitCode = 1;
 }
 
