@@ -6,10 +6,14 @@
 // (`pnpm -r publish --dry-run` asks the registry which versions exist, so each package is published
 // on its own.)
 //
+// It also reads every pending changeset as `changeset version` will: a front matter that does not
+// parse (a missing closing `---`, an unknown package, a bump that is not major, minor or patch) would
+// stop the next release, so it fails here, when the changeset is added.
+//
 // Usage: node scripts/publish-dry-run.mjs   (needs `pnpm build` first; run by .ci/run)
 
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,6 +25,31 @@ const listed = JSON.parse(
 const packages = listed.filter((p) => p.path !== root && !p.private);
 
 let failed = 0;
+
+const FRONT_MATTER = /^---\n((?:["']?[@\w/.-]+["']?: (?:major|minor|patch)\n)+)---\n+\S/;
+const names = new Set(listed.map((p) => p.name));
+const changesetDir = join(root, '.changeset');
+const changesets = readdirSync(changesetDir).filter((file) => file.endsWith('.md') && file !== 'README.md');
+for (const file of changesets) {
+  const text = readFileSync(join(changesetDir, file), 'utf8').replace(/\r\n/g, '\n');
+  const front = FRONT_MATTER.exec(text);
+  const unknown = front?.[1]
+    .trim()
+    .split('\n')
+    .map((line) => line.slice(0, line.lastIndexOf(':')).replace(/["']/g, ''))
+    .filter((name) => !names.has(name));
+  if (!front || unknown.length > 0) {
+    console.error(
+      `publish dry run: .changeset/${file}: ${front ? `unknown package ${unknown.join(', ')}` : 'the front matter does not parse'} ` +
+        '(expected "---", lines \'"<package>": major|minor|patch\', "---", then the summary)',
+    );
+    failed++;
+  }
+}
+console.log(
+  `publish dry run: ${changesets.length - failed} of ${changesets.length} pending changesets parse`,
+);
+
 for (const { name, version, path } of packages) {
   const step = (what, cmd, args) => {
     try {
