@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { ColloquyConfig } from '@colloquy/core';
 import { configuredSecrets, createRedactor } from '@colloquy/core/internal';
 import {
@@ -11,14 +10,11 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import { RUNTIME_VERSION } from '../runtime/package-version.js';
 import { createRuntimeMetrics, type GaugeSources, type RuntimeMetrics } from './runtime-metrics.js';
 
 /** The instrumentation scope: the tracer's and the meter's name. */
 export const INSTRUMENTATION_NAME = '@colloquy/runtime';
-
-const VERSION = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
 
 /**
  * How the runtime traces (`RuntimeOptions.telemetry`). Spans and metrics go to the OpenTelemetry
@@ -73,10 +69,10 @@ export function createTelemetry(
   const tracing = tracerProviderRegistered();
   return {
     // Without a registered SDK, a local no-op tracer: no proxy lookup on every span.
-    tracer: tracing ? trace.getTracer(INSTRUMENTATION_NAME, VERSION) : NOOP_TRACER,
+    tracer: tracing ? trace.getTracer(INSTRUMENTATION_NAME, RUNTIME_VERSION) : NOOP_TRACER,
     tracing,
     within: tracing ? (ctx, fn) => context.with(ctx, fn) : (_ctx, fn) => fn(),
-    metrics: createRuntimeMetrics(metrics.getMeter(INSTRUMENTATION_NAME, VERSION), gauges),
+    metrics: createRuntimeMetrics(metrics.getMeter(INSTRUMENTATION_NAME, RUNTIME_VERSION), gauges),
     traceTree: options?.traceTree ?? 'tree',
     recordContent,
     content: (text) => (redact ? redact(text).text : ''),

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { SessionVisibility } from '@colloquy/core';
 import { issueMcpToken, type McpScope, mcpTokenStore } from '@colloquy/core/gateway';
 import { MemoryStore } from '@colloquy/core/store';
@@ -6,6 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, startHarness, waitFor } from '../support/harness.js';
 
 const GATEWAY_TOKEN = 'gateway-token-123456';
+const RUNTIME_PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 let h: Harness | undefined;
 const clients: Client[] = [];
@@ -55,10 +59,11 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
 }
 
 describe('MCP over Streamable HTTP at /mcp', () => {
-  it('lists the session tools and events_wait, and answers sessions_list as the session tool does', async () => {
+  it('reports the runtime version, lists the session tools and events_wait, and answers sessions_list as the session tool does', async () => {
     await boot();
     const { token: bearer } = await token(['read']);
     const client = await connect(bearer);
+    expect(client.getServerVersion()).toEqual({ name: 'colloquy', version: RUNTIME_PACKAGE.version });
     const names = (await client.listTools()).tools.map((t) => t.name).sort();
     expect(names).toEqual([
       'agents_list',

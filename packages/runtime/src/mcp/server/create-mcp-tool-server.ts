@@ -15,6 +15,7 @@ import {
   McpServer,
   type ScopeChallengeHandler,
 } from '@modelcontextprotocol/server';
+import { RUNTIME_VERSION } from '../../runtime/package-version.js';
 import { registerEventsResource } from './events-resource.js';
 import { createEventsWaitTool } from './events-wait-tool.js';
 import {
@@ -32,7 +33,7 @@ export interface McpToolServerOptions {
   config: ColloquyConfig;
   /** Who is calling. */
   client: McpClientIdentity;
-  /** The version the server reports to clients. Default `0.0.0`. */
+  /** The version the server reports to clients. Default: the runtime's own version. */
   version?: string;
   /** Receives background work the tools start (agent-to-agent steps), for shutdown. */
   track?: (work: Promise<void>) => void;
@@ -82,7 +83,7 @@ export function createMcpToolServer(options: McpToolServerOptions): McpServer {
     );
   const listed = toolsFor(gateway);
   const server = new McpServer(
-    { name: 'colloquy', version: options.version ?? '0.0.0' },
+    { name: 'colloquy', version: options.version ?? RUNTIME_VERSION },
     { capabilities: { tools: {}, resources: { subscribe: options.eventSubscriptions === true } } },
   );
   let opened: Promise<unknown> | undefined;

@@ -27,7 +27,7 @@ export interface McpHttpHandlerOptions {
   config: ColloquyConfig;
   /** Where tokens are looked up (see `mcpTokenStore` in `@colloquy/core`). */
   tokens: Pick<McpTokenStore, 'getMcpTokenByHash'>;
-  /** The version the server reports to clients. Default `0.0.0`. */
+  /** The version the server reports to clients. Default: the runtime's own version. */
   version?: string;
   /** Receives background work the tools start, for shutdown. */
   track?: (work: Promise<void>) => void;
