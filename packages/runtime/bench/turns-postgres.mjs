@@ -133,10 +133,11 @@ for (let i = 0; i < RUNS; i++) {
     );
   }
 }
+const roundTripsColumn = COUNT_ROUND_TRIPS ? ' round trips/turn |' : '';
 console.log(
-  '\n| store turn operations | turns/s | app CPU ms/turn | server CPU ms/turn | round trips/turn | load (1 min) |',
+  `\n| store turn operations | turns/s | app CPU ms/turn | server CPU ms/turn |${roundTripsColumn} load (1 min) |`,
 );
-console.log('|---|---|---|---|---|---|');
+console.log(`|---|---|---|---|${COUNT_ROUND_TRIPS ? '---|' : ''}---|`);
 for (const [shape, rs] of Object.entries(results)) {
   console.log(
     `| ${shape === 'rows' ? "core's defaults (before)" : 'native (after)'} | ${median(rs.map((r) => r.perSecond))} | ${median(rs.map((r) => r.appMsPerTurn))} | ${median(rs.map((r) => r.serverMsPerTurn))} |${COUNT_ROUND_TRIPS ? ` ${median(rs.map((r) => r.roundTripsPerTurn))} |` : ''} ${median(rs.map((r) => r.load))} |`,
