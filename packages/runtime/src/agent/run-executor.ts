@@ -159,10 +159,12 @@ async function continueTurn(
     await deliverPlanned(ctx, ended.session, ended.runs[0]);
   }
   // Entries that reached the inbox while the turn ran: those the end saw, and those whose wake
-  // came after it (with a cluster, another instance may have written some: always look).
+  // came after it. With a cluster, an entry another instance writes after the end's inbox check
+  // is woken by its writer: the end holds the session row from before that check until it
+  // commits, and a cluster's wake takes the row before it looks for an active run.
   const wokenMeanwhile = ctx.wakeAfterTurn.delete(sessionKey);
   if (ctx.autoWake && ctx.accepting && ctx.queue.pendingCount(sessionKey) === 0) {
-    if (ended.inboxWaiting || wokenMeanwhile || ctx.cluster) await ctx.wake(sessionKey, true);
+    if (ended.inboxWaiting || wokenMeanwhile) await ctx.wake(sessionKey, true);
   }
 }
 

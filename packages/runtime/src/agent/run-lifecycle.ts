@@ -1,4 +1,4 @@
-import type { MediaAttachment, SessionRecord, TranscriptMessage } from '@colloquy/core';
+import type { MediaAttachment, SessionRecord, StoredMessage, TranscriptMessage } from '@colloquy/core';
 import type { RunRecord, SessionStatus } from '@colloquy/core/gateway';
 import { classifySessionKey } from '@colloquy/core/internal';
 import { type TurnEnd, turnOperations } from '@colloquy/core/store';
@@ -43,7 +43,8 @@ export function beginTurn(
   sessionKey: string,
   runIds: readonly string[],
 ): Promise<BegunTurn | undefined> {
-  return ctx.store.transaction(async (tx) => {
+  let appended: StoredMessage[] = [];
+  const begun = ctx.store.transaction(async (tx) => {
     const queued: RunRecord[] = [];
     for (const id of runIds) {
       const run = await tx.getRun(id);
@@ -65,7 +66,7 @@ export function beginTurn(
       ...inbox.filter((entry) => !entry.id.startsWith(YIELD_TIMEOUT_PREFIX)).map((entry) => entry.message),
       ...inputs,
     ];
-    if (messages.length > 0) await tx.appendMessages(sessionKey, messages);
+    if (messages.length > 0) appended = await tx.appendMessages(sessionKey, messages);
     if (inbox.length > 0) {
       await tx.consumeInbox(
         sessionKey,
@@ -104,6 +105,13 @@ export function beginTurn(
       ...(yielded ? { meta } : {}),
     });
     return { session: updated, runs, ...(yielded ? { woke: true } : {}) };
+  });
+  // Committed: the history cache takes what the turn appended, so its prompt reads no tail.
+  return begun.then((turn) => {
+    const last = appended.at(-1);
+    if (!turn?.session || !last) return turn;
+    ctx.history.note(sessionKey, turn.session.sessionId, appended);
+    return { ...turn, endSeq: last.seq };
   });
 }
 

@@ -46,13 +46,18 @@ export async function runJob(ctx: RuntimeContext, runId: string): Promise<void> 
 /** Revives what a dead instance left running, then returns the session's next turn, leader first. */
 async function takeTurn(ctx: RuntimeContext, sessionKey: string): Promise<QueuedRun[]> {
   const now = ctx.clock.now();
-  for (const stale of await ctx.store.listRuns({ sessionKey, statuses: ['running'] })) {
-    if (await reviveRun(ctx, stale, now)) continue;
+  // Newest first: what is running, and what waits. One read while nothing was left running.
+  let active = await ctx.store.listRuns({ sessionKey, statuses: ['queued', 'running'] });
+  const stale = active.filter((run) => run.status === 'running');
+  for (const run of stale) {
+    if (await reviveRun(ctx, run, now)) continue;
     // Interrupted: its chat gets the notice it planned (plugins run here, unlike at a restart).
-    const ended = await ctx.store.getRun(stale.runId);
+    const ended = await ctx.store.getRun(run.runId);
     if (ended) await deliverUnsent(ctx, [ended]);
   }
-  const queued = (await ctx.store.listRuns({ sessionKey, statuses: ['queued'] })).reverse();
+  // A revived run went back to `queued`: read the queue again.
+  if (stale.length > 0) active = await ctx.store.listRuns({ sessionKey, statuses: ['queued'] });
+  const queued = active.filter((run) => run.status === 'queued').reverse();
   const items = queued.map(toQueuedRun);
   const head = items[0];
   if (!head) return [];

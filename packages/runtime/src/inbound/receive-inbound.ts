@@ -6,7 +6,7 @@ import {
   type SessionRecord,
 } from '@colloquy/core';
 import { classifySessionKey, parseSendCommand } from '@colloquy/core/internal';
-import { defaultLaneFor, enqueueRun } from '../agent/enqueue-run.js';
+import { defaultLaneFor } from '../agent/enqueue-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import type { CommandsHook } from '../runtime/runtime-options.js';
 import { admitInbound, BUSY_NOTICE, storeRefusedInbound } from './admit-inbound.js';
@@ -105,12 +105,7 @@ export async function receiveInbound(
   };
   const admission = await admitInbound(ctx, key);
   if (!admission.admitted) return refuseBusy(ctx, inbound, run, admission.tell, now);
-  const stored = await (ctx.cluster
-    ? enqueueRun(ctx, { ...run, message: inbound.text, deliver: true }, (current) =>
-        sessionAfterInbound(config, current, key, inbound, now),
-      )
-    : queueInboundRun(ctx, inbound, run, now)
-  ).catch((error: unknown) => {
+  const stored = await queueInboundRun(ctx, inbound, run, now).catch((error: unknown) => {
     if (isColloquyError(error) && error.code === 'CONFLICT') return undefined;
     throw error;
   });

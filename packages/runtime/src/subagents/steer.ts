@@ -57,8 +57,13 @@ export async function steerSession(
   };
   await store.putInbox({ sessionKey, id: `${STEER_PREFIX}${randomUUID()}`, message: entry, createdAt: now });
   steered.add(sessionKey);
-  // The turn may run on another instance: tell it to look (the next turn reads the inbox anyway).
-  if (ctx.cluster) ctx.track(ctx.cluster.publish({ type: 'session.steered', sessionKey }));
+  if (ctx.cluster) {
+    // The turn may run on another instance: tell it to look (the next turn reads the inbox anyway).
+    ctx.track(ctx.cluster.publish({ type: 'session.steered', sessionKey }));
+    // And it may have ended since it was read above, past the inbox check of its end: the wake
+    // queues a turn only when, holding the session row, no run of it is queued or running.
+    ctx.track(ctx.wake(sessionKey));
+  }
   return { runId: run.runId, sessionKey, status: run.status };
 }
 
