@@ -20,10 +20,30 @@ afterEach(async () => {
 
 const USERS = 50;
 const LATENCY_MS = 300;
+/** How long a gated request waits for the others before the gate gives up (see `start`). */
+const GATE_GIVE_UP_MS = 5_000;
 
-/** A runtime on default lanes whose model is the local OpenAI fake answering after `LATENCY_MS`. */
-async function start(limits?: { concurrency: number }): Promise<{ harness: Harness; fake: OpenAIFake }> {
-  fake = await startOpenAIFake(() => fakeReply.text('hello', { delayMs: LATENCY_MS }));
+/**
+ * A runtime on default lanes whose model is the local OpenAI fake answering after `LATENCY_MS`, or
+ * when `gate` is given, answering no request before `gate` has arrived at once (or one of them has
+ * waited `GATE_GIVE_UP_MS`, after which it answers everything as it comes).
+ */
+async function start(
+  limits?: { concurrency: number },
+  gate?: number,
+): Promise<{ harness: Harness; fake: OpenAIFake }> {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  fake = await startOpenAIFake(async () => {
+    if (gate !== undefined) {
+      if (fake!.requests.length >= gate) open();
+      await Promise.race([opened, new Promise((resolve) => setTimeout(resolve, GATE_GIVE_UP_MS))]);
+      open();
+    }
+    return fakeReply.text('hello', { delayMs: LATENCY_MS });
+  });
   const input: ColloquyConfigInput = {
     agents: { defaults: { model: 'local/fake-model' } },
     models: {
@@ -63,7 +83,9 @@ async function fiftyUsersOneMessageEach(h: Harness): Promise<void> {
 
 describe('many sessions at once (default lanes)', () => {
   it('runs the turns of 50 users at the same time instead of four by four', async () => {
-    const { harness: h, fake: f } = await start();
+    // No model call is answered until all 50 are open: a runtime that ran them four by four would
+    // hold only four when the gate gives up.
+    const { harness: h, fake: f } = await start(undefined, USERS);
     await fiftyUsersOneMessageEach(h);
 
     const chats = new Set(h.channel.sent.map((m) => m.to.to));

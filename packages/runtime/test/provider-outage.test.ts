@@ -99,11 +99,15 @@ describe('a model provider that is slow, then dead, then back', () => {
         for (const user of users) {
           const runs = await store.listRuns({ sessionKey: sessionOf(user.id) });
           if (runs.some((run) => run.status === 'queued' || run.status === 'running')) return false;
+          // A turn's end is stored before its reply is sent: wait for the send to be recorded too.
+          const sending = (run: (typeof runs)[number]) =>
+            (run.meta?.delivery as { status?: string } | undefined)?.status === 'sending';
+          if (runs.some(sending)) return false;
         }
         return true;
       },
       10_000,
-      'every held turn answered',
+      'every held turn answered and its reply sent',
     );
 
     for (const user of users) {
