@@ -51,6 +51,10 @@ const SUBAGENT_TASK = 'Write one line on how the soak is going.';
 interface Sample {
   minute: number;
   heapMb: number;
+  /** The V8 heap the app holds from the system, used or not. */
+  heapTotalMb: number;
+  /** Memory of C++ objects bound to JavaScript ones (buffers among them). */
+  externalMb: number;
   rssMb: number;
   fds: number;
   handles: number;
@@ -110,12 +114,20 @@ function slope(points: readonly { x: number; y: number }[]): number {
   return den === 0 ? 0 : num / den;
 }
 
+/** One line of the probe in the app (`e2e/memory-probe.mjs`). */
+interface ProbeLine {
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  handles: number;
+}
+
 /** The last line the probe in the app wrote. */
-function lastProbe(file: string): { heapUsed: number; handles: number } | undefined {
+function lastProbe(file: string): ProbeLine | undefined {
   if (!existsSync(file)) return undefined;
   const lines = readFileSync(file, 'utf8').trim().split('\n');
   const line = lines.at(-1);
-  return line ? (JSON.parse(line) as { heapUsed: number; handles: number }) : undefined;
+  return line ? (JSON.parse(line) as ProbeLine) : undefined;
 }
 
 async function main(): Promise<void> {
@@ -161,6 +173,8 @@ async function main(): Promise<void> {
       const row: Sample = {
         minute: (performance.now() - started) / 60_000,
         heapMb: (probe?.heapUsed ?? Number.NaN) / MB,
+        heapTotalMb: (probe?.heapTotal ?? Number.NaN) / MB,
+        externalMb: (probe?.external ?? Number.NaN) / MB,
         rssMb: memoryMb(running.pid).rss,
         fds: readdirSync(`/proc/${running.pid}/fd`).length,
         handles: probe?.handles ?? Number.NaN,
@@ -171,7 +185,8 @@ async function main(): Promise<void> {
       };
       samples.push(row);
       console.log(
-        `${row.minute.toFixed(1).padStart(5)} min  heap ${row.heapMb.toFixed(1)} MB  rss ${row.rssMb.toFixed(1)} MB  ` +
+        `${row.minute.toFixed(1).padStart(5)} min  heap ${row.heapMb.toFixed(1)} MB (of ${row.heapTotalMb.toFixed(1)})  ` +
+          `external ${row.externalMb.toFixed(1)} MB  rss ${row.rssMb.toFixed(1)} MB  ` +
           `fds ${row.fds}  handles ${row.handles}${row.connections === undefined ? '' : `  db connections ${row.connections}`}  ` +
           `sent ${row.sent}  answered ${row.answered}  spawn calls ${row.spawnCalls}  sub-agent runs ${row.subagentRuns}`,
       );
@@ -247,6 +262,11 @@ function report(samples: readonly Sample[], sentCount: number, answeredCount: nu
   console.log(`\nafter the ${warmupMinutes} min warm-up (${steady.length} samples):`);
   console.log(`  heap slope ${heapSlope.toFixed(2)} MB/h (limit ${maxHeapSlope})`);
   console.log(`  rss slope  ${perHour((s) => s.rssMb).toFixed(2)} MB/h`);
+  // What of RSS is not the JavaScript heap: V8's reserve beyond it, buffers, and native memory
+  // (SQLite's page cache, the allocator's free lists).
+  console.log(
+    `  heap held ${perHour((s) => s.heapTotalMb).toFixed(2)} MB/h, external ${perHour((s) => s.externalMb).toFixed(2)} MB/h`,
+  );
   console.log(`  open fds   ${range((s) => s.fds)}`);
   console.log(`  handles    ${range((s) => s.handles)}`);
   if (steady[0]?.connections !== undefined) {

@@ -13,6 +13,7 @@ if (file) {
     const sample = {
       at: Date.now(),
       heapUsed: memory.heapUsed,
+      heapTotal: memory.heapTotal,
       external: memory.external,
       rss: memory.rss,
       handles: process.getActiveResourcesInfo().length,
