@@ -21,16 +21,61 @@ describe('createDeliveryRecorder', () => {
     expect(calls).toEqual([['a', 'b'], ['c']]);
   });
 
-  it('rejects every record of a batch the store refused, and stores the next batch', async () => {
+  it('rejects every record of a batch the store refused after its retries, and stores the next batch', async () => {
     let fail = true;
-    const recorder = createDeliveryRecorder({
-      recordDeliveries: async () => {
-        if (fail) throw new Error('disk full');
+    let tries = 0;
+    const recorder = createDeliveryRecorder(
+      {
+        recordDeliveries: async () => {
+          tries++;
+          if (fail) throw new Error('disk full');
+        },
       },
-    });
+      { retryDelaysMs: [1, 1] },
+    );
     const first = [recorder.record(record('a')), recorder.record(record('b'))];
     await Promise.all(first.map((p) => expect(p).rejects.toThrow('disk full')));
+    expect(tries).toBe(3);
     fail = false;
     await expect(recorder.record(record('c'))).resolves.toBeUndefined();
+  });
+
+  it('stores a batch the store refused while it was down once it is back', async () => {
+    let down = 2;
+    const stored: string[][] = [];
+    const recorder = createDeliveryRecorder(
+      {
+        recordDeliveries: async (records) => {
+          if (down-- > 0) throw new Error('connection refused');
+          stored.push(records.map((r) => r.runId));
+        },
+      },
+      { retryDelaysMs: [5, 5, 5] },
+    );
+    await expect(recorder.record(record('a'))).resolves.toBeUndefined();
+    expect(stored).toEqual([['a']]);
+  });
+
+  it('stores a later batch only after an earlier one being retried', async () => {
+    let down = true;
+    const stored: string[][] = [];
+    const recorder = createDeliveryRecorder(
+      {
+        recordDeliveries: async (records) => {
+          if (down && records[0]?.runId === 'a') throw new Error('connection refused');
+          stored.push(records.map((r) => r.runId));
+        },
+      },
+      { retryDelaysMs: [20, 20, 20] },
+    );
+    const first = recorder.record(record('a'));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = recorder.record(record('b'));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    // 'b' waits behind 'a', which is still being retried.
+    expect(stored).toEqual([]);
+    down = false;
+    await Promise.all([first, second]);
+    expect(stored).toEqual([['a'], ['b']]);
   });
 });

@@ -277,11 +277,12 @@ describe.each(STORE_KINDS)('announce on the %s store', (storeKind) => {
 
 describe('announce delivery under faults', () => {
   it('sends the parent’s reply once when recording its delivery fails, and not again after a restart', async () => {
-    let failNext = true;
+    let failures = 0;
     const { store: inner, file, cleanup } = await (await import('../support/harness.js')).makeStore('sqlite');
-    // A store that fails the first record of a delivered reply (right after the platform send),
-    // whether it is made on the store or on a transaction handle, by the store's own
-    // `recordDeliveries` or by core's default over `updateRun`.
+    // A store that fails every record of a delivered reply (right after the platform send; the
+    // recorder's retries too, as a process that dies before its store comes back), whether it is
+    // made on the store or on a transaction handle, by the store's own `recordDeliveries` or by
+    // core's default over `updateRun`.
     const recordsDelivered = (name: string | symbol, args: unknown[]): boolean =>
       name === 'recordDeliveries'
         ? (args[0] as { state: { status: string } }[]).some((record) => record.state.status === 'delivered')
@@ -297,8 +298,8 @@ describe('announce delivery under faults', () => {
           }
           if (name !== 'updateRun' && name !== 'recordDeliveries') return value;
           return (...args: unknown[]) => {
-            if (failNext && recordsDelivered(name, args)) {
-              failNext = false;
+            if (recordsDelivered(name, args)) {
+              failures++;
               throw new Error('injected crash right after the platform send');
             }
             return (value as (...a: unknown[]) => unknown).apply(object, args);
@@ -311,7 +312,11 @@ describe('announce delivery under faults', () => {
     });
     await seedMain(h.store);
     await call((await h.tools(MAIN)).sessions_spawn, { task: 'Report once' });
-    await waitFor(() => !failNext && h!.channel.sent.length === 1, 4000, 'the reply and the failed record');
+    await waitFor(
+      () => failures > 0 && h!.channel.sent.length === 1,
+      4000,
+      'the reply and the failed record',
+    );
     await waitFor(async () => (await inner.getSession(MAIN))?.status === 'done');
     await h.close();
     const reopened = (await import('../support/harness.js')).makeStore;
