@@ -240,11 +240,14 @@ export function createSlackPlugin(options: SlackPluginOptions): ChannelPlugin {
         );
         ids.push(result.ts ?? '');
       } catch (error) {
+        const failure = classifyWebApiFailure(error);
+        const advice = failure.retryable
+          ? 'Slack is down or busy for now; the message can be sent again later.'
+          : 'Check that the app is in the conversation and has the chat:write scope.';
         throw new ColloquyError(
           'CHANNEL_ERROR',
-          `Slack refused a message to ${conversation}: ${slackError(error)}. ` +
-            'Check that the app is in the conversation and has the chat:write scope.',
-          { conversation, sentMessageIds: ids, ...classifyWebApiFailure(error) },
+          `Slack refused a message to ${conversation}: ${slackError(error)}. ${advice}`,
+          { conversation, sentMessageIds: ids, ...failure },
           { cause: error },
         );
       }

@@ -165,6 +165,12 @@ describe('slack: a restart while the Web API is down', () => {
 
     const store = await openStore();
     expect(await deliveryStatuses(store)).toEqual(Array(USERS * ROUNDS).fill('queued'));
+    // The error kept with each chat's first reply says Slack was down, not that the app lacks a scope.
+    const errors = (await store.listRuns({ statuses: ['done'] })).flatMap(
+      (run) => (run.meta?.delivery as { error?: string } | undefined)?.error ?? [],
+    );
+    expect(errors.length).toBeGreaterThanOrEqual(USERS);
+    for (const error of errors) expect(error).toContain('Slack is down or busy for now');
     const second = await boot(store);
     // Still down after the restart: the next process keeps them, and shows them as its backlog.
     expect(second.runtime.outbox().pending).toBe(USERS * ROUNDS);
