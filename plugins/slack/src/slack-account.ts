@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { ChannelContext, ChannelLease, Logger } from '@colloquy/core';
-import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
+import { App, HTTPReceiver, LogLevel, SocketModeReceiver, webApi } from '@slack/bolt';
 import type { SlackAccountSecrets, SlackConfig } from './config.js';
 
 /** The state of one account, for `colloquy status`. */
@@ -32,6 +32,12 @@ export interface SlackAccount {
   readonly accountId: string;
   /** The Bolt app (its `client` is the Web API client). */
   readonly app: App;
+  /**
+   * The Web API client for sends: it neither tries a failing call again nor waits out a 429 (it
+   * rejects it), so the plugin decides (see `send-failures.ts`). Bolt's own client would hold a
+   * send through a Slack outage for about 30 minutes, out of the runtime's delivery outbox.
+   */
+  readonly sendClient: webApi.WebClient;
   /** The bot's user id, known once `start` resolved (from `auth.test`). */
   readonly botUserId: string;
   start(): Promise<void>;
@@ -45,7 +51,7 @@ const LEASE_WAIT_MS = 1_000;
 /**
  * Creates one account: a Bolt app on a Socket Mode receiver (an outbound WebSocket) or an HTTP
  * receiver (Slack posts signed events). Bolt's Web API client waits out 429s (`Retry-After`) and
- * retries.
+ * retries; sends go through `sendClient`, which does neither.
  */
 export function createSlackAccount(options: SlackAccountOptions): SlackAccount {
   const { log, secrets } = options;
@@ -93,6 +99,12 @@ export function createSlackAccount(options: SlackAccountOptions): SlackAccount {
     });
   }
   options.listen(app);
+  const sendClient = new webApi.WebClient(secrets.botToken, {
+    ...clientOptions,
+    logger,
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+  });
 
   async function connect(): Promise<void> {
     try {
@@ -138,6 +150,7 @@ export function createSlackAccount(options: SlackAccountOptions): SlackAccount {
   return {
     accountId: options.accountId,
     app,
+    sendClient,
     get botUserId() {
       return botUserId;
     },

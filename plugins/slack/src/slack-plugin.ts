@@ -29,6 +29,7 @@ import {
   type SlackMessageEvent,
   toInboundMessage,
 } from './inbound.js';
+import { classifyWebApiFailure, waitingOutRateLimits } from './send-failures.js';
 import { type AccountState, createSlackAccount, type SlackAccount } from './slack-account.js';
 
 /** Options of {@link createSlackPlugin}. */
@@ -212,7 +213,7 @@ export function createSlackPlugin(options: SlackPluginOptions): ChannelPlugin {
     if (!/^[UW]/.test(to.to)) return to.to;
     const known = dmConversations.get(`${account.accountId}:${to.to}`);
     if (known !== undefined) return known;
-    const opened = await account.app.client.conversations.open({ users: to.to });
+    const opened = await waitingOutRateLimits(() => account.sendClient.conversations.open({ users: to.to }));
     const id = opened.channel?.id;
     if (id === undefined) throw new Error(`conversations.open gave no conversation for ${to.to}`);
     dmConversations.set(`${account.accountId}:${to.to}`, id);
@@ -228,20 +229,25 @@ export function createSlackPlugin(options: SlackPluginOptions): ChannelPlugin {
     const ids: string[] = [];
     for (const text of chunks) {
       try {
-        const result = await account.app.client.chat.postMessage({
-          channel: conversation,
-          text,
-          mrkdwn: true,
-          unfurl_links: false,
-          ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
-        });
+        const result = await waitingOutRateLimits(() =>
+          account.sendClient.chat.postMessage({
+            channel: conversation,
+            text,
+            mrkdwn: true,
+            unfurl_links: false,
+            ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
+          }),
+        );
         ids.push(result.ts ?? '');
       } catch (error) {
+        const failure = classifyWebApiFailure(error);
+        const advice = failure.retryable
+          ? 'Slack is down or busy for now; the message can be sent again later.'
+          : 'Check that the app is in the conversation and has the chat:write scope.';
         throw new ColloquyError(
           'CHANNEL_ERROR',
-          `Slack refused a message to ${conversation}: ${slackError(error)}. ` +
-            'Check that the app is in the conversation and has the chat:write scope.',
-          { conversation, sentMessageIds: ids },
+          `Slack refused a message to ${conversation}: ${slackError(error)}. ${advice}`,
+          { conversation, sentMessageIds: ids, ...failure },
           { cause: error },
         );
       }
@@ -260,9 +266,7 @@ export function createSlackPlugin(options: SlackPluginOptions): ChannelPlugin {
       throw new ColloquyError(
         'CHANNEL_ERROR',
         `Could not open a Slack DM with ${to.to}: ${slackError(error)}.`,
-        {
-          to,
-        },
+        { to, ...classifyWebApiFailure(error) },
         { cause: error },
       );
     });

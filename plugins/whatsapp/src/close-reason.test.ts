@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyClose, closeStatusCode } from './close-reason.js';
+import { classifyClose, closeStatusCode, isTransientSendFailure } from './close-reason.js';
 
 const boom = (statusCode: number, message = 'Connection Failure'): Error =>
   Object.assign(new Error(message), { isBoom: true, output: { statusCode } });
@@ -33,5 +33,19 @@ describe('classifyClose', () => {
     const action = classifyClose(boom(440));
     expect(action.action).toBe('stop');
     expect(action.reason).toContain('another WhatsApp Web session');
+  });
+});
+
+describe('isTransientSendFailure', () => {
+  it.each([428, 408, 515, 503, 429])('takes a send that failed with %i as worth trying again', (code) => {
+    expect(isTransientSendFailure(boom(code))).toBe(true);
+  });
+
+  it.each([401, 403, 404, 440, 500])('takes a send that failed with %i as final', (code) => {
+    expect(isTransientSendFailure(boom(code))).toBe(false);
+  });
+
+  it('takes a failure without a status code as final', () => {
+    expect(isTransientSendFailure(new Error('WhatsApp returned no message id'))).toBe(false);
   });
 });

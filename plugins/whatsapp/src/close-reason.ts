@@ -15,6 +15,35 @@ export function closeStatusCode(error: unknown): number | undefined {
   return typeof output?.statusCode === 'number' ? output.statusCode : undefined;
 }
 
+/** Rate-limited: WhatsApp's `rate-overlimit` error. */
+const RATE_OVERLIMIT = 429;
+
+/**
+ * Status codes of a send that may go through later: the link was closed or lost, or a query timed
+ * out (428, 408), WhatsApp asked for a restart (515), was unavailable (503) or rate-limited the
+ * account (429).
+ */
+const TRANSIENT_SEND_CODES: ReadonlySet<number> = new Set([
+  DisconnectReason.connectionClosed,
+  DisconnectReason.connectionLost,
+  DisconnectReason.restartRequired,
+  DisconnectReason.unavailableService,
+  RATE_OVERLIMIT,
+]);
+
+/**
+ * Whether what a Baileys send threw may succeed when the message is sent again later (the link is
+ * down or WhatsApp is busy for now). A bad session, a logout, a refusal and errors without a
+ * status code are final.
+ *
+ * @param error - what `sendMessage` threw
+ * @returns true when the runtime may send the message again
+ */
+export function isTransientSendFailure(error: unknown): boolean {
+  const code = closeStatusCode(error);
+  return code !== undefined && TRANSIENT_SEND_CODES.has(code);
+}
+
 /**
  * Decides how to react to a closed connection. Logged out stops for good (the link is gone); a bad
  * session (500) and a multi-device mismatch stop and ask for a re-link (retrying would fail the

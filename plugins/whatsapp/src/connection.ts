@@ -15,6 +15,13 @@ import { jidUser } from './jid.js';
 import { printQr } from './qr.js';
 import type { WhatsAppEventMap, WhatsAppSocketFactory, WhatsAppSocketLike } from './socket.js';
 
+/**
+ * How long a send waits for a reconnect in progress (a blip) before it fails as retryable, so that
+ * a longer outage leaves the reply to the runtime's delivery outbox (shown in `colloquy status`,
+ * kept across restarts).
+ */
+const DEFAULT_SEND_TIMEOUT_MS = 5000;
+
 type Listener = { event: keyof WhatsAppEventMap; fn: (arg: never) => void };
 
 /** Registers a listener on a socket; the connection removes it when the socket goes away. */
@@ -152,8 +159,11 @@ export class WhatsAppConnection {
     } catch (error) {
       this.shared.log.debug({ err: (error as Error).message }, 'closing the WhatsApp socket failed');
     }
+    // Nothing was sent: the runtime keeps the reply for the next process.
     this.failWaiters(
-      new ColloquyError('ABORTED', 'The WhatsApp channel stopped before the message could be sent.'),
+      new ColloquyError('ABORTED', 'The WhatsApp channel stopped before the message could be sent.', {
+        retryable: true,
+      }),
     );
   }
 
@@ -366,7 +376,7 @@ export class WhatsAppConnection {
     if (this.state === 'logged-out' || this.state === 'error') {
       return Promise.reject(new ColloquyError('CHANNEL_ERROR', this.detail ?? 'WhatsApp is not connected.'));
     }
-    const timeoutMs = this.shared.options.sendTimeoutMs ?? 30_000;
+    const timeoutMs = this.shared.options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
       const waiter = {
         resolve: (s: WhatsAppSocketLike) => {
@@ -384,7 +394,8 @@ export class WhatsAppConnection {
           new ColloquyError(
             'CHANNEL_ERROR',
             `WhatsApp is not connected (${this.state}${this.detail ? `: ${this.detail}` : ''}); the message was not sent. Check \`colloquy status\`.`,
-            { state: this.state },
+            // Still reconnecting: the runtime's delivery outbox sends it again later.
+            { state: this.state, retryable: true },
           ),
         );
       }, timeoutMs);

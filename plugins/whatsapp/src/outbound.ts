@@ -8,7 +8,7 @@ import {
 import { renderMessages, whatsapp } from '@colloquy/markdown';
 import type { WAMessage } from '@whiskeysockets/baileys';
 import type { ChannelState } from './channel-state.js';
-import { closeStatusCode } from './close-reason.js';
+import { closeStatusCode, isTransientSendFailure } from './close-reason.js';
 import type { WhatsAppConnection } from './connection.js';
 import { jidKind } from './jid.js';
 import { TypingIndicator } from './typing-indicator.js';
@@ -60,10 +60,15 @@ export class WhatsAppOutbound {
         ids.push(await this.sendOne(jid, chunk, options));
       }
     } catch (error) {
+      // The link is down or WhatsApp is busy: the runtime's delivery outbox keeps the reply and
+      // sends it again (unless some chunks went out, which `sentMessageIds` tells it).
+      const retryable = isColloquyError(error)
+        ? error.details.retryable === true
+        : isTransientSendFailure(error);
       throw new ColloquyError(
         'CHANNEL_ERROR',
         `WhatsApp send to ${jid} failed after ${ids.length} of ${chunks.length} messages: ${(error as Error).message}`,
-        { jid, sentMessageIds: ids, code: closeStatusCode(error) },
+        { jid, sentMessageIds: ids, code: closeStatusCode(error), retryable },
         { cause: error },
       );
     } finally {

@@ -37,7 +37,10 @@ export interface WhatsAppPluginOptions {
    * Baileys pings every 30 s, so a healthy link never gets near. Default 180000 ms; 0 disables.
    */
   staleAfterMs?: number;
-  /** How long `send` waits for a (re)connection before failing. Default 30000 ms. */
+  /**
+   * How long `send` waits for a (re)connection before failing; the failure is retryable, so the
+   * runtime's delivery outbox keeps the reply and sends it once the link is back. Default 5000 ms.
+   */
   sendTimeoutMs?: number;
   /**
    * How long "typing…" stays after the last `sendTyping` call (the runtime refreshes it every few

@@ -87,7 +87,10 @@ export class FakeSocket implements WhatsAppSocketLike {
     setImmediate(() => {
       if (this.closed) return;
       this.ev.emit('connection.update', { connection: 'connecting' });
-      if (this.config.auth.creds.me && this.server.autoOpen) this.open();
+      const outage = this.server.outage;
+      // Unreachable: Baileys closes a socket whose WebSocket failed to connect with a 408.
+      if (outage?.link) this.drop(outage.statusCode, 'WebSocket Error (connect ECONNREFUSED)');
+      else if (this.config.auth.creds.me && this.server.autoOpen) this.open();
       else if (!this.config.auth.creds.me) this.ev.emit('connection.update', { qr: this.server.nextQr() });
     });
   }
@@ -136,6 +139,9 @@ export class FakeSocket implements WhatsAppSocketLike {
   ): Promise<WAMessage> {
     await Promise.resolve();
     if (this.closed) throw boom(428, 'Connection Closed');
+    const outage = this.server.outage;
+    if (outage)
+      throw boom(outage.statusCode, outage.statusCode === 408 ? 'Timed Out' : 'service-unavailable');
     if (this.failNextSend) {
       const error = this.failNextSend;
       this.failNextSend = undefined;
@@ -194,6 +200,21 @@ export class FakeSocket implements WhatsAppSocketLike {
   }
 }
 
+/** How WhatsApp fails while an outage lasts (see {@link FakeWhatsApp.startOutage}). */
+export interface FakeWhatsAppOutage {
+  /**
+   * The status code of the Boom that sends (and, with `link`, the closes) carry: 503 for WhatsApp
+   * answering `service-unavailable`, 408 for a query Baileys timed out on. Default 503.
+   */
+  statusCode: number;
+  /**
+   * The link goes down too: open sockets close with the status code, and new ones fail to connect
+   * until the outage ends, so nothing comes in meanwhile. Without it, the socket stays up and
+   * messages keep coming in while every send fails (an outage behind WhatsApp's front servers).
+   */
+  link: boolean;
+}
+
 /** The fake WhatsApp service and the owner's phone. Pass `makeSocket` to the plugin. */
 export class FakeWhatsApp {
   readonly sockets: FakeSocket[] = [];
@@ -214,6 +235,8 @@ export class FakeWhatsApp {
   autoOpen = true;
   /** Deliver each sent message back as a `notify` echo (as the owner's phone would sync it). */
   echoSends = false;
+  /** The outage under way, if any. */
+  outage: FakeWhatsAppOutage | undefined;
   private qrCount = 0;
   private waiters: (() => void)[] = [];
 
@@ -224,6 +247,22 @@ export class FakeWhatsApp {
     for (const wake of this.waiters.splice(0)) wake();
     return socket;
   };
+
+  /**
+   * WhatsApp fails until {@link FakeWhatsApp.endOutage}: every send throws a Boom with the outage's
+   * status code, as Baileys does when WhatsApp answers an error or a query times out; with `link`,
+   * the open socket closes and reconnects fail too.
+   */
+  startOutage(outage: Partial<FakeWhatsAppOutage> = {}): void {
+    this.outage = { statusCode: outage.statusCode ?? 503, link: outage.link ?? false };
+    if (!this.outage.link) return;
+    for (const socket of this.sockets) socket.drop(this.outage.statusCode, 'Connection Lost');
+  }
+
+  /** Ends the outage: sends go through again, and the next reconnect opens. */
+  endOutage(): void {
+    this.outage = undefined;
+  }
 
   nextQr(): string {
     this.qrCount += 1;

@@ -9,11 +9,16 @@ export interface PlatformOutage {
    * (the client sees `ECONNRESET`). Default false.
    */
   reset?: boolean;
+  /**
+   * Send a `Retry-After` header (seconds) with each failed answer, as a platform that says when to
+   * come back does. Default none.
+   */
+  retryAfterSeconds?: number;
 }
 
 /**
  * Fails one request of a fake platform during an outage: resets its connection, or answers the
- * outage's status with `body`.
+ * outage's status with `body` (and its `Retry-After`, when it has one).
  *
  * @param outage - how the platform fails
  * @param req - the request
@@ -30,5 +35,7 @@ export function failRequest(
     req.socket.destroy();
     return;
   }
-  res.writeHead(outage.status ?? 502, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (outage.retryAfterSeconds !== undefined) headers['retry-after'] = String(outage.retryAfterSeconds);
+  res.writeHead(outage.status ?? 502, headers).end(JSON.stringify(body));
 }

@@ -72,6 +72,28 @@ describe('FakeSlack with a real Bolt app', () => {
     expect(fake.callsOf('chat.postMessage').map((call) => call.status)).toEqual([429, 200]);
   });
 
+  it('fails the outage’s methods with its status and Retry-After, resets them, and answers again after', async () => {
+    fake = await FakeSlack.start();
+    const slack = fake;
+    const call = (method: string) =>
+      fetch(`${slack.apiUrl}${method}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${slack.botToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ channel: slack.channelId('general'), text: 'hi' }),
+      });
+    slack.startOutage({ status: 503, retryAfterSeconds: 7, methods: ['chat.postMessage'] });
+    const down = await call('chat.postMessage');
+    expect([down.status, down.headers.get('retry-after')]).toEqual([503, '7']);
+    expect((await call('auth.test')).status).toBe(200);
+    slack.startOutage({ reset: true });
+    await expect(call('auth.test')).rejects.toThrow();
+    slack.endOutage();
+    expect((await call('chat.postMessage')).status).toBe(200);
+    expect(slack.callsOf('chat.postMessage').map((c) => c.status)).toEqual([503, 200]);
+    expect(slack.callsOf('auth.test').map((c) => c.status)).toEqual([200, 0]);
+    expect(slack.sentByBot.map((m) => m.text)).toEqual(['hi']);
+  });
+
   // The socket-mode client waits its client ping timeout (5 s) before it reconnects.
   it('reconnects when it asks the app to (a disconnect message), through a new apps.connections.open', {
     timeout: 20_000,

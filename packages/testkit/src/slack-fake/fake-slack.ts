@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { failRequest, type PlatformOutage } from '../fakes/platform-outage.js';
 
 /** A Slack user the fake knows (a person, or the app's bot user). */
 export interface FakeSlackUser {
@@ -157,6 +158,7 @@ export class FakeSlack {
   private readonly files = new Map<string, { file: FakeSlackFile; content: Buffer }>();
   private readonly pingIntervalMs: number;
   private httpEvents: { url: string; signingSecret: string } | undefined;
+  private outage: (PlatformOutage & { methods?: ReadonlySet<string> }) | undefined;
   private server!: Server;
   private wss!: WebSocketServer;
   private port = 0;
@@ -332,6 +334,24 @@ export class FakeSlack {
     this.rateLimits.push({ method, retryAfterSeconds, remaining: times });
   }
 
+  /**
+   * Makes the Web API fail until {@link FakeSlack.endOutage}: every call of `methods` (all when
+   * omitted) answers the outage's status (default 502), with its `Retry-After` if it has one, or
+   * has its connection reset. The call is still recorded in {@link FakeSlack.calls} (status 0 when
+   * reset). Socket Mode connections stay up, so events keep coming in.
+   *
+   * @param outage - how the Web API fails, and which methods (e.g. `['chat.postMessage']`)
+   */
+  startOutage(outage: PlatformOutage & { methods?: readonly string[] } = {}): void {
+    const { methods, ...how } = outage;
+    this.outage = { ...how, ...(methods ? { methods: new Set(methods) } : {}) };
+  }
+
+  /** Ends the outage {@link FakeSlack.startOutage} began: calls are answered again. */
+  endOutage(): void {
+    this.outage = undefined;
+  }
+
   /** Sends `disconnect` (Slack refreshing the connection) on every Socket Mode connection. */
   requestReconnect(): void {
     for (const socket of this.sockets) {
@@ -474,6 +494,11 @@ export class FakeSlack {
       call.status = status;
       reply(res, status, payload, headers);
     };
+    const outage = this.outage;
+    if (outage !== undefined && (outage.methods === undefined || outage.methods.has(method))) {
+      call.status = outage.reset ? 0 : (outage.status ?? 502);
+      return failRequest(outage, req, res, { ok: false, error: 'fatal_error' });
+    }
     const limit = this.rateLimits.find((rule) => rule.remaining > 0 && rule.method === method);
     if (limit !== undefined) {
       limit.remaining -= 1;
