@@ -139,8 +139,8 @@ export class DiskSpaceGuard {
       const now = performance.now();
       if (now - this.lastSampleAt < SAMPLE_EVERY_MS) return;
       this.lastSampleAt = now;
-      const free = this.freeBytes(this.dir);
-      if (free >= this.settings.minFreeBytes) return;
+      const free = this.sampleFreeBytes();
+      if (free === undefined || free >= this.settings.minFreeBytes) return;
       this.enterFull(`${free} bytes free, below diskSpace.minFreeBytes`);
     }
     throw this.refusal();
@@ -186,14 +186,8 @@ export class DiskSpaceGuard {
   }
 
   private tryResume(): void {
-    let free: number;
-    try {
-      free = this.freeBytes(this.dir);
-    } catch (error) {
-      this.logger.warn({ err: error, file: this.file }, 'could not read the free space of the disk');
-      return;
-    }
-    if (free < this.resumeAt() || !this.fillReserve()) return;
+    const free = this.sampleFreeBytes();
+    if (free === undefined || free < this.resumeAt() || !this.fillReserve()) return;
     const since = this.fullSince;
     this.close();
     this.fullSince = undefined;
@@ -214,7 +208,8 @@ export class DiskSpaceGuard {
     const size = this.settings.reserveBytes;
     const present = sizeOf(this.reserveFile);
     if (size === 0 || present >= size) return true;
-    if (this.freeBytes(this.dir) < size - present + this.settings.minFreeBytes) return false;
+    const free = this.sampleFreeBytes();
+    if (free === undefined || free < size - present + this.settings.minFreeBytes) return false;
     try {
       const fd = openSync(this.reserveFile, 'w', 0o600);
       try {
@@ -230,6 +225,16 @@ export class DiskSpaceGuard {
       rmSync(this.reserveFile, { force: true });
       this.logger.warn({ err: error, file: this.reserveFile }, 'could not write the disk reserve file');
       return false;
+    }
+  }
+
+  /** Free bytes on the disk, or undefined (logged) when the file system does not say: writes go on then. */
+  private sampleFreeBytes(): number | undefined {
+    try {
+      return this.freeBytes(this.dir);
+    } catch (error) {
+      this.logger.warn({ err: error, file: this.file }, 'could not read the free space of the disk');
+      return undefined;
     }
   }
 }

@@ -69,16 +69,15 @@ export class Transactions {
    * batch.
    */
   begin(): void {
-    this.assertOpen();
-    this.space?.assertWritable();
-    if (this.groupCommit !== undefined) {
-      this.guard(() => {
+    this.guard(() => {
+      this.space?.assertWritable();
+      if (this.groupCommit !== undefined) {
         this.joinBatch();
         this.s.savepoint.run();
-      });
-    } else {
-      this.guard(() => this.s.begin.run());
-    }
+      } else {
+        this.s.begin.run();
+      }
+    });
     this.depth = 1;
   }
 
