@@ -6,6 +6,7 @@ import { openPostgresStore } from '@colloquy/store-postgres';
 import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AppProcess, runCliProcess, startApp } from './support/app-process.js';
+import { waitFor } from './support/wait-for.js';
 import { openProbe } from './support/ws-probe.js';
 
 let server: TestPostgres;
@@ -228,22 +229,5 @@ async function webchatStatus(running: AppProcess): Promise<string> {
     return (reply.message as { text: string }).text;
   } finally {
     chat.close();
-  }
-}
-
-/** Calls `get` every 250 ms until `ok` holds for its value, and returns it; throws naming `what` after `ms`. */
-async function waitFor<T>(
-  get: () => Promise<T>,
-  ok: (value: T) => boolean,
-  what: string,
-  ms = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await get();
-    if (ok(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

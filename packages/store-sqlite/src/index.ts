@@ -2,6 +2,7 @@
 
 // --- opening a store ---
 export type { BackgroundCheckpointOptions } from './background-checkpoint.js';
+export type { DiskSpaceOptions } from './disk-space.js';
 export type { GroupCommitOptions, GroupCommitSettings } from './group-commit.js';
 // --- schema ---
 export { SQLITE_SCHEMA_VERSION } from './migrations.js';

@@ -7,6 +7,7 @@ import {
   type BackgroundCheckpointOptions,
   resolveBackgroundCheckpoint,
 } from './background-checkpoint.js';
+import { type DiskSpaceOptions, resolveDiskSpace } from './disk-space.js';
 import { inspectStoreFile, type StoreFileHeader, walSize } from './file-header.js';
 import { type GroupCommitOptions, resolveGroupCommit } from './group-commit.js';
 import { COLLOQUY_APPLICATION_ID, migrate, readUserVersion, SQLITE_SCHEMA_VERSION } from './migrations.js';
@@ -74,6 +75,18 @@ export interface SqliteStoreOptions {
    * costs on Node 22 and when to turn it off.
    */
   detectNestedCalls?: boolean;
+  /**
+   * Survive a full disk (default off). Without it, a commit that finds the disk full rolls back the
+   * writes not yet committed (no `flush()` reported them durable) and, with group commit, the store
+   * refuses writes until reopened. With it, the store keeps a reserve file `<file>.reserve` (16 MiB by
+   * default) and, when the disk runs low (or SQLite reports it full), deletes the reserve so the writes
+   * under way can commit, refuses new writes with `STORE_ERROR` (`details.reason: 'disk-full'`) while
+   * reads work, logs it once, and takes writes again by itself once space is freed (see
+   * `SqliteStore.diskFullSince`). A flush called while writes are refused rejects if the disk undid
+   * writes; call `flush()` right after the writes it covers. `true` takes the defaults. Not with
+   * `readonly` or `:memory:`.
+   */
+  diskSpace?: boolean | DiskSpaceOptions;
 }
 
 const MEMORY = ':memory:';
@@ -125,6 +138,16 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       readonly
         ? '`backgroundCheckpoint` copies the log a writer leaves, and a `readonly` store writes none: drop one of the two options.'
         : '`backgroundCheckpoint` needs a file: an in-memory store (`:memory:`) has no write-ahead log.',
+      { file, readonly },
+    );
+  }
+  const diskSpace = resolveDiskSpace(options.diskSpace);
+  if (diskSpace !== undefined && (readonly || file === MEMORY)) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      readonly
+        ? '`diskSpace` guards writes, and a `readonly` store makes none: drop one of the two options.'
+        : '`diskSpace` needs a file on a disk: an in-memory store (`:memory:`) has none.',
       { file, readonly },
     );
   }
@@ -206,6 +229,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       logger,
       ...(groupCommit === undefined ? {} : { groupCommit }),
       ...(checkpointer === undefined ? {} : { checkpointer }),
+      ...(diskSpace === undefined ? {} : { diskSpace }),
       ...(options.detectNestedCalls === undefined ? {} : { detectNestedCalls: options.detectNestedCalls }),
     });
   } catch (error) {

@@ -22,6 +22,7 @@ import type {
 import { serializeRecord } from '@colloquy/core/store';
 import type Database from 'better-sqlite3';
 import type { BackgroundCheckpointer } from './background-checkpoint.js';
+import { DiskSpaceGuard, type DiskSpaceSettings } from './disk-space.js';
 import {
   consumeInbox,
   getOutbox,
@@ -100,6 +101,10 @@ export interface SqliteStoreInit {
   detectNestedCalls?: boolean;
   /** The worker that checkpoints, when `backgroundCheckpoint` is on; stopped before the file closes. */
   checkpointer?: BackgroundCheckpointer;
+  /** `diskSpace` settings, when on: writes are refused while the disk is full, and resume by themselves. */
+  diskSpace?: DiskSpaceSettings;
+  /** Free bytes on the disk holding a directory (default `statfs`); tests give their own. */
+  freeBytes?: (dir: string) => number;
 }
 
 /**
@@ -135,6 +140,8 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
   private readonly tx: Transactions;
   /** A read-only store's statement filling its temporary index (see `searchReadonly`). */
   private readonly pendingIndex: Stmt<[]> | undefined;
+  /** Watches the disk when `diskSpace` is on. */
+  private readonly space: DiskSpaceGuard | undefined;
 
   /** Built by `openSqliteStore`, which opens, checks and migrates the file first. */
   constructor(init: SqliteStoreInit) {
@@ -149,6 +156,16 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     defineSearchWordsFunction(db);
     this.s = prepareStatements(db, this.readonly);
     this.dynamic = new DynamicStatements(db);
+    this.space =
+      init.diskSpace === undefined
+        ? undefined
+        : new DiskSpaceGuard({
+            file: this.file,
+            settings: init.diskSpace,
+            logger: this.logger,
+            ...(init.freeBytes === undefined ? {} : { freeBytes: init.freeBytes }),
+            onResume: () => this.tx.resume(),
+          });
     this.tx = new Transactions({
       db,
       s: this.s,
@@ -156,12 +173,21 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
       busyTimeoutMs: init.busyTimeoutMs,
       logger: this.logger,
       groupCommit: this.groupCommit,
+      space: this.space,
     });
     if (this.readonly) {
       // Created here, outside any transaction, so that no rollback can take it away.
       db.exec(CREATE_PENDING_INDEX_SQL);
       this.pendingIndex = db.prepare(indexPendingSql(PENDING_INDEX));
     }
+  }
+
+  /**
+   * Since when new writes are refused because the disk holding the file is full (epoch ms), or
+   * undefined while writes are taken (always, without `diskSpace`).
+   */
+  get diskFullSince(): number | undefined {
+    return this.space?.since;
   }
 
   // --- transactions (engine/transactions.ts) ---
@@ -210,7 +236,8 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
    *
    * @returns a promise that resolves after the `COMMIT`
    * @throws (rejects) `STORE_ERROR` when that commit failed: the batch's writes were rolled back,
-   *   and the store refuses writes until it is reopened. Also rejects after `close()`.
+   *   and the store refuses writes until it is reopened (with `diskSpace`, a full disk's failure lasts until
+   *   space returns: see `diskFullSince`). Also rejects after `close()`.
    * @example
    * ```ts
    * await store.transaction(async (tx) => { await tx.createRun(run); await tx.appendMessages(key, [input]); });
@@ -296,7 +323,8 @@ export class SqliteEngine implements SynchronousStoreEngine, SynchronousStoreOpe
     if (this.readonly) {
       return this.tx.guard(() => searchReadonly(this.db, this.dynamic, this.pendingIndex!, query, plan));
     }
-    if (this.tx.guard(() => this.s.searchPending.get() === 1)) {
+    // While the disk is full the index stays as it is: a search then misses the newest messages.
+    if (!this.tx.diskFull && this.tx.guard(() => this.s.searchPending.get() === 1)) {
       this.tx.write(() => {
         this.s.searchCatchUp.run();
         this.s.searchMark.run();

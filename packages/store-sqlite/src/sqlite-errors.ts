@@ -36,7 +36,8 @@ export interface StoreErrorContext {
 
 /**
  * Maps anything thrown while talking to SQLite onto the `ColloquyError` family:
- * `STORE_CORRUPT` for a damaged file, `STORE_LOCKED` for a busy one, `STORE_ERROR` otherwise.
+ * `STORE_CORRUPT` for a damaged file, `STORE_LOCKED` for a busy one, `STORE_ERROR` otherwise (with
+ * `details.reason` `'disk-full'` when the disk is full).
  * Colloquy errors pass through unchanged.
  */
 export function toStoreError(error: unknown, context: StoreErrorContext): ColloquyError {
@@ -50,6 +51,15 @@ export function toStoreError(error: unknown, context: StoreErrorContext): Colloq
       `The Colloquy store ${context.file} is locked by another connection (waited ${context.busyTimeoutMs} ms: ${reason}). ` +
         'Only one process may write to a store at a time: stop the other process using this file, or raise busyTimeoutMs.',
       { file: context.file, sqliteCode: code, busyTimeoutMs: context.busyTimeoutMs },
+      { cause: error },
+    );
+  }
+  if (code === 'SQLITE_FULL') {
+    return new ColloquyError(
+      'STORE_ERROR',
+      `The disk holding the Colloquy store ${context.file} is full (${reason}); the write was rolled back. ` +
+        'Free space on that disk. With `diskSpace` on, the store takes writes again by itself once there is room.',
+      { file: context.file, sqliteCode: code, reason: 'disk-full' },
       { cause: error },
     );
   }

@@ -71,6 +71,15 @@ export class SqliteStore extends SerializedStore {
   }
 
   /**
+   * Since when new writes are refused because the disk holding the file is full (epoch ms), or
+   * undefined while writes are taken. Only a store opened with `diskSpace` refuses writes this way;
+   * reads work meanwhile, and writes resume by themselves once the disk has room again.
+   */
+  get diskFullSince(): number | undefined {
+    return this.sqlite.diskFullSince;
+  }
+
+  /**
    * Where this session's transcript lives: `sqlite:<file>#<sessionId>`.
    * `exportTranscriptJsonl` accepts it back.
    */
@@ -85,7 +94,8 @@ export class SqliteStore extends SerializedStore {
    * event-loop turn, or after `maxDelayMs`) without hurrying it, so concurrent callers share it.
    *
    * @throws (rejects) `STORE_ERROR` when that commit failed: the batch's writes were rolled back,
-   *   and the store refuses writes until it is reopened. Also rejects after `close()`.
+   *   and the store refuses writes until it is reopened (with `diskSpace`, a full disk's failure lasts until
+   *   space returns: see `diskFullSince`). Also rejects after `close()`.
    * @example
    * ```ts
    * await store.transaction(async (tx) => { await tx.createRun(run); await tx.appendMessages(key, [input]); });

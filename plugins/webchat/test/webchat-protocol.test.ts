@@ -121,6 +121,29 @@ describe('web chat acknowledgements', () => {
     expect(c.frames.some((f) => f.type === 'message' && f.clientId === 'a2')).toBe(false);
   });
 
+  it('tells the sender to try later, not in a moment, when the store refused the message for a full disk', async () => {
+    const host = new FakeHost();
+    const plugin = createWebChatPlugin({ cookieSecret: COOKIE_SECRET, config: { port: 0 } });
+    await plugin.start({
+      ...host.context(plugin),
+      receive: async () => {
+        throw new ColloquyError('STORE_ERROR', 'The disk holding the Colloquy store is full.', {
+          reason: 'disk-full',
+        });
+      },
+    });
+    running.push({ plugin, host, base: plugin.address(), stop: () => plugin.stop() });
+    const c = await client(plugin.address());
+    c.send({ type: 'message', text: 'hello', clientId: 'd1' });
+    const error = await c.next('error', (f) => f.clientId === 'd1');
+    expect(error).toMatchObject({ code: 'unavailable' });
+    expect(String(error.message)).toBe(
+      'The assistant cannot take new messages right now: its storage is full, and its owner has to make room. Try again later.',
+    );
+    expect(String(error.message)).not.toContain('disk holding');
+    expect(c.frames.some((f) => f.type === 'message' && f.clientId === 'd1')).toBe(false);
+  });
+
   it('refuses messages with an explicit error once told to stop receiving, and still delivers replies', async () => {
     const { base, host, plugin } = await start();
     const c = await client(base);

@@ -26,6 +26,7 @@ import type { Env } from '../config/env-overlay.js';
 import type { BotConfig } from '../config/load-config.js';
 import { noModelMessage } from '../config/model-help.js';
 import { databaseOutage, describeOutage } from '../state/database-outage.js';
+import { describeDiskFull, diskFullOf } from '../state/disk-full.js';
 import { lockStateDir } from '../state/instance-lock.js';
 import { openBotStore } from '../state/open-store.js';
 import { describeOutbox } from '../state/outbox-backlog.js';
@@ -213,7 +214,12 @@ async function launch(
     { cookieSecret: cookieSecret.value, adminToken: token.value },
     () => {
       const down = outage();
-      return [...(down ? [describeOutage(down, Date.now())] : []), ...providerProblems(router.health())];
+      const disk = diskFullOf(store);
+      return [
+        ...(down ? [describeOutage(down, Date.now())] : []),
+        ...(disk ? [describeDiskFull(disk, Date.now())] : []),
+        ...providerProblems(router.health()),
+      ];
     },
   );
   channels.plugins.push(...(options.plugins ?? []));
@@ -319,6 +325,7 @@ async function launch(
     ),
     ...(mcp ? { mcp: mcp.servers() } : {}),
     ...(outage() ? { database: outage() } : {}),
+    ...(diskFullOf(store) ? { disk: diskFullOf(store) } : {}),
     ...(runtime.outbox().pending > 0 ? { outbox: runtime.outbox() } : {}),
     ...providersOf(router.health()),
     updatedAt: Date.now(),
@@ -326,7 +333,14 @@ async function launch(
   let lastWritten = '';
   const refresh = async () => {
     const info = runInfo();
-    const signature = JSON.stringify([info.channels, info.mcp, info.database, info.outbox, info.providers]);
+    const signature = JSON.stringify([
+      info.channels,
+      info.mcp,
+      info.database,
+      info.disk,
+      info.outbox,
+      info.providers,
+    ]);
     if (signature === lastWritten) return;
     lastWritten = signature;
     await writeRunInfo(config.stateDir, info).catch((error: unknown) =>

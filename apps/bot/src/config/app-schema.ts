@@ -56,6 +56,18 @@ export const StorageSectionSchema = Type.Object(
       description:
         "PostgreSQL only: once this instance has not reached the database for this many seconds, `colloquy status` and the web chat's /healthz say so (turns wait meanwhile, and resume by themselves when it is back).",
     }),
+    diskReserveBytes: Type.Integer({
+      minimum: 0,
+      default: 16 * 1024 * 1024,
+      description:
+        'SQLite only: the size of the reserve file kept beside the database (colloquy.db.reserve), deleted when the disk fills so that the writes under way still fit, and written back before writes resume. 0 keeps none.',
+    }),
+    diskMinFreeBytes: Type.Integer({
+      minimum: 0,
+      default: 4 * 1024 * 1024,
+      description:
+        "SQLite only: below this many free bytes on the database's disk, new messages are refused (and `colloquy status` and the web chat's /healthz say so) until space is freed; then the bot resumes by itself.",
+    }),
     preparedStatements: Type.Boolean({
       default: true,
       description:

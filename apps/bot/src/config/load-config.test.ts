@@ -54,13 +54,16 @@ describe('loadBotConfig', () => {
     const loaded = await loadBotConfig({ env: { COLLOQUY_DATABASE_URL: url }, baseDir: dir });
     expect(loaded.ok).toBe(true);
     if (!loaded.ok) return;
-    expect(loaded.config.storage).toEqual({ url, preparedStatements: true, unreachableAfterSeconds: 30 });
-    expect(loaded.config.core.redaction.secrets).toContain('s3cret-pw');
-    const sqlite = await loadBotConfig({ env: {}, baseDir: dir });
-    expect(sqlite.ok && sqlite.config.storage).toEqual({
+    const defaults = {
       preparedStatements: true,
       unreachableAfterSeconds: 30,
-    });
+      diskReserveBytes: 16 * 1024 * 1024,
+      diskMinFreeBytes: 4 * 1024 * 1024,
+    };
+    expect(loaded.config.storage).toEqual({ url, ...defaults });
+    expect(loaded.config.core.redaction.secrets).toContain('s3cret-pw');
+    const sqlite = await loadBotConfig({ env: {}, baseDir: dir });
+    expect(sqlite.ok && sqlite.config.storage).toEqual(defaults);
   });
 
   it('turns PostgreSQL prepared statements off with storage.preparedStatements, and wants a boolean', async () => {

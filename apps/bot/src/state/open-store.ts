@@ -45,6 +45,12 @@ export async function openBotStore(config: BotConfig, log: Logger): Promise<Stor
     groupCommit: true,
     walAutocheckpointPages: 10_000,
     detectNestedCalls: false,
+    // A full disk refuses new writes (and so new messages) in time, keeps what was acknowledged, and
+    // resumes by itself once space is freed; `diskFullOf` reports it to status and /healthz.
+    diskSpace: {
+      reserveBytes: config.storage.diskReserveBytes,
+      minFreeBytes: config.storage.diskMinFreeBytes,
+    },
   });
   await tightenFiles([file, `${file}-wal`, `${file}-shm`], tightened);
   return store;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ColloquyError } from '@colloquy/core';
 import type { McpServerStatus, OutboxStats, ProviderHealth } from '@colloquy/runtime';
 import type { DatabaseOutage } from './database-outage.js';
+import type { DiskFull } from './disk-full.js';
 
 /** File names inside the state directory. */
 export const STATE_FILES = {
@@ -160,6 +161,8 @@ export interface RunInfo {
   mcp?: McpServerStatus[];
   /** Set while the database has been unreachable for longer than `storage.unreachableAfterSeconds`. */
   database?: DatabaseOutage;
+  /** Set while the disk holding the SQLite database is full and the store refuses writes. */
+  disk?: DiskFull;
   /** Set while replies wait in the delivery outbox (being sent, or waiting for their platform). */
   outbox?: OutboxStats;
   /**

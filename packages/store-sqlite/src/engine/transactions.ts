@@ -1,7 +1,8 @@
 import { ColloquyError, type Logger } from '@colloquy/core';
 import type Database from 'better-sqlite3';
+import type { DiskSpaceGuard } from '../disk-space.js';
 import { CommitBatch, type GroupCommitSettings } from '../group-commit.js';
-import { closedStoreError, toStoreError } from '../sqlite-errors.js';
+import { closedStoreError, sqliteCode, toStoreError } from '../sqlite-errors.js';
 import type { Statements } from './statements.js';
 
 /** What {@link Transactions} needs from the engine. */
@@ -13,6 +14,8 @@ export interface TransactionsInit {
   logger: Logger;
   /** Group commit settings, or undefined for one commit per transaction. */
   groupCommit: GroupCommitSettings | undefined;
+  /** Refuses new transactions while the disk is full (`diskSpace` option), or undefined. */
+  space: DiskSpaceGuard | undefined;
 }
 
 /**
@@ -28,12 +31,15 @@ export class Transactions {
   private readonly busyTimeoutMs: number;
   private readonly logger: Logger;
   private readonly groupCommit: GroupCommitSettings | undefined;
+  private readonly space: DiskSpaceGuard | undefined;
   private depth = 0;
   private isClosed = false;
   /** The open group-commit batch: a physical transaction holding the writes not yet committed. */
   private batch: CommitBatch | undefined;
   /** Set when a group commit failed: the store then refuses writes and every flush rejects with it. */
   private failure: ColloquyError | undefined;
+  /** The failure is a full disk's: it ends when writes resume ({@link resume}). */
+  private failureEndsWithDiskFull = false;
   /** The batch came due while a transaction was open: commit it when that transaction ends. */
   private commitWhenIdle = false;
 
@@ -44,6 +50,7 @@ export class Transactions {
     this.busyTimeoutMs = init.busyTimeoutMs;
     this.logger = init.logger;
     this.groupCommit = init.groupCommit;
+    this.space = init.space;
   }
 
   /** True when no transaction is open (a group-commit batch may be). */
@@ -62,15 +69,15 @@ export class Transactions {
    * batch.
    */
   begin(): void {
-    this.assertOpen();
-    if (this.groupCommit !== undefined) {
-      this.guard(() => {
+    this.guard(() => {
+      this.space?.assertWritable();
+      if (this.groupCommit !== undefined) {
         this.joinBatch();
         this.s.savepoint.run();
-      });
-    } else {
-      this.guard(() => this.s.begin.run());
-    }
+      } else {
+        this.s.begin.run();
+      }
+    });
     this.depth = 1;
   }
 
@@ -128,6 +135,8 @@ export class Transactions {
     try {
       result = fn();
     } catch (error) {
+      // Before the rollback: a batch SQLite undid on a full disk is then reported as such.
+      this.noteDiskFull(error);
       this.rollback();
       throw error;
     }
@@ -226,6 +235,7 @@ export class Transactions {
   private loseBatch(cause: unknown, batch = this.batch): ColloquyError {
     if (batch === this.batch) this.batch = undefined;
     const lost = batch?.transactions ?? 0;
+    this.noteDiskFull(cause);
     const reason = toStoreError(cause, { file: this.file, busyTimeoutMs: this.busyTimeoutMs });
     if (lost === 0) {
       // Nothing acknowledged was lost: whoever waits has nothing of theirs in the batch.
@@ -233,15 +243,22 @@ export class Transactions {
       batch?.settle();
       return reason;
     }
+    const diskFull = this.space?.since !== undefined;
     const failure = new ColloquyError(
       reason.code,
       `A group commit on ${this.file} failed (${reason.message}). The ${lost} transaction(s) written since the ` +
-        'last commit were rolled back and never became durable. The store now refuses writes: fix the cause ' +
-        '(disk space, permissions, the file), then close the store and open it again.',
-      { ...reason.details, lostTransactions: lost },
+        'last commit were rolled back and never became durable. ' +
+        (diskFull
+          ? 'The store refuses writes until space is freed on its disk, then takes them again by itself.'
+          : 'The store now refuses writes: fix the cause (disk space, permissions, the file), then close the ' +
+            'store and open it again.'),
+      { ...reason.details, ...(diskFull ? { reason: 'disk-full' } : {}), lostTransactions: lost },
       { cause },
     );
-    this.failure ??= failure;
+    if (this.failure === undefined) {
+      this.failure = failure;
+      this.failureEndsWithDiskFull = diskFull;
+    }
     this.logger.error({ err: failure, file: this.file, lostTransactions: lost }, 'group commit failed');
     batch?.settle(failure);
     return failure;
@@ -254,6 +271,7 @@ export class Transactions {
    */
   writeAlone<T>(fn: () => T): T {
     return this.guard(() => {
+      this.space?.assertWritable();
       if (this.groupCommit !== undefined) this.joinBatch();
       let result: T;
       try {
@@ -273,6 +291,7 @@ export class Transactions {
    * @returns the error of the final group commit, if it failed
    */
   close(): ColloquyError | undefined {
+    this.space?.close();
     let failure: ColloquyError | undefined;
     try {
       this.commitBatch();
@@ -294,8 +313,29 @@ export class Transactions {
     try {
       return fn();
     } catch (error) {
+      this.noteDiskFull(error);
       throw toStoreError(error, { file: this.file, busyTimeoutMs: this.busyTimeoutMs });
     }
+  }
+
+  /** True while new transactions are refused for lack of disk space. */
+  get diskFull(): boolean {
+    return this.space?.since !== undefined;
+  }
+
+  /**
+   * Takes writes again once the disk has room (called by the {@link DiskSpaceGuard}): a batch the full
+   * disk undid no longer fails flushes, since every flush called while writes were refused was told.
+   */
+  resume(): void {
+    if (!this.failureEndsWithDiskFull) return;
+    this.failure = undefined;
+    this.failureEndsWithDiskFull = false;
+  }
+
+  /** SQLite found the disk full: the guard refuses new transactions from now on. */
+  private noteDiskFull(error: unknown): void {
+    if (sqliteCode(error) === 'SQLITE_FULL') this.space?.enterFull('SQLite reported the disk full');
   }
 
   private assertOpen(): void {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { InboundMessage, Logger } from '@colloquy/core';
+import { type InboundMessage, isColloquyError, type Logger } from '@colloquy/core';
 import { LRUCache } from 'lru-cache';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { mentionsAssistant, normalizeRoomName } from '../chat/addressing.js';
@@ -160,12 +160,7 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
       await deps.receive(inbound);
     } catch (error) {
       log.warn({ err: error }, 'webchat: the runtime did not accept a message');
-      sendError(
-        client,
-        'unavailable',
-        'The assistant could not take your message; send it again in a moment.',
-        frame.clientId,
-      );
+      sendError(client, 'unavailable', refusalFor(error), frame.clientId);
       return;
     }
     // The echo is the acknowledgement: sent only once the runtime has stored the message.
@@ -380,4 +375,15 @@ function sameOrigin(req: IncomingMessage): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * What a visitor reads when the runtime did not take their message: a full disk lasts until the owner
+ * frees space, so "in a moment" would send them into a loop of refusals.
+ */
+function refusalFor(error: unknown): string {
+  if (isColloquyError(error) && error.details.reason === 'disk-full') {
+    return 'The assistant cannot take new messages right now: its storage is full, and its owner has to make room. Try again later.';
+  }
+  return 'The assistant could not take your message; send it again in a moment.';
 }

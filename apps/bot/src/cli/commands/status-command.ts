@@ -2,6 +2,7 @@ import type { SessionKind } from '@colloquy/core/gateway';
 import { MODEL_HELP } from '../../config/model-help.js';
 import { duration } from '../../format/units.js';
 import { describeOutage } from '../../state/database-outage.js';
+import { describeDiskFull } from '../../state/disk-full.js';
 import { describeOutbox } from '../../state/outbox-backlog.js';
 import { describeProvider } from '../../state/provider-health.js';
 import { type CliIo, writeLines } from '../cli-io.js';
@@ -13,8 +14,8 @@ import { connectFlags } from './sessions-command.js';
 const COUNT_LIMIT = 1000;
 
 /**
- * `colloquy status`: whether the bot answers, where it serves, its model and model providers
- * (whether each answers, its calls), channels, the replies waiting in the delivery outbox,
+ * `colloquy status`: whether the bot answers, where it serves, a database it cannot reach or a disk too
+ * full to write, its model and model providers (whether each answers, its calls), channels, the replies waiting in the delivery outbox,
  * agents and sessions (counted by kind, with the running ones).
  *
  * @param args - arguments after `status`
@@ -25,6 +26,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
   const { values } = parseFlags(args, GATEWAY_FLAGS, 'status');
   const { client, url, runInfo, config } = await connectGateway(connectFlags(values), io);
   const outage = runInfo?.database;
+  const disk = runInfo?.disk;
   try {
     const asked = Promise.all([
       client.call('agents.list', {}),
@@ -59,6 +61,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
             model: model ?? null,
             channels: runInfo?.channels ?? {},
             ...(outage ? { database: outage } : {}),
+            ...(disk ? { disk } : {}),
             outbox: runInfo?.outbox ?? { pending: 0, failingTargets: 0, byChannel: {} },
             ...(runInfo?.providers ? { providers: runInfo.providers } : {}),
             agents,
@@ -88,6 +91,7 @@ export async function statusCommand(args: readonly string[], io: CliIo): Promise
       `Colloquy is running at ${url}${uptime}.`,
       ...(runInfo?.webchatUrl ? [`  Web chat: ${runInfo.webchatUrl}`] : []),
       ...(outage ? [`  Database: ${describeOutage(outage, Date.now())}`] : []),
+      ...(disk ? [`  Disk:     ${describeDiskFull(disk, Date.now())}`] : []),
       ...(backlog ? [`  Outbox:   ${backlog}`] : []),
       `  Model:    ${model ?? 'none configured'}`,
       ...providers,
