@@ -42,7 +42,7 @@ async function dmTurn(channel: MemoryChannel, store: PostgresStore, text: string
   await until(async () => {
     const [run] = await store.listRuns({ sessionKey: DM, limit: 1 });
     return (run?.meta?.delivery as { status?: string } | undefined)?.status === 'delivered';
-  });
+  }, `the delivery of "${text}" recorded`);
 }
 
 describe('the round trips of a turn in a cluster', () => {
