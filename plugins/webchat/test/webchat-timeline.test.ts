@@ -147,6 +147,10 @@ describe.skipIf(!HAS_CHROMIUM)(
         /^crawler: killed, 1 run, [\d.]+m?s, .*failed \(killed\)/,
       );
       expect(await crawler.getAttribute('data-failed')).toBe('true');
+      // The coordinator ran again when its children reported: its announce is its first run's.
+      expect(await row(page, sub('coordinator')).getAttribute('aria-label')).toMatch(
+        /^coordinator: done, \d runs, .*, announce to the parent delivered$/,
+      );
       // The crawler's announce arrow reaches up to the coordinator's row (2 rows up: 1.5 rows tall).
       const arrow = await crawler.locator('.tl-announce').boundingBox();
       expect(arrow!.height).toBeCloseTo(34 * 1.5, 0);

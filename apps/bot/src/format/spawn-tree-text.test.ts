@@ -89,7 +89,10 @@ describe('renderSpawnTree', () => {
             runs: [run({ status: 'killed' })],
             olderRuns: true,
           }),
-          node('k1', 'k', { label: 'child' }),
+          node('k1', 'k', {
+            label: 'child',
+            runs: [run({ announce: { to: 'k', state: 'delivered', at: 2000 } }), run()],
+          }),
         ],
         true,
       ),
@@ -98,7 +101,7 @@ describe('renderSpawnTree', () => {
       'agent:main:main  idle  0 runs',
       '└─ killed (k)  killed  1+ runs  1.5s  1.2k in / 300 out',
       '   │  ✗ killed',
-      '   └─ child (k1)  done  1 run  1.5s  1.2k in / 300 out',
+      '   └─ child (k1)  done  2 runs  3.0s  2.4k in / 600 out  → delivered',
       '(only the first 3 sessions of the tree)',
     ]);
   });

@@ -95,7 +95,8 @@ function nodeLine(node: SpawnTreeNode): string {
     parts.push(`${compactCount(totals.inputTokens)} in / ${compactCount(totals.outputTokens)} out`);
   }
   if (totals.toolCalls > 0) parts.push(`${totals.toolCalls} tool${totals.toolCalls === 1 ? '' : 's'}`);
-  const announce = node.runs.at(-1)?.announce;
+  // The latest announce: a sub-agent's later runs (woken by its own children) announce nothing.
+  const announce = node.runs.filter((run) => run.announce).at(-1)?.announce;
   if (announce) parts.push(`→ ${announce.state}`);
   return parts.join('  ');
 }

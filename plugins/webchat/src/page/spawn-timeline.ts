@@ -327,7 +327,9 @@ function describeNode(node: SpawnTreeNode, now: number): string {
   const latest = node.runs.at(-1);
   if (latest && isFailed(node))
     parts.push(`failed (${latest.status})${latest.error ? `: ${latest.error}` : ''}`);
-  if (latest?.announce) parts.push(`announce to the parent ${latest.announce.state}`);
+  // The latest announce: a sub-agent's later runs (woken by its own children) announce nothing.
+  const announce = node.runs.filter((run) => run.announce).at(-1)?.announce;
+  if (announce) parts.push(`announce to the parent ${announce.state}`);
   return parts.join(', ');
 }
 
