@@ -20,10 +20,11 @@ import { toRunSummary } from './sessions-methods.js';
 import { announceOf, toolCallsByRun } from './tree-run-details.js';
 
 /** Default and most sessions `sessions.tree` returns, the root included. */
-export const TREE_MAX_NODES = 1000;
-/** Default and most runs per session. */
-export const TREE_DEFAULT_RUNS = 20;
-export const TREE_MAX_RUNS = 100;
+const TREE_MAX_NODES = 1000;
+/** Runs per session when `runsPerNode` is not given. */
+const TREE_DEFAULT_RUNS = 20;
+/** The most runs per session. */
+const TREE_MAX_RUNS = 100;
 /** How many of a session's latest transcript messages are read for its runs' tool calls. */
 const TREE_TRANSCRIPT_TAIL = 200;
 /** The longest error text returned per run. */
