@@ -92,7 +92,10 @@ describe('colloquy CLI against a running app', () => {
     expect(ahead.stderr).toContain("changesSince 99 is ahead of the session's stateVersion 4");
   });
 
-  it("tree and runs print a session's runs with durations, as text and as JSON", async () => {
+  // Six CLI processes: on a loaded machine that is more than the default 20 s.
+  it("tree and runs print a session's runs with durations, as text and as JSON", {
+    timeout: 60_000,
+  }, async () => {
     const tree = await cli('tree', 'main');
     expect(tree.stderr).toBe('');
     expect(tree.code).toBe(0);
