@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SessionsTreeResult } from '@colloquy/core/gateway';
 import { type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppProcess, CLI, runCliProcess, startApp } from './support/app-process.js';
@@ -89,6 +90,41 @@ describe('colloquy CLI against a running app', () => {
     const ahead = await cli('sessions', 'status', 'main', '--changes-since', '99');
     expect(ahead.code).toBe(1);
     expect(ahead.stderr).toContain("changesSince 99 is ahead of the session's stateVersion 4");
+  });
+
+  // Six CLI processes: on a loaded machine that is more than the default 20 s.
+  it("tree and runs print a session's runs with durations, as text and as JSON", {
+    timeout: 60_000,
+  }, async () => {
+    const tree = await cli('tree', 'main');
+    expect(tree.stderr).toBe('');
+    expect(tree.code).toBe(0);
+    expect(tree.stdout.trim()).toMatch(/^agent:main:main {2}\w+ {2}\d+ runs? {2}[\d.]+m?s\b/);
+    const json = JSON.parse((await cli('tree', 'main', '--json')).stdout) as SessionsTreeResult;
+    expect(json.rootKey).toBe('agent:main:main');
+    expect(json.nodes[0]!.runs[0]).toMatchObject({ status: 'done', durationMs: expect.any(Number) });
+
+    const runs = await cli('runs', 'main');
+    expect(runs.code).toBe(0);
+    const lines = runs.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^RUN\s+STATUS\s+STARTED\s+DURATION\s+IN\s+OUT\s+TOOLS\s+ANNOUNCE\s+ERROR$/);
+    expect(lines[1]).toMatch(/^[0-9a-f-]{8}\s+done\s+(just now|\d+s ago)\s+[\d.]+m?s\s+/);
+    const runsJson = JSON.parse((await cli('runs', 'main', '--json', '--limit', '1')).stdout) as {
+      sessionKey: string;
+      runs: unknown[];
+    };
+    expect(runsJson.sessionKey).toBe('agent:main:main');
+    expect(runsJson.runs).toHaveLength(1);
+
+    const missing = await cli('tree', 'agent:main:nobody');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toBe(
+      `No session "agent:main:nobody". See the session keys with: node ${CLI} sessions list`,
+    );
+    const bad = await cli('runs', 'main', '--limit', '500');
+    expect(bad.stderr.trim()).toBe('--limit must be a whole number from 1 to 100, got "500".');
+    const help = await runCliProcess(['tree', '--help'], { cwd: app.dir });
+    expect(help.stdout).toContain('tree <session> [--runs n]');
   });
 
   it('sessions list, history and search page with --offset, and search finds words', async () => {

@@ -35,10 +35,16 @@ export type {
   SessionsResolveParams,
   SessionsSearchParams,
   SessionsSearchResult,
+  SessionsTreeParams,
+  SessionsTreeResult,
   SessionYieldParams,
   SessionYieldResult,
   SessionYieldState,
   SpawnAttachment,
+  SpawnTreeAnnounce,
+  SpawnTreeNode,
+  SpawnTreeRun,
+  SpawnTreeToolCall,
 } from './interfaces/gateway.js';
 // --- the owner's operations: pairing and MCP access tokens ---
 export type {

@@ -84,6 +84,7 @@ export {
   attachmentPlaceholder,
   checkAttachments,
   configuredSecrets,
+  descendantsOf,
   REPLY_SKIP,
   SESSION_TOOL_NAMES,
   SESSIONS_YIELD_MAX_REASON_CHARS,

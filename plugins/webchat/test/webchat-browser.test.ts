@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { subagentSessionKey } from '@colloquy/core/internal';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, HAS_CHROMIUM, launchChromium } from './support/browser.js';
+import { CHROMIUM, HAS_CHROMIUM, launchChromium, trackProblems, visitorChat } from './support/browser.js';
 import { type RuntimeHost, startRuntimeHost, streamed } from './support/runtime-host.js';
 import { ADMIN_TOKEN } from './support/start.js';
 
@@ -71,12 +71,7 @@ describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', { timeout: 45_000 }, () =
     });
     contexts.push(context);
     const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(msg.text());
-    });
-    (page as Page & { problems: string[] }).problems = problems;
+    (page as Page & { problems: string[] }).problems = trackProblems(page);
     await page.goto(new URL(path, server.base).href);
     await page.waitForSelector('#status[data-state="online"]', { timeout: 10_000 });
     return page;
@@ -242,13 +237,6 @@ describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', { timeout: 45_000 }, () =
     await owner.locator(`.node[data-key="${childKey}"][data-status="done"]`).waitFor();
   });
 });
-
-/** The visitor id behind a page (the value part of its signed visitor cookie), which is its direct chat id. */
-async function visitorChat(page: Page): Promise<{ chat: string }> {
-  const cookies = await page.context().cookies();
-  const signed = cookies.find((c) => c.name === 'colloquy_vid')?.value ?? '';
-  return { chat: signed.split('.')[0]! };
-}
 
 const EVIL_REPLY = [
   'Here is <script>window.__pwned=3</script> and <img src=x onerror="window.__pwned=4">.',

@@ -21,6 +21,13 @@ ${CLI} sessions send <key> <message> [--timeout seconds] [--no-wait] [--deliver]
   --changes-since n what changed after version n, as counts), or sends a message into a session and
   prints the reply (--deliver also posts the reply to the session's chat). "main" is the default
   agent's main session.`,
+  tree: `${CLI} tree <session> [--runs n] ${CONNECT}
+  Prints the spawn tree below a session: each sub-agent under the session that spawned it, with its
+  status, its runs' time and tokens, its tool calls and how its result reached its parent; a failed
+  one is marked ✗ with its error. --runs n counts the newest n runs of each session (default 20).`,
+  runs: `${CLI} runs <session> [--limit n] ${CONNECT}
+  Lists a session's newest runs (default 20, at most 100), oldest first: status, start, duration,
+  tokens in and out, tool calls, the announce to the parent, and the error of a failed one.`,
   config: `${CLI} config check [--config file] [--state-dir dir] [--json]
   Loads the config as start would (file, environment, every channel section) and explains each
   problem as "path: expected X, got Y". Exits 1 when there is one.`,
@@ -54,6 +61,8 @@ function usage(): string {
     `  ${CLI} start                      start the bot`,
     `  ${CLI} status                     is it running? where? which model?`,
     `  ${CLI} sessions list|history|status|send  work with sessions over the gateway`,
+    `  ${CLI} tree <session>             the sub-agents a session spawned, with their runs`,
+    `  ${CLI} runs <session>             a session's runs with their durations`,
     `  ${CLI} config check               validate the config and explain errors`,
     `  ${CLI} init                       write a commented colloquy.json5`,
     `  ${CLI} pairing list|approve|revoke  approve people for direct chats`,
@@ -105,6 +114,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
         return await (await import('./commands/status-command.js')).statusCommand(args, io);
       case 'sessions':
         return await (await import('./commands/sessions-command.js')).sessionsCommand(args, io);
+      case 'tree':
+        return await (await import('./commands/tree-command.js')).treeCommand(args, io);
+      case 'runs':
+        return await (await import('./commands/tree-command.js')).runsCommand(args, io);
       case 'config':
         if (args[0] === 'check') {
           return await (await import('./commands/config-command.js')).configCheckCommand(args.slice(1), io);

@@ -110,6 +110,90 @@ export interface SessionsListResult {
   latestRuns?: Record<string, RunSummary>;
 }
 
+/** Parameters of `sessions.tree`: the spawn tree below one session. */
+export interface SessionsTreeParams {
+  /** The root: an internal key in any spelling, or an alias of one (e.g. `main`). */
+  key: string;
+  /** The most sessions returned, the root included (default and at most 1,000). */
+  maxNodes?: number;
+  /** The most runs returned per session, the newest (default 20, at most 100). */
+  runsPerNode?: number;
+}
+
+/** Result of `sessions.tree`: the root first, then its descendants breadth first, oldest spawn first. */
+export interface SessionsTreeResult {
+  /** The internal key of the root. */
+  rootKey: string;
+  /** The sessions of the tree (at most `maxNodes`). */
+  nodes: SpawnTreeNode[];
+  /** True when the tree has more sessions than `maxNodes`: the deepest and newest are left out. */
+  truncated: boolean;
+  /** Epoch ms the snapshot was taken: what the durations of unfinished runs are counted to. */
+  now: number;
+}
+
+/** One session of a spawn tree. */
+export interface SpawnTreeNode {
+  /** The session's internal key. */
+  sessionKey: string;
+  /** The key of the session that spawned it; absent on the root. */
+  parentKey?: string;
+  /** 0 for the root, 1 for its children, and so on. */
+  depth: number;
+  /** The session's agent. */
+  agentId: string;
+  /** The session's label, when it has one (sub-agents get theirs from `sessions_spawn`). */
+  label?: string;
+  /** The session's kind. */
+  kind: SessionKind;
+  /** The state of the session's latest run (`idle` before any). */
+  status: SessionStatus;
+  /** The session's newest runs (at most `runsPerNode`), oldest first. */
+  runs: SpawnTreeRun[];
+  /** True when the session has older runs than those in `runs`. */
+  olderRuns: boolean;
+}
+
+/**
+ * One run of a spawn tree session: its summary (the `error` with secrets redacted as in history),
+ * its duration, the tool calls it made and its announce.
+ */
+export interface SpawnTreeRun extends RunSummary {
+  /** Milliseconds from start to end, or to the snapshot's `now` while it runs; absent while queued. */
+  durationMs?: number;
+  /** The tool calls of the run, in the order they were made (from the session's recent transcript). */
+  toolCalls: SpawnTreeToolCall[];
+  /** For a sub-agent run that ended: how its result reached the spawning session. */
+  announce?: SpawnTreeAnnounce;
+}
+
+/** One tool call inside a run. */
+export interface SpawnTreeToolCall {
+  /** The call's id. */
+  toolCallId: string;
+  /** The tool's name. */
+  name: string;
+  /** Epoch ms the model asked for the call (the call before it ended, or the model step ended). */
+  startedAt: number;
+  /** Epoch ms the tool's result was recorded; absent while it runs or when the run ended first. */
+  endedAt?: number;
+  /** `ok` or `error` by its result; `running` while its run runs; `unfinished` when the run ended first. */
+  outcome: 'ok' | 'error' | 'running' | 'unfinished';
+}
+
+/** The announce of a sub-agent run: its result, sent back to the session that spawned it. */
+export interface SpawnTreeAnnounce {
+  /** The internal key of the session the announce goes to. */
+  to: string;
+  /**
+   * `pending` until it is settled; `delivered` to the requester; `skipped` on purpose; `denied` by
+   * send policy; `failed` when it could not be delivered (also when its requester is gone).
+   */
+  state: 'pending' | 'delivered' | 'skipped' | 'denied' | 'failed';
+  /** Epoch ms of the state: when it was settled, or when the pending announce was written. */
+  at: number;
+}
+
 /**
  * Parameters of `sessions.resolve`: exactly one of `key`, `sessionId` or `label`.
  * `agentId` is the requester's agent: it resolves the `main` alias and scopes label look-ups.
@@ -419,6 +503,13 @@ export interface GatewayMethods {
   'sessions.delete': [{ key: string }, { deleted: boolean }];
   /** Full-text search over transcripts, with no visibility filter. */
   'sessions.search': [SessionsSearchParams, SessionsSearchResult];
+  /**
+   * The spawn tree below a session, with each session's runs, their tool calls and announces: what
+   * the owner panel and `colloquy tree` show. Like `sessions.list`, no visibility filter: it is for
+   * the owner.
+   * @throws `SESSION_NOT_FOUND` for an unknown root; `INVALID_ARGUMENT`
+   */
+  'sessions.tree': [SessionsTreeParams, SessionsTreeResult];
   /** `offset` skips the newest messages (after `beforeSeq`); `total` is the transcript's length. */
   'chat.history': [
     { key: string; limit?: number; beforeSeq?: number; offset?: number },

@@ -42,7 +42,7 @@ export type { SubagentRow, SubagentsResult } from './subagents.js';
 export type { SubagentMeta, SubagentPromptInput } from './subagents-meta.js';
 export { SUBAGENT_META_KEY, subagentMetaOf, subagentSystemPrompt } from './subagents-meta.js';
 export type { TreeNode } from './subagents-tree.js';
-export { ACTIVE_RUN_STATUSES } from './subagents-tree.js';
+export { ACTIVE_RUN_STATUSES, descendantsOf } from './subagents-tree.js';
 export type { SessionToolsOptions, ToolFailure } from './tool-context.js';
 export { configuredSecrets } from './tool-context.js';
 export type { ArgsCheck } from './validate-args.js';

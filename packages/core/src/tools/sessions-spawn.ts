@@ -172,7 +172,7 @@ async function spawn(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Ses
   }
   let active: number;
   try {
-    active = (await childrenOf(scope, requesterKey)).filter(isActive).length;
+    active = (await childrenOf(scope.options.gateway, requesterKey)).filter(isActive).length;
   } catch (error) {
     const f = gatewayFailure(error, 'Your sub-agents could not be counted.');
     return failure(f.status, f.error);

@@ -1,15 +1,15 @@
 /**
  * The spawn tree below a session, read through the gateway: the sessions it spawned and theirs,
- * each with its latest run. Shared by `sessions_spawn` (active-children limit) and `subagents`.
+ * each with its latest run. Shared by `sessions_spawn` (active-children limit), `subagents` and the
+ * runtime's `sessions.tree` method.
  */
-import type { RunSummary } from '../interfaces/gateway.js';
+import type { Gateway, RunSummary } from '../interfaces/gateway.js';
 import type { RunStatus, SessionRecord } from '../interfaces/records.js';
-import type { ToolScope } from './tool-context.js';
 
 /** Runs in these states count as active. */
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running'];
 
-/** How many sessions of a tree are read at most. */
+/** How many sessions of a tree the session tools read at most. */
 export const MAX_TREE_NODES = 500;
 
 /** One session below the root. */
@@ -37,20 +37,22 @@ export function isActive(node: Pick<TreeNode, 'latestRun'>): boolean {
 /**
  * The direct children of a session, oldest spawn first.
  *
- * @param scope - the tool scope (gateway)
+ * @param gateway - the gateway to read through
  * @param parentKey - the internal key of the parent
+ * @param maxNodes - the most children returned (default {@link MAX_TREE_NODES})
  * @returns the children with their latest runs
  */
 export async function childrenOf(
-  scope: ToolScope,
+  gateway: Gateway,
   parentKey: string,
+  maxNodes = MAX_TREE_NODES,
 ): Promise<Omit<TreeNode, 'depth' | 'ancestors'>[]> {
-  const result = await scope.options.gateway.call('sessions.list', {
+  const result = await gateway.call('sessions.list', {
     spawnedBy: parentKey,
     withLatestRun: true,
   });
   return result.sessions
-    .slice(0, MAX_TREE_NODES)
+    .slice(0, maxNodes)
     .map((session) => {
       const latestRun = result.latestRuns?.[session.key];
       return latestRun ? { session, latestRun } : { session };
@@ -60,23 +62,28 @@ export async function childrenOf(
 
 /**
  * Every session below `rootKey` (children, then theirs), breadth first, oldest spawn first within
- * a parent, at most {@link MAX_TREE_NODES}. Archived sessions are left out.
+ * a parent, at most `maxNodes`. Archived sessions are left out.
  *
- * @param scope - the tool scope (gateway)
+ * @param gateway - the gateway to read through
  * @param rootKey - the internal key of the root
+ * @param maxNodes - the most nodes returned (default {@link MAX_TREE_NODES})
  * @returns the nodes in a stable order (what list indexes refer to)
  */
-export async function descendantsOf(scope: ToolScope, rootKey: string): Promise<TreeNode[]> {
+export async function descendantsOf(
+  gateway: Gateway,
+  rootKey: string,
+  maxNodes = MAX_TREE_NODES,
+): Promise<TreeNode[]> {
   const nodes: TreeNode[] = [];
   const seen = new Set<string>([rootKey]);
   let frontier: { key: string; depth: number; ancestors: string[] }[] = [
     { key: rootKey, depth: 0, ancestors: [] },
   ];
-  while (frontier.length > 0 && nodes.length < MAX_TREE_NODES) {
+  while (frontier.length > 0 && nodes.length < maxNodes) {
     const next: typeof frontier = [];
     for (const parent of frontier) {
-      for (const child of await childrenOf(scope, parent.key)) {
-        if (seen.has(child.session.key) || nodes.length >= MAX_TREE_NODES) continue;
+      for (const child of await childrenOf(gateway, parent.key, maxNodes)) {
+        if (seen.has(child.session.key) || nodes.length >= maxNodes) continue;
         seen.add(child.session.key);
         const node: TreeNode = {
           ...child,

@@ -122,7 +122,7 @@ async function run(scope: ToolScope, rawArgs: unknown): Promise<ToolResult<Subag
 
   let nodes: TreeNode[];
   try {
-    nodes = await descendantsOf(scope, scope.options.requesterKey);
+    nodes = await descendantsOf(scope.options.gateway, scope.options.requesterKey);
   } catch (error) {
     const f = gatewayFailure(error, 'Your sub-agents could not be listed.');
     return failure(f.status, f.error);

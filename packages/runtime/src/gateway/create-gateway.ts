@@ -17,6 +17,7 @@ import { isGatewayMethod } from './method-names.js';
 import type { RuntimeGateway } from './runtime-gateway.js';
 import { sessionsSearch } from './search-methods.js';
 import { sessionsDelete, sessionsList, sessionsPatch, sessionsResolve } from './sessions-methods.js';
+import { sessionsTree } from './tree-methods.js';
 
 type Handler = (params: unknown) => unknown;
 
@@ -36,6 +37,7 @@ export function createInProcessGateway(ctx: RuntimeContext): RuntimeGateway {
     'sessions.patch': (p) => sessionsPatch(ctx, p),
     'sessions.delete': (p) => sessionsDelete(ctx, p),
     'sessions.search': (p) => sessionsSearch(ctx, p),
+    'sessions.tree': (p) => sessionsTree(ctx, p),
     'chat.history': (p) => chatHistory(ctx, p),
     'chat.send': (p) => chatSend(ctx, p),
     agent: (p) => agentRun(ctx, agentState, p),

@@ -1,6 +1,6 @@
 import { ColloquyError, isColloquyError, normalizeSessionKey, type SessionRecord } from '@colloquy/core';
 import type { GatewayResult, RunSummary, SessionKind } from '@colloquy/core/gateway';
-import { SESSION_KINDS, type SessionListQuery } from '@colloquy/core/store';
+import { type RunRecord, SESSION_KINDS, type SessionListQuery } from '@colloquy/core/store';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { fireDueWatchesLater } from '../runtime/watch-notices.js';
 import { abortSessionRuns } from './abort-runs.js';
@@ -39,19 +39,29 @@ async function latestRunsOf(
   for (const [index, session] of sessions.entries()) {
     const run = latest[index];
     if (!run) continue;
-    out[session.key] = {
-      runId: run.runId,
-      status: run.status,
-      lane: run.lane,
-      createdAt: run.createdAt,
-      ...(run.startedAt !== undefined ? { startedAt: run.startedAt } : {}),
-      ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}),
-      ...(run.usage ? { usage: run.usage } : {}),
-      ...(run.costUsd !== undefined ? { costUsd: run.costUsd } : {}),
-      ...(run.error !== undefined ? { error: run.error } : {}),
-    };
+    out[session.key] = toRunSummary(run);
   }
   return out;
+}
+
+/**
+ * What listings show of a run: its state, times, tokens, cost and error.
+ *
+ * @param run - the run record
+ * @returns its summary
+ */
+export function toRunSummary(run: RunRecord): RunSummary {
+  return {
+    runId: run.runId,
+    status: run.status,
+    lane: run.lane,
+    createdAt: run.createdAt,
+    ...(run.startedAt !== undefined ? { startedAt: run.startedAt } : {}),
+    ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}),
+    ...(run.usage ? { usage: run.usage } : {}),
+    ...(run.costUsd !== undefined ? { costUsd: run.costUsd } : {}),
+    ...(run.error !== undefined ? { error: run.error } : {}),
+  };
 }
 
 /**

@@ -1,8 +1,8 @@
 import { type Gateway, type Logger, parseSessionKey } from '@colloquy/core';
-import type { GatewayEvent } from '@colloquy/core/gateway';
+import type { GatewayEvent, SessionsTreeResult } from '@colloquy/core/gateway';
 import { LRUCache } from 'lru-cache';
 import type { ChatMessage, ChatPerson, ChatRef, ServerFrame, SessionRow } from '../protocol/frames.js';
-import type { ChatHub } from './chat-hub.js';
+import type { ChatClient, ChatHub } from './chat-hub.js';
 import { toSessionRow, transcriptToChat } from './transcript-view.js';
 
 /** What the plugin asks of the gateway: history, the owner panel and run streaming. */
@@ -23,6 +23,12 @@ export interface GatewayBridge {
    * without a gateway. Rejects with the gateway's error (e.g. `SESSION_NOT_FOUND`).
    */
   transcript(key: string): Promise<{ key: string; total: number; messages: ChatMessage[] } | undefined>;
+  /**
+   * The spawn tree below `key` (`sessions.tree`) for an owner socket, which then gets it again with
+   * the panel's debounced pushes until it watches another or none (`undefined`). Resolves
+   * `undefined` without a gateway or when no key is given; rejects with the gateway's error.
+   */
+  watchTree(client: ChatClient, key: string | undefined): Promise<SessionsTreeResult | undefined>;
   /** Unsubscribes and drops timers. */
   close(): void;
 }
@@ -42,6 +48,9 @@ interface LiveRun {
 
 const PANEL_LIMIT = 200;
 const TRANSCRIPT_LIMIT = 200;
+/** The most sessions and runs per session the timeline shows. */
+const TREE_MAX_NODES = 1000;
+const TREE_RUNS_PER_NODE = 20;
 const PANEL_DEBOUNCE_MS = 200;
 const SESSION_SEARCH_LIMIT = 1000;
 const MAX_STREAM_CHARS = 200_000;
@@ -71,6 +80,8 @@ export function createGatewayBridge(options: {
   // A Map, not lru-cache: a registry of live runs, read and claimed in the order they started (reads
   // must not reorder it) and deleted from while iterated; its cap only guards against runs that never end.
   const runs = new Map<string, LiveRun>();
+  /** The spawn tree root each owner socket watches. */
+  const treeWatchers = new Map<ChatClient, string>();
   let panelTimer: NodeJS.Timeout | undefined;
   let closed = false;
 
@@ -154,6 +165,9 @@ export function createGatewayBridge(options: {
     return { total: result.total - left, sessions: conversations.map(toSessionRow) };
   };
 
+  const treeOf = (key: string): Promise<SessionsTreeResult> =>
+    gateway!.call('sessions.tree', { key, maxNodes: TREE_MAX_NODES, runsPerNode: TREE_RUNS_PER_NODE });
+
   const pushPanel = async (): Promise<void> => {
     try {
       const rows = await sessionRows();
@@ -162,6 +176,30 @@ export function createGatewayBridge(options: {
       for (const admin of hub.admins()) hub.sendTo(admin, frame);
     } catch (error) {
       log.warn({ err: error }, 'webchat: could not list sessions for the owner panel');
+    }
+    await pushTrees();
+  };
+
+  /** One `sessions.tree` call per watched root, sent to each owner socket watching it. */
+  const pushTrees = async (): Promise<void> => {
+    const admins = new Set(hub.admins());
+    const byRoot = new Map<string, ChatClient[]>();
+    for (const [client, key] of treeWatchers) {
+      if (!admins.has(client)) {
+        treeWatchers.delete(client);
+        continue;
+      }
+      byRoot.set(key, [...(byRoot.get(key) ?? []), client]);
+    }
+    for (const [key, clients] of byRoot) {
+      try {
+        const tree = await treeOf(key);
+        if (closed) return;
+        for (const client of clients)
+          if (treeWatchers.get(client) === key) hub.sendTo(client, { type: 'tree', tree });
+      } catch (error) {
+        log.debug({ err: error, key }, 'webchat: could not read a spawn tree for the owner panel');
+      }
     }
   };
 
@@ -207,7 +245,14 @@ export function createGatewayBridge(options: {
       default:
         break;
     }
-    if (event.type !== 'run.delta' && event.type !== 'run.tool' && event.type !== 'delivery') schedulePanel();
+    // A tool call changes only the timeline (its bars show the calls), not the session rows.
+    if (
+      event.type === 'run.tool'
+        ? treeWatchers.size > 0
+        : event.type !== 'run.delta' && event.type !== 'delivery'
+    ) {
+      schedulePanel();
+    }
   };
 
   const unsubscribe = gateway?.subscribe?.(onEvent);
@@ -274,8 +319,19 @@ export function createGatewayBridge(options: {
         messages: transcriptToChat(result.messages, options.publicSender),
       };
     },
+    async watchTree(client, key) {
+      if (key === undefined) {
+        treeWatchers.delete(client);
+        return undefined;
+      }
+      if (!gateway) return undefined;
+      const tree = await treeOf(key);
+      treeWatchers.set(client, tree.rootKey);
+      return tree;
+    },
     close() {
       closed = true;
+      treeWatchers.clear();
       unsubscribe?.();
       if (panelTimer) clearTimeout(panelTimer);
       panelTimer = undefined;

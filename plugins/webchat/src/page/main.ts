@@ -3,6 +3,7 @@ import { ChatView } from './chat-view.js';
 import { type ConnectionState, connect } from './connection.js';
 import { byId } from './dom.js';
 import { SessionPanel } from './session-panel.js';
+import { SpawnTimeline } from './spawn-timeline.js';
 import { TranscriptPanel } from './transcript-panel.js';
 
 const NAME_KEY = 'colloquy.webchat.name';
@@ -27,10 +28,30 @@ const app = byId('app');
 const view = new ChatView(byId<HTMLOListElement>('messages'), byId('scroll'), byId('empty'));
 const tree = byId<HTMLUListElement>('tree');
 const transcript = new TranscriptPanel(tree, () => assistantName);
-const sessions = new SessionPanel(tree, byId('panel-meta'), (key) => {
-  transcript.loading(key);
-  connection.send({ type: 'transcript', key });
-});
+const timeline = new SpawnTimeline(
+  tree,
+  (key) => {
+    transcript.loading(key, byId('timeline'));
+    connection.send({ type: 'transcript', key });
+  },
+  () => {
+    panel.classList.remove('wide');
+    connection.send({ type: 'tree' });
+  },
+);
+const sessions = new SessionPanel(
+  tree,
+  byId('panel-meta'),
+  (key) => {
+    transcript.loading(key);
+    connection.send({ type: 'transcript', key });
+  },
+  (key) => {
+    timeline.loading(key);
+    panel.classList.add('wide');
+    connection.send({ type: 'tree', key });
+  },
+);
 
 let chat: ChatRef | undefined;
 let you: ChatPerson | undefined;
@@ -129,6 +150,8 @@ function onFrame(frame: ServerFrame): void {
       input.placeholder = group ? `Message #${frame.chat.id}` : `Message ${assistantName}`;
       nameButton.hidden = !group;
       panelButton.hidden = !frame.admin;
+      // A new socket watches nothing yet: ask again for the timeline left open.
+      if (frame.admin && timeline.open !== undefined) connection.send({ type: 'tree', key: timeline.open });
       if (frame.admin && !panelShown && window.matchMedia('(min-width: 1000px)').matches) togglePanel(true);
       const saved = localStorage.getItem(NAME_KEY);
       if (group && saved) connection.send({ type: 'profile', name: saved });
@@ -163,6 +186,9 @@ function onFrame(frame: ServerFrame): void {
       break;
     case 'transcript':
       transcript.show(frame.key, frame.total, frame.messages);
+      break;
+    case 'tree':
+      timeline.show(frame.tree);
       break;
     case 'error':
       if (frame.clientId) view.failPending(frame.clientId, frame.message);

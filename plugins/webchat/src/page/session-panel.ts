@@ -20,6 +20,8 @@ export class SessionPanel {
     private readonly meta: HTMLElement,
     /** Called with a session key when the owner opens a row. */
     private readonly onOpen: (key: string) => void = () => {},
+    /** Called with a session key when the owner opens the spawn timeline of a row that has children. */
+    private readonly onTimeline: (key: string) => void = () => {},
   ) {}
 
   /** Shows a fresh list from a `sessions` frame. */
@@ -55,8 +57,8 @@ export class SessionPanel {
       const li = el('li', 'node');
       li.dataset.key = node.row.key;
       li.dataset.status = node.row.status;
-      li.append(this.renderRow(node.row));
       const kids = node.children.filter((c) => !seen.has(c)).sort(order);
+      li.append(this.renderRow(node.row, kids.length > 0));
       if (kids.length > 0 && depth < 16) {
         const ul = el('ul', 'children');
         for (const child of kids) ul.append(renderNode(child, depth + 1));
@@ -67,10 +69,11 @@ export class SessionPanel {
     this.tree.replaceChildren(...roots.map((root) => renderNode(root, 0)));
   }
 
-  private renderRow(row: SessionRow): HTMLDivElement {
+  private renderRow(row: SessionRow, spawned: boolean): HTMLDivElement {
     const div = el('div', 'row');
     const head = el('div', 'row-head');
     head.append(el('span', `pill pill-${row.status}`, row.status), el('span', 'row-name', displayName(row)));
+    if (spawned) head.append(this.timelineButton(row));
     head.title = row.key;
     const facts = el('div', 'row-facts');
     facts.append(el('span', 'fact', row.kind));
@@ -93,6 +96,18 @@ export class SessionPanel {
       }
     });
     return div;
+  }
+
+  private timelineButton(row: SessionRow): HTMLButtonElement {
+    const button = el('button', 'ghost timeline-button', 'Timeline');
+    button.type = 'button';
+    button.setAttribute('aria-label', `Open the spawn timeline of ${displayName(row)}`);
+    button.addEventListener('click', (event) => {
+      event.stopPropagation();
+      this.onTimeline(row.key);
+    });
+    button.addEventListener('keydown', (event) => event.stopPropagation());
+    return button;
   }
 
   private runtimeText(row: SessionRow): string {

@@ -11,22 +11,26 @@ export class TranscriptPanel {
   private readonly meta = byId('transcript-meta');
   private readonly list = byId<HTMLOListElement>('transcript-list');
   private openKey: string | undefined;
+  /** The view the transcript replaced, shown again on close. */
+  private back: HTMLElement;
 
   constructor(
     private readonly tree: HTMLElement,
     private readonly assistantName: () => string,
   ) {
+    this.back = tree;
     byId('transcript-close').addEventListener('click', () => this.close());
   }
 
-  /** Shows the view for `key` while its messages load. */
-  loading(key: string): void {
+  /** Shows the view for `key` while its messages load, in place of `from` (default the session tree). */
+  loading(key: string, from: HTMLElement = this.tree): void {
     this.openKey = key;
+    this.back = from;
     this.title.textContent = key;
     this.title.title = key;
     this.meta.textContent = 'Loading…';
     this.list.replaceChildren();
-    this.tree.hidden = true;
+    from.hidden = true;
     this.section.hidden = false;
   }
 
@@ -43,11 +47,11 @@ export class TranscriptPanel {
     this.list.lastElementChild?.scrollIntoView({ block: 'end' });
   }
 
-  /** Back to the session tree. */
+  /** Back to the view the transcript was opened from. */
   close(): void {
     this.openKey = undefined;
     this.section.hidden = true;
-    this.tree.hidden = false;
+    this.back.hidden = false;
   }
 
   private renderMessage(message: ChatMessage): HTMLLIElement {

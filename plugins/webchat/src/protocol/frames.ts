@@ -2,6 +2,7 @@
  * The web chat WebSocket protocol: JSON text frames, one object per frame, told apart by `type`.
  * This file holds types only, so the browser page shares them at no cost.
  */
+import type { SessionsTreeResult } from '@colloquy/core/gateway';
 
 /** Who wrote a chat message. */
 export type ChatRole = 'user' | 'assistant';
@@ -88,7 +89,12 @@ export type ClientFrame =
   | { type: 'ping' }
   | { type: 'sessions.refresh' }
   /** The owner opens a session's transcript (read-only) from the panel. */
-  | { type: 'transcript'; key: string };
+  | { type: 'transcript'; key: string }
+  /**
+   * The owner watches the spawn tree below `key` (the panel's timeline): answered at once and again
+   * as its runs start and end. Without `key`: stop watching.
+   */
+  | { type: 'tree'; key?: string };
 
 /** Frames the server sends. */
 export type ServerFrame =
@@ -111,5 +117,7 @@ export type ServerFrame =
   | { type: 'sessions'; now: number; total: number; sessions: SessionRow[] }
   /** The latest messages of a session, for the owner; `total` counts the whole transcript. */
   | { type: 'transcript'; key: string; total: number; messages: ChatMessage[] }
+  /** The spawn tree the owner watches (`sessions.tree`), sent on open and as its runs change. */
+  | { type: 'tree'; tree: SessionsTreeResult }
   | { type: 'error'; code: ErrorFrameCode; message: string; clientId?: string }
   | { type: 'pong' };

@@ -58,6 +58,17 @@ describe('client frame parsing', () => {
     expect(parse({ type: 'profile', name: 'n'.repeat(41) })).toMatchObject({ ok: false });
   });
 
+  it('accepts a tree frame with a session key, or without one to stop watching', () => {
+    expect(parse({ type: 'tree', key: 'agent:main:main' })).toEqual({
+      ok: true,
+      frame: { type: 'tree', key: 'agent:main:main' },
+    });
+    expect(parse({ type: 'tree' })).toEqual({ ok: true, frame: { type: 'tree' } });
+    for (const key of ['', 5, 'k'.repeat(513)]) {
+      expect(parse({ type: 'tree', key })).toMatchObject({ ok: false, code: 'invalid_frame' });
+    }
+  });
+
   it('accepts the bodiless frames and drops extra fields', () => {
     for (const type of ['typing', 'ping', 'sessions.refresh']) {
       expect(parse({ type, extra: true })).toEqual({ ok: true, frame: { type } });

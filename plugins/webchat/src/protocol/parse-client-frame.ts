@@ -56,6 +56,15 @@ export function parseClientFrame(data: Buffer | string, isBinary: boolean, limit
         );
       }
       return { ok: true, frame: { type: 'transcript', key: value.key } };
+    case 'tree':
+      if (value.key === undefined) return { ok: true, frame: { type: 'tree' } };
+      if (typeof value.key !== 'string' || value.key.length === 0 || value.key.length > MAX_KEY_CHARS) {
+        return fail(
+          'invalid_frame',
+          `A tree frame needs a session "key" of 1 to ${MAX_KEY_CHARS} characters, or no key to stop watching.`,
+        );
+      }
+      return { ok: true, frame: { type: 'tree', key: value.key } };
     default:
       return fail('invalid_frame', 'Unknown frame type; see the web chat protocol in the plugin README.');
   }

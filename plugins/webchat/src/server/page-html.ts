@@ -57,6 +57,11 @@ export function renderPageHtml(title: string): string {
     <aside class="panel" id="panel" hidden aria-label="Sessions">
       <div class="panel-head"><h2>Sessions</h2><span class="panel-meta" id="panel-meta"></span><button type="button" class="ghost icon" id="panel-close" aria-label="Close sessions">×</button></div>
       <ul class="tree" id="tree"></ul>
+      <section class="timeline" id="timeline" hidden aria-label="Spawn timeline">
+        <div class="panel-head"><h2 id="timeline-title">Timeline</h2><span class="panel-meta" id="timeline-meta"></span><button type="button" class="ghost icon" id="timeline-close" aria-label="Back to the sessions">×</button></div>
+        <div class="tl-axis" id="timeline-axis" aria-hidden="true"></div>
+        <div class="tl-rows" id="timeline-rows" tabindex="-1"></div>
+      </section>
       <section class="transcript" id="transcript" hidden aria-label="Transcript">
         <div class="panel-head"><h2 id="transcript-title">Transcript</h2><span class="panel-meta" id="transcript-meta"></span><button type="button" class="ghost icon" id="transcript-close" aria-label="Back to the sessions">×</button></div>
         <ol class="transcript-list" id="transcript-list"></ol>

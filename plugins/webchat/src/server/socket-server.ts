@@ -214,6 +214,18 @@ export function createSocketServer(deps: SocketServerOptions): SocketServer {
         else sendError(client, 'unavailable', `The transcript of ${frame.key} cannot be read right now.`);
         return;
       }
+      case 'tree': {
+        if (!ownerOnly(client, 'The spawn timeline')) return;
+        const tree = await bridge.watchTree(client, frame.key).catch((error: unknown) => {
+          log.debug({ err: error, key: frame.key }, 'webchat: could not read a spawn tree');
+          return null;
+        });
+        if (tree) hub.sendTo(client, { type: 'tree', tree });
+        else if (tree === null || frame.key !== undefined) {
+          sendError(client, 'unavailable', `The spawn tree of ${frame.key} cannot be read right now.`);
+        }
+        return;
+      }
     }
   };
 

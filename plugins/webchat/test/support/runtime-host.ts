@@ -1,7 +1,7 @@
 import { resolveConfig } from '@colloquy/core';
 import { MemoryStore, type Store } from '@colloquy/core/store';
-import { createModelRouter, createRuntime, type Runtime } from '@colloquy/runtime';
-import { createScriptedModel, lastUserText, type ScriptedReply } from '@colloquy/testkit';
+import { createModelRouter, createRuntime, type Runtime, type ToolsHook } from '@colloquy/runtime';
+import { createScriptedModel, lastUserText, type ScriptedReply, type ScriptFn } from '@colloquy/testkit';
 import { createWebChatPlugin, type WebChatConfigInput, type WebChatPlugin } from '../../src/index.js';
 import { ADMIN_TOKEN, COOKIE_SECRET } from './start.js';
 
@@ -22,6 +22,14 @@ export interface RuntimeHost {
   stop(): Promise<void>;
 }
 
+/** What else a host's runs get: a script that reads the whole request, and tools. */
+export interface RuntimeHostExtras {
+  /** Answers from the whole request instead of `answer` (e.g. to answer after a tool result). */
+  script?: ScriptFn;
+  /** Tools for every run. */
+  tools?: ToolsHook;
+}
+
 /**
  * Boots `createRuntime` with the scripted model as `scripted/test` and the web chat on a free port.
  * Pass `store` to simulate a restart over the same data.
@@ -30,8 +38,9 @@ export async function startRuntimeHost(
   answer: Answer = (text) => streamed(`You said: ${text}`),
   webchat: WebChatConfigInput = {},
   store: Store = new MemoryStore(),
+  extras: RuntimeHostExtras = {},
 ): Promise<RuntimeHost> {
-  const model = createScriptedModel((request) => answer(lastUserText(request) ?? ''));
+  const model = createScriptedModel(extras.script ?? ((request) => answer(lastUserText(request) ?? '')));
   const config = resolveConfig({
     agents: { defaults: { model: 'scripted/test' } },
     runtime: { shutdownDrainMs: 500 },
@@ -47,6 +56,7 @@ export async function startRuntimeHost(
     plugins: [plugin],
     models: createModelRouter(config, { providers: { scripted: model } }),
     typingIntervalMs: 1000,
+    ...(extras.tools ? { tools: extras.tools } : {}),
   });
   await runtime.start();
   return {

@@ -386,7 +386,7 @@ export function connectFlags(values: {
 }
 
 /** A missing session, told with this CLI's command (the gateway's own message names its `sessions.list` method). */
-function explainMissing(key: string): (error: unknown) => never {
+export function explainMissing(key: string): (error: unknown) => never {
   return (error) => {
     if (isColloquyError(error) && error.code === 'SESSION_NOT_FOUND') {
       throw new ColloquyError(
@@ -403,7 +403,12 @@ function positiveInt(raw: string | undefined, fallback: number, flag: string): n
   return wholeNumber(raw, fallback, flag, 1);
 }
 
-function wholeNumber(
+/**
+ * A flag's whole number within bounds, or `fallback` when the flag is absent.
+ *
+ * @throws ColloquyError `INVALID_ARGUMENT` naming the flag and the range
+ */
+export function wholeNumber(
   raw: string | undefined,
   fallback: number,
   flag: string,
