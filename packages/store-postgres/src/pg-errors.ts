@@ -21,7 +21,9 @@ export function isConnectionError(error: unknown): boolean {
   const code = pgCode(error);
   if (code === undefined) {
     const message = (error as Error | null)?.message ?? '';
-    return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(
+    // The pool's own timeout: no connection could be had in time (the server is away, or every
+    // pooled connection is busy). Nothing of the call ran.
+    return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
       message,
     );
   }
@@ -36,8 +38,9 @@ export function isConnectionError(error: unknown): boolean {
 
 /**
  * Maps whatever `pg` threw onto `ColloquyError`: a `ColloquyError` passes through; connection
- * failures become `STORE_ERROR` naming host and port (never the password); everything else
- * becomes `STORE_ERROR` with the SQLSTATE in `details`.
+ * failures become `STORE_ERROR` naming host and port (never the password) with `details.retryable`
+ * (the same call may succeed once the server is back); everything else becomes `STORE_ERROR` with
+ * the SQLSTATE in `details`.
  */
 export function toStoreError(error: unknown, address: DatabaseAddress): ColloquyError {
   if (isColloquyError(error)) return error;
@@ -48,7 +51,7 @@ export function toStoreError(error: unknown, address: DatabaseAddress): Colloquy
     return new ColloquyError(
       'STORE_ERROR',
       `The connection to PostgreSQL at ${where} failed or was lost (${message}); nothing of the interrupted call was committed. Check that the server runs and accepts connections there.`,
-      { host: address.host, port: address.port, ...(code ? { pgCode: code } : {}) },
+      { host: address.host, port: address.port, retryable: true, ...(code ? { pgCode: code } : {}) },
       { cause: error },
     );
   }

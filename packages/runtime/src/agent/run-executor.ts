@@ -23,6 +23,7 @@ import {
   sendMarkedReply,
 } from './reply-delivery.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn } from './run-lifecycle.js';
+import { retryingPassingRefusals } from './store-refusals.js';
 import type { TurnOutcome } from './turn-outcome.js';
 import { costOf } from './usage.js';
 
@@ -106,10 +107,24 @@ async function continueTurn(
   let reply: MarkedReply | undefined;
   let endFailed = false;
   try {
-    ended = await endTurn(ctx, sessionKey, begun.runs, outcome, plan, begun.session);
-    // The end carries the reply's `sending` mark: one flush makes both durable before the send.
+    // A store that refuses for a while (a full disk, a database restarting) gets the end again
+    // once it takes writes: the turn's answer is kept, not turned into an apology.
+    ended = await retryingPassingRefusals(
+      async () => {
+        const stored = await endTurn(ctx, sessionKey, begun.runs, outcome, plan, begun.session);
+        // The end carries the reply's `sending` mark: one flush makes both durable before the
+        // send. A group commit the store undid is an end not stored: it is tried again.
+        await ctx.store.flush?.();
+        return stored;
+      },
+      () => ctx.accepting,
+      (error, attempt) =>
+        ctx.log.warn(
+          { err: error, sessionKey, attempt },
+          'the store refused the end of a turn for now; trying again',
+        ),
+    );
     reply = ended.reply;
-    await ctx.store.flush?.();
   } catch (error) {
     reply = undefined;
     endFailed = true;
