@@ -54,6 +54,8 @@ interface Board {
   lastEditAt: number;
   timer?: NodeJS.Timeout;
   stopTyping: () => void;
+  /** Send policy refused the line: this round shows none. */
+  muted?: boolean;
 }
 
 const ACTIVE: readonly RunStatus[] = ['queued', 'running'];
@@ -101,7 +103,7 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
   ctx.events.subscribe((event: GatewayEvent) => {
     if (stopped) return;
     if (event.type === 'run.queued' && event.lane === 'subagent') {
-      enqueue(() => helperQueued(event.sessionKey));
+      enqueue(() => helperQueued(event.sessionKey, event.runId));
     } else if (
       (event.type === 'run.started' || event.type === 'run.ended') &&
       (boards.size > 0 || restoring)
@@ -113,12 +115,15 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
     }
   });
 
-  async function helperQueued(key: string): Promise<void> {
+  async function helperQueued(key: string, runId: string): Promise<void> {
     const known = requesterOf.get(key);
     if (known !== undefined) {
       await helperChanged(key, 'queued', ctx.clock.now());
       return;
     }
+    // A thread-bound helper's conversation in its thread is not work for the requester (nor announced).
+    const run = await ctx.store.getRun(runId);
+    if (!run || (run.deliver && run.provenance?.sourceTool !== 'sessions_spawn')) return;
     const helper = await ctx.store.getSession(key);
     if (helper?.spawnedBy === undefined) return;
     const requester = await ctx.store.getSession(helper.spawnedBy);
@@ -181,7 +186,7 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
     if (boards.get(board.requesterKey) !== board || stopped) return;
     const requester = await ctx.store.getSession(board.requesterKey);
     const plugin = requester?.deliveryContext && ctx.plugins.get(requester.deliveryContext.channel);
-    if (requester && plugin?.capabilities.edits && canShow(requester)) {
+    if (requester && plugin?.capabilities.edits && canShow(requester) && !board.muted) {
       const now = ctx.clock.now();
       const text = workingLine([...board.helpers.values()], now);
       if (board.messageId === undefined) await showLine(board, requester, text, now);
@@ -197,6 +202,8 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
       message: { text, format: 'plain' },
       kind: 'progress',
     });
+    // Send policy said no (or there is nowhere to send): no line this round, and no more tries.
+    if (outcome.status === 'denied' || outcome.status === 'skipped') board.muted = true;
     if (outcome.status !== 'delivered') return;
     board.messageId = outcome.messageId;
     board.to = requester.deliveryContext;
@@ -225,15 +232,16 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
     for (const key of board.helpers.keys()) requesterOf.delete(key);
     if (board.messageId === undefined) return;
     const requester = await ctx.store.getSession(board.requesterKey);
-    if (requester) {
-      await ctx.deliver({
-        session: requester,
-        message: { text: finishedLine([...board.helpers.values()], at - board.startedAt), format: 'plain' },
-        kind: 'progress',
-        ...(board.to ? { to: board.to } : {}),
-        edit: board.messageId,
-      });
-    }
+    if (!requester) return;
+    const outcome = await ctx.deliver({
+      session: requester,
+      message: { text: finishedLine([...board.helpers.values()], at - board.startedAt), format: 'plain' },
+      kind: 'progress',
+      ...(board.to ? { to: board.to } : {}),
+      edit: board.messageId,
+    });
+    // The platform could not take the edit for now: the next start finalises the line again.
+    if (outcome.status === 'failed' && outcome.retryable) return;
     await dropLine(board.requesterKey);
   }
 
