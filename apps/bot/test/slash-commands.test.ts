@@ -34,6 +34,7 @@ describe('slash commands in a channel', () => {
       '/send',
       '/spawn',
       '/subagents',
+      '/tree',
       '/new',
     ]) {
       expect(reply).toContain(name);
@@ -214,6 +215,12 @@ describe('sub-agents from the chat', () => {
       }
     }, 10_000);
     expect(fixture.channel.textsTo('user-1').filter((t) => t.includes('384,400 km'))).toHaveLength(1);
+    const [tree] = await fixture.say('/tree');
+    expect(tree).toMatch(/^1 sub-agent, 0 active:\n└─ find the distance to the moon · done · \d+(ms|\.\ds)/);
+    // The same visibility as the subagents tool: another user's chat sees none of them.
+    expect(await fixture.say('/tree', 'user-2')).toEqual([
+      'No sub-agents yet. Start one with /spawn <task>.',
+    ]);
     expect(await fixture.say('/subagents kill')).toEqual([
       'Usage: /subagents [list | steer <target> <message> | kill <target>]',
     ]);

@@ -41,6 +41,7 @@ describe('the app with Telegram turned on by its config (grammY against a fake B
       'send',
       'spawn',
       'subagents',
+      'tree',
       'new',
     ]);
   });

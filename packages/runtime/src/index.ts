@@ -27,6 +27,8 @@ export {
   type McpToolSource,
   type McpToolSourceOptions,
 } from './mcp/client/index.js';
+// --- sub-agent progress in the requester's chat ---
+export type { ChatProgressOptions } from './progress/chat-progress.js';
 // --- model providers (AI SDK) ---
 export * from './providers/index.js';
 export type { QueueStats } from './queue/command-queue.js';

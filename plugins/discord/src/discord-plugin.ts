@@ -45,7 +45,14 @@ import {
   originOfMessage,
   toInboundMessage,
 } from './inbound.js';
-import { isUnknownChannel, openDirectChannel, sendChunks, toChannelError } from './outbound.js';
+import {
+  deleteSent,
+  editContent,
+  isUnknownChannel,
+  openDirectChannel,
+  sendChunks,
+  toChannelError,
+} from './outbound.js';
 import {
   ARGS_OPTION,
   answerCommand,
@@ -94,7 +101,7 @@ export interface DiscordPluginOptions {
 export const DISCORD_CAPABILITIES: ChannelCapabilities = {
   threads: true,
   threadKind: 'thread',
-  edits: false,
+  edits: true,
   reactions: false,
   media: true,
   typing: true,
@@ -371,6 +378,32 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
     }
   };
 
+  /**
+   * Acts on a message already sent to `to`: in its channel, or (a user id this run has not seen,
+   * e.g. after a restart) in the DM channel opened for it.
+   */
+  const inSentChannel = async (
+    to: DeliveryContext,
+    act: (rest: REST, channelId: string) => Promise<void>,
+  ): Promise<void> => {
+    started();
+    const runtime = runtimeFor(to.accountId);
+    const rest = runtime.account.client.rest;
+    const channelId = await channelFor(runtime, to);
+    try {
+      await act(rest, channelId);
+    } catch (error) {
+      if (to.threadId !== undefined || channelId !== to.to || !isUnknownChannel(error)) throw error;
+      await act(rest, await openDm(runtime, to.to));
+    }
+  };
+
+  const editMessage = (to: DeliveryContext, messageId: string, message: OutboundMessage): Promise<void> =>
+    inSentChannel(to, (rest, channelId) => editContent(rest, channelId, messageId, message));
+
+  const deleteMessage = (to: DeliveryContext, messageId: string): Promise<void> =>
+    inSentChannel(to, (rest, channelId) => deleteSent(rest, channelId, messageId));
+
   const sendTyping = async (to: DeliveryContext): Promise<void> => {
     started();
     const runtime = runtimeFor(to.accountId);
@@ -535,6 +568,8 @@ export function createDiscordPlugin(options: DiscordPluginOptions): ChannelPlugi
     start,
     stop,
     send,
+    editMessage,
+    deleteMessage,
     sendTyping,
     createThread,
     status,

@@ -8,6 +8,7 @@ import {
   HTTPError,
   type REST,
   RESTJSONErrorCodes,
+  type RESTPatchAPIChannelMessageJSONBody,
   type RESTPostAPIChannelMessageJSONBody,
   Routes,
 } from 'discord.js';
@@ -65,6 +66,67 @@ export async function sendChunks(
     }
   }
   return { messageId: messageIds[0]!, messageIds };
+}
+
+/**
+ * Replaces the content of a message the bot sent, rendered in Discord's dialect as `sendChunks`
+ * does; mentions never ping. Goes through the discord.js REST queue (rate limits waited out).
+ *
+ * @param rest - the account's REST client
+ * @param channelId - the channel (or thread) that holds the message
+ * @param messageId - the message's snowflake
+ * @param message - the new text; it must fit one message (2000 characters)
+ * @throws ColloquyError `INVALID_ARGUMENT` when the text is blank or too long; `CHANNEL_ERROR` when
+ *   Discord refuses (the message is gone, or not the bot's)
+ */
+export async function editContent(
+  rest: REST,
+  channelId: string,
+  messageId: string,
+  message: OutboundMessage,
+): Promise<void> {
+  const chunks = renderMessages(message.text, discord, { format: message.format ?? 'markdown' });
+  if (chunks.length !== 1) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      chunks.length === 0
+        ? 'Cannot edit a Discord message to blank text: give it some text.'
+        : 'An edited Discord message must fit one message (2000 characters); send a new one instead.',
+      { channelId, messageId },
+    );
+  }
+  const body: RESTPatchAPIChannelMessageJSONBody = {
+    content: chunks[0]!,
+    allowed_mentions: allowedMentions(),
+  };
+  try {
+    await rest.patch(Routes.channelMessage(channelId, messageId), { body });
+  } catch (error) {
+    throw toChannelError(error, `edit message ${messageId} in channel ${channelId}`, {
+      channelId,
+      messageId,
+    });
+  }
+}
+
+/**
+ * Deletes a message the bot sent; a message that is already gone counts as deleted.
+ *
+ * @param rest - the account's REST client
+ * @param channelId - the channel (or thread) that holds the message
+ * @param messageId - the message's snowflake
+ * @throws ColloquyError `CHANNEL_ERROR` when Discord refuses
+ */
+export async function deleteSent(rest: REST, channelId: string, messageId: string): Promise<void> {
+  try {
+    await rest.delete(Routes.channelMessage(channelId, messageId));
+  } catch (error) {
+    if (error instanceof DiscordAPIError && error.code === RESTJSONErrorCodes.UnknownMessage) return;
+    throw toChannelError(error, `delete message ${messageId} in channel ${channelId}`, {
+      channelId,
+      messageId,
+    });
+  }
 }
 
 /**

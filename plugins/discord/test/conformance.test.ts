@@ -42,6 +42,7 @@ runChannelPluginConformance('discord', async () => {
         messageId: message.id,
         text: message.content,
         ...fake.locate(message.channel_id),
+        ...(fake.deletedMessageIds.includes(message.id) ? { deleted: true } : {}),
       })),
     isReleased: () => fake.openSockets === 0,
     cleanup: () => fake.close(),

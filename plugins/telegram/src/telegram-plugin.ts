@@ -21,6 +21,7 @@ import { decideDmAccess, isGroupAllowed, requiresMention } from './inbound/acces
 import { normalizeMessage, TELEGRAM_CHANNEL } from './inbound/normalize-message.js';
 import { UpdateDedupe } from './inbound/update-dedupe.js';
 import { downloadTelegramFile, type TelegramFile } from './outbound/download-file.js';
+import { deleteSent, editText } from './outbound/edit-message.js';
 import { sendText, toChatId } from './outbound/send-text.js';
 import { toChannelError } from './outbound/telegram-errors.js';
 import { importLegacyPairingFile } from './pairing/legacy-pairing-file.js';
@@ -104,7 +105,7 @@ const DEFAULT_PAIRING_MESSAGE = (code: string): string =>
  * const telegram = createTelegramPlugin({
  *   config: { accounts: [{ token: process.env.TELEGRAM_BOT_TOKEN! }], dmPolicy: 'pairing' },
  * });
- * // runtime.addChannel(telegram) — the runtime calls start(ctx), send(), sendTyping(), createThread()
+ * // runtime.addChannel(telegram) — the runtime calls start(ctx), send(), editMessage(), sendTyping(), createThread()
  * ```
  */
 export function createTelegramPlugin(options: TelegramPluginOptions): TelegramChannelPlugin {
@@ -126,7 +127,7 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
     threads: true,
     threadKind: 'topic',
     threadScope: 'chat',
-    edits: false,
+    edits: true,
     reactions: false,
     media: true,
     typing: true,
@@ -285,6 +286,12 @@ export function createTelegramPlugin(options: TelegramPluginOptions): TelegramCh
       lastTyping.delete(key);
       return { messageId: messageIds[0] as string, messageIds };
     },
+
+    editMessage: (to: DeliveryContext, messageId: string, message: OutboundMessage) =>
+      editText(runnerFor(to.accountId).bot.api, to, messageId, message),
+
+    deleteMessage: (to: DeliveryContext, messageId: string) =>
+      deleteSent(runnerFor(to.accountId).bot.api, to, messageId),
 
     async sendTyping(to: DeliveryContext): Promise<void> {
       const runner = runnerFor(to.accountId);

@@ -73,6 +73,7 @@ runChannelPluginConformance('telegram', async () => {
         chatId: s.chatId,
         text: s.text,
         ...(s.threadId !== undefined ? { threadId: String(s.threadId) } : {}),
+        ...(s.deleted ? { deleted: true } : {}),
       })),
     isReleased: () => !fake.hasPendingPoll(TOKEN),
     async cleanup() {

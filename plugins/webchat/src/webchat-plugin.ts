@@ -13,9 +13,9 @@ import {
 } from '@colloquy/core';
 import { commonmark, renderMessages } from '@colloquy/markdown';
 import { normalizeRoomName } from './chat/addressing.js';
-import { createChatHub } from './chat/chat-hub.js';
+import { type ChatHub, createChatHub } from './chat/chat-hub.js';
 import { createGatewayBridge, type GatewayBridge } from './chat/gateway-bridge.js';
-import { parseRelayedReplies } from './chat/relayed-replies.js';
+import { parseRelayedReplies, type RelayedReplies } from './chat/relayed-replies.js';
 import { resolveWebChatOptions, type WebChatPluginOptions } from './options.js';
 import type { ChatMessage } from './protocol/frames.js';
 import { createAddressLimits } from './security/address-limits.js';
@@ -25,6 +25,11 @@ import { randomId } from './security/signed-value.js';
 import { createHttpHandler } from './server/http-handler.js';
 import { createSocketServer, type SocketServer } from './server/socket-server.js';
 import { loadStaticAssets } from './server/static-assets.js';
+
+/** The prefix of the ids of messages the plugin sends (edits and deletes accept only these). */
+const SENT_ID_PREFIX = 'out_';
+/** How many deleted message ids are remembered (to refuse a late edit of one). */
+const MAX_DELETED_IDS = 1000;
 
 /** The web chat channel: a `ChannelPlugin` (`@colloquy/core`) plus the URL it serves. */
 export interface WebChatPlugin extends ChannelPlugin {
@@ -41,7 +46,7 @@ export interface WebChatPlugin extends ChannelPlugin {
 /** What the web chat can do. Replies render as CommonMark; longer ones arrive as several messages. */
 export const WEBCHAT_CAPABILITIES: ChannelCapabilities = {
   threads: false,
-  edits: false,
+  edits: true,
   reactions: false,
   media: false,
   typing: true,
@@ -93,6 +98,39 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
       throw new ColloquyError('CHANNEL_ERROR', `The web chat is not running; call start() before ${what}.`);
     }
     return running;
+  };
+
+  /** Ids of messages deleted lately (here or on another instance): a late edit of one fails. */
+  const deleted = new Set<string>();
+
+  /** Shows a change in the chat's open tabs on this instance and in its kept history. */
+  const show = (hub: ChatHub, change: RelayedReplies): void => {
+    if (change.change === 'deleted') {
+      for (const id of change.ids) {
+        deleted.add(id);
+        hub.forget(change.chatId, id);
+        hub.broadcast(change.chatId, { type: 'delete', id });
+      }
+      while (deleted.size > MAX_DELETED_IDS) deleted.delete(deleted.values().next().value!);
+    } else if (change.change === 'edited') {
+      hub.replace(change.chatId, change.messages[0]);
+      hub.broadcast(change.chatId, { type: 'edit', message: change.messages[0] });
+    } else {
+      for (const message of change.messages) {
+        hub.remember(change.chatId, message);
+        hub.broadcast(change.chatId, { type: 'message', message });
+      }
+    }
+  };
+
+  /** Shows a change here and passes it to the other instances (a visitor may be connected there). */
+  const showEverywhere = async (
+    hub: ChatHub,
+    relay: ChannelRelay | undefined,
+    change: RelayedReplies,
+  ): Promise<void> => {
+    show(hub, change);
+    await relay?.publish(change).catch(() => {});
   };
 
   const chatIdOf = (to: DeliveryContext): string => {
@@ -200,11 +238,7 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
       const stopRelay =
         ctx.relay?.subscribe((payload) => {
           const relayed = parseRelayedReplies(payload);
-          if (!relayed) return;
-          for (const message of relayed.messages) {
-            hub.remember(relayed.chatId, message);
-            hub.broadcast(relayed.chatId, { type: 'message', message });
-          }
+          if (relayed) show(hub, relayed);
         }) ?? (() => {});
       running = {
         relay: ctx.relay,
@@ -243,21 +277,52 @@ export function createWebChatPlugin(options: WebChatPluginOptions): WebChatPlugi
           : renderMessages(message.text, commonmark, { format: plain ? 'plain' : 'markdown', limit });
       for (const [index, text] of chunks.entries()) {
         const chat: ChatMessage = {
-          id: `out_${Date.now().toString(36)}${randomId(6)}`,
+          id: `${SENT_ID_PREFIX}${Date.now().toString(36)}${randomId(6)}`,
           role: 'assistant',
           text,
           at: Date.now(),
         };
         if (index === 0 && runId !== undefined) chat.runId = runId;
         if (plain) chat.format = 'plain';
-        hub.remember(chatId, chat);
-        hub.broadcast(chatId, { type: 'message', message: chat });
         ids.push(chat.id);
         sent.push(chat);
       }
       // The visitor may be connected to another instance: it shows the reply there.
-      await relay?.publish({ chatId, messages: sent }).catch(() => {});
+      await showEverywhere(hub, relay, { chatId, messages: sent });
       return { messageId: ids[0]!, messageIds: ids };
+    },
+
+    async editMessage(to: DeliveryContext, messageId: string, message: OutboundMessage): Promise<void> {
+      const { hub, relay } = requireRunning('editMessage()');
+      const chatId = chatIdOf(to);
+      if (!messageId.startsWith(SENT_ID_PREFIX) || deleted.has(messageId)) {
+        throw new ColloquyError(
+          'CHANNEL_ERROR',
+          `The web chat has no message ${messageId} to edit: it was deleted, or not sent by this bot.`,
+          { chatId, messageId },
+        );
+      }
+      if (message.text.trim() === '' || message.text.length > WEBCHAT_CAPABILITIES.maxTextLength) {
+        throw new ColloquyError(
+          'INVALID_ARGUMENT',
+          `An edited web chat message needs 1 to ${WEBCHAT_CAPABILITIES.maxTextLength} characters of text.`,
+          { chatId, messageId },
+        );
+      }
+      const kept = hub.find(chatId, messageId);
+      const edited: ChatMessage = {
+        id: messageId,
+        role: 'assistant',
+        text: message.text,
+        at: kept?.at ?? Date.now(),
+      };
+      if (message.format === 'plain') edited.format = 'plain';
+      await showEverywhere(hub, relay, { chatId, change: 'edited', messages: [edited] });
+    },
+
+    async deleteMessage(to: DeliveryContext, messageId: string): Promise<void> {
+      const { hub, relay } = requireRunning('deleteMessage()');
+      await showEverywhere(hub, relay, { chatId: chatIdOf(to), change: 'deleted', ids: [messageId] });
     },
 
     async sendTyping(to: DeliveryContext): Promise<void> {

@@ -73,13 +73,17 @@ runChannelPluginConformance('webchat', () => {
         const pongs = socket.all('pong').length;
         socket.send({ type: 'ping' });
         await socket.next('pong', () => socket.all('pong').length > pongs).catch(() => undefined);
+        // The page's view: the latest edit of each message, and which ones were deleted.
+        const edits = new Map(socket.all('edit').map((f) => [f.message.id, f.message.text]));
+        const deleted = new Set(socket.all('delete').map((f) => f.id));
         for (const frame of socket.all('message')) {
           if (frame.message.role !== 'assistant' || seen.has(frame.message.id)) continue;
           seen.add(frame.message.id);
           sent.push({
             messageId: frame.message.id,
             chatId: room === '' ? peerId : room,
-            text: frame.message.text,
+            text: edits.get(frame.message.id) ?? frame.message.text,
+            ...(deleted.has(frame.message.id) ? { deleted: true } : {}),
           });
         }
       }

@@ -289,6 +289,48 @@ describe('web chat direct messages', () => {
   });
 });
 
+describe('web chat edits and deletes', () => {
+  it('replaces and removes a sent message in every tab of the chat and in its history', async () => {
+    const { base, plugin } = await start();
+    const first = await client(base);
+    const { chat } = await first.next('ready');
+    const second = await client(base, { cookie: first.cookie });
+    const to = { channel: 'webchat', to: chat.id, accountId: 'default' };
+    const { messageId } = await plugin.send(to, {
+      text: '2 helpers working: research (5 s)',
+      format: 'plain',
+    });
+    const { messageId: kept } = await plugin.send(to, { text: 'a reply that stays' });
+
+    await plugin.editMessage?.(to, messageId, { text: '2 helpers finished in 9 s', format: 'plain' });
+    for (const tab of [first, second]) {
+      const edit = await tab.next('edit');
+      expect(edit.message).toMatchObject({
+        id: messageId,
+        role: 'assistant',
+        text: '2 helpers finished in 9 s',
+      });
+      expect(edit.message.format).toBe('plain');
+    }
+    const reopened = await client(base, { cookie: first.cookie });
+    const history = reopened.all('history').at(-1)!;
+    expect(history.messages.map((m) => m.text)).toEqual(['2 helpers finished in 9 s', 'a reply that stays']);
+
+    await plugin.deleteMessage?.(to, messageId);
+    expect((await first.next('delete')).id).toBe(messageId);
+    const after = await client(base, { cookie: first.cookie });
+    expect(
+      after
+        .all('history')
+        .at(-1)!
+        .messages.map((m) => m.id),
+    ).toEqual([kept]);
+    await expect(plugin.editMessage?.(to, messageId, { text: 'too late' })).rejects.toMatchObject({
+      code: 'CHANNEL_ERROR',
+    });
+  });
+});
+
 describe('web chat rooms', () => {
   it('shares room messages and answers only when the assistant is addressed', async () => {
     const { base, host } = await start({ assistantName: 'Ada' });

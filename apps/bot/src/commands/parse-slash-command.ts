@@ -14,6 +14,7 @@ export const SLASH_COMMANDS: readonly (ChannelCommand & { usage: string })[] = [
     usage: '/subagents [list | steer <target> <message> | kill <target>]',
     description: 'List or control your sub-agents',
   },
+  { name: 'tree', usage: '/tree', description: 'Show your sub-agents as a tree: status and durations' },
   { name: 'new', usage: '/new', description: 'Start a fresh conversation (the old one is archived)' },
 ];
 

@@ -23,6 +23,7 @@ import {
   renderSpawn,
   renderSubagents,
 } from './render-results.js';
+import { renderSpawnTree } from './render-spawn-tree.js';
 
 /** Options of {@link createSlashCommands}. */
 export interface SlashCommandsOptions {
@@ -64,8 +65,8 @@ export interface SlashCommands {
 
 /**
  * Creates the slash commands every channel answers: `/help`, `/status`, `/sessions`,
- * `/history <key> [n]`, `/send <key> <message>`, `/spawn <task>`, `/subagents [list|steer|kill ...]`
- * and `/new`. Each command calls the session tools of the sender's own session, so it sees and may
+ * `/history <key> [n]`, `/send <key> <message>`, `/spawn <task>`, `/subagents [list|steer|kill ...]`,
+ * `/tree` (the sub-agents as a tree: the `subagents` list, so the same rows and visibility) and `/new`. Each command calls the session tools of the sender's own session, so it sees and may
  * do exactly what the model of that session may. `/send on|off|inherit` from the owner is handled by
  * the runtime before this hook; from anyone else it is refused here.
  *
@@ -192,6 +193,10 @@ export function createSlashCommands(options: SlashCommandsOptions): SlashCommand
         return details === undefined
           ? unavailable('subagents')
           : renderSubagents(details as SubagentsResult, now());
+      }
+      case 'tree': {
+        const details = await callTool(session, 'subagents', { action: 'list' });
+        return details === undefined ? unavailable('tree') : renderSpawnTree(details as SubagentsResult);
       }
       case 'new':
         return options.newSession

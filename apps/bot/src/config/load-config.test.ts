@@ -77,6 +77,26 @@ describe('loadBotConfig', () => {
     expect(refused.issues.map((i) => i.path)).toEqual(['storage.preparedStatements']);
   });
 
+  it('turns sub-agent progress off per channel with channels.<id>.progress, and wants a boolean', async () => {
+    const off = write(
+      'off.json5',
+      '{ channels: { webchat: { progress: false }, telegram: { progress: true, accounts: [{ token: "1:a" }] } } }',
+    );
+    const loaded = await loadBotConfig({ configFile: off, env: {}, baseDir: dir });
+    expect(loaded.ok, loaded.ok ? '' : formatIssues(loaded.issues)).toBe(true);
+    if (!loaded.ok) return;
+    expect(loaded.config.core.channels).toMatchObject({
+      webchat: { progress: false },
+      telegram: { progress: true },
+    });
+    expect(loaded.config.platforms.telegram?.accounts).toHaveLength(1);
+    const wrong = write('wrong.json5', '{ channels: { webchat: { progress: "no" } } }');
+    const refused = await loadBotConfig({ configFile: wrong, env: {}, baseDir: dir });
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.issues.map((i) => i.path)).toEqual(['channels.webchat.progress']);
+  });
+
   it('refuses a storage.url that is not a PostgreSQL URL, and unknown storage keys', async () => {
     const file = write('c.json5', '{ storage: { url: "mysql://x/y", path: "db" } }');
     const loaded = await loadBotConfig({ configFile: file, env: {}, baseDir: dir });

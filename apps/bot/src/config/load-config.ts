@@ -19,6 +19,7 @@ import {
   TelemetrySectionSchema,
   type WebChatSection,
 } from './app-schema.js';
+import { pluginSections } from './channel-settings.js';
 import { collectConfigSecrets } from './config-secrets.js';
 import { applyEnvironment, ENV, type Env, environmentSecrets } from './env-overlay.js';
 import { checkMcpSection, mcpAllowIssues, mcpToolSourceOptions } from './mcp-config.js';
@@ -119,9 +120,10 @@ export async function loadBotConfig(options: LoadBotConfigOptions = {}): Promise
     telemetry: telemetryInput,
     ...coreInput
   } = input;
-  const channelsInput = isRecord(coreInput.channels) ? coreInput.channels : {};
   const checked = checkConfig(coreInput);
   if (!checked.ok) issues.push(...checked.issues);
+  // The runtime reads channels.<id>.progress from the core config; the plugins never see it.
+  const channelsInput = pluginSections(isRecord(coreInput.channels) ? coreInput.channels : {}, issues);
 
   const app = checkSection(AppSectionSchema, appInput, { path: 'app' });
   if (!app.ok) issues.push(...app.issues);

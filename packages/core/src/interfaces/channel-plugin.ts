@@ -28,7 +28,7 @@ export interface ChannelCapabilities {
    * `<chat id>:<thread id>` (see `threadBindingKey`), so two chats that reuse an id keep their own.
    */
   threadScope?: 'account' | 'chat';
-  /** Sent messages can be edited. */
+  /** Sent messages can be edited and deleted (`editMessage`, `deleteMessage`). */
   edits: boolean;
   /** Messages can carry reactions. */
   reactions: boolean;
@@ -236,6 +236,29 @@ export interface ChannelPlugin {
   send(to: DeliveryContext, message: OutboundMessage): Promise<SendResult>;
   /** Shows or refreshes a typing indicator. */
   sendTyping?(to: DeliveryContext): Promise<void>;
+  /**
+   * Replaces the text of a message this plugin sent (`messageId` from a {@link SendResult}) in the
+   * chat `to`, converting `message.text` as `send` does. Offered exactly when `capabilities.edits`
+   * is true. The new text must fit one platform message (`capabilities.maxTextLength`): edits are
+   * for short status lines, not replies. Editing to the text the message already shows succeeds.
+   *
+   * @param to - the chat (and thread) the message was sent to
+   * @param messageId - the platform id of the message
+   * @param message - the new text (`replyToMessageId` is ignored)
+   * @throws ColloquyError `CHANNEL_ERROR` when the platform refuses (the message is gone, was not
+   *   the bot's, or the platform is down; `details.retryable` as for `send`), `INVALID_ARGUMENT`
+   *   when the text is blank or longer than one message
+   */
+  editMessage?(to: DeliveryContext, messageId: string, message: OutboundMessage): Promise<void>;
+  /**
+   * Deletes a message this plugin sent in the chat `to`. Offered exactly when `capabilities.edits`
+   * is true. Deleting a message that is already gone succeeds (the caller wanted it gone).
+   *
+   * @param to - the chat (and thread) the message was sent to
+   * @param messageId - the platform id of the message
+   * @throws ColloquyError `CHANNEL_ERROR` when the platform refuses or cannot be reached
+   */
+  deleteMessage?(to: DeliveryContext, messageId: string): Promise<void>;
   /** Creates a thread/topic; returns the delivery context inside it. */
   createThread?(request: ThreadRequest): Promise<DeliveryContext & { threadId: string }>;
   /** The plugin's health, for `colloquy status`. */

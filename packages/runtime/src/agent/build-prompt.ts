@@ -208,11 +208,25 @@ function provenancePrefix(message: TranscriptMessage): string | undefined {
   switch (p.kind) {
     case 'inter_session':
       return `[Message${from}${p.sourceTool ? ` via ${p.sourceTool}` : ''}; it is not from the human user]`;
-    case 'announce':
+    case 'announce': {
+      const thread = postedInOf(message);
+      if (thread) {
+        return `[Announce${from}; it is not from the human user. The sub-agent already posted this result in full in its thread ${thread.threadId} (${thread.channel}): do not repeat it. Your reply to it is the one chat message about it here: by default one line pointing to that thread, or reply exactly ${ANNOUNCE_SKIP} to post nothing]`;
+      }
       return `[Announce${from}; it is not from the human user. Your reply to it is the one chat message about this result: tell the user what matters in your own words, or reply exactly ${ANNOUNCE_SKIP} to post nothing]`;
+    }
     case 'system':
       return '[System notice]';
   }
+}
+
+/** The thread an announced result was already posted in (`details.announce.postedIn`). */
+function postedInOf(message: TranscriptMessage): { channel: string; threadId: string } | undefined {
+  const announce = (message.details as { announce?: { postedIn?: unknown } } | undefined)?.announce;
+  const thread = announce?.postedIn as { channel?: unknown; threadId?: unknown } | undefined;
+  return typeof thread?.channel === 'string' && typeof thread.threadId === 'string'
+    ? { channel: thread.channel, threadId: thread.threadId }
+    : undefined;
 }
 
 /**

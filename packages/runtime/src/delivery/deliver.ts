@@ -15,7 +15,7 @@ import type { Telemetry } from '../telemetry/telemetry.js';
 import { classifySendFailure } from './send-failure.js';
 
 /** What an outbound message is, for logs and the `delivery` event. */
-export type DeliveryKind = 'reply' | 'chat.send' | 'announce' | 'error-notice' | 'command';
+export type DeliveryKind = 'reply' | 'chat.send' | 'announce' | 'error-notice' | 'command' | 'progress';
 
 /** One outbound message for {@link Deliver}. */
 export interface DeliveryRequest {
@@ -27,6 +27,12 @@ export interface DeliveryRequest {
   kind: DeliveryKind;
   /** Where to send. Default: the session's `deliveryContext`. */
   to?: DeliveryContext;
+  /**
+   * The platform id of a message sent earlier to the same chat: its text is replaced with
+   * `message` (`ChannelPlugin.editMessage`) instead of a new message being sent. The outcome's
+   * `messageId` is this id; a channel without edits fails with `NOT_SUPPORTED`.
+   */
+  edit?: string;
 }
 
 /**
@@ -50,8 +56,9 @@ export interface DeliverOptions {
  * Creates the outbound delivery pipeline:
  * 1. pick the target (explicit, else the session's delivery context; none -> `skipped`);
  * 2. check send policy with `evaluateSendPolicy` (denied -> `denied`, the plugin is never called);
- * 3. call the channel plugin's `send` (a throw -> `failed` with the error's code, `retryable` when
- *    the platform could not take it for now, see `classifySendFailure`).
+ * 3. call the channel plugin's `send`, or `editMessage` for a request with `edit` (a throw ->
+ *    `failed` with the error's code, `retryable` when the platform could not take it for now, see
+ *    `classifySendFailure`).
  * Each outcome is published as a `delivery` event.
  *
  * @param options - config, plugins, events and logger
@@ -59,7 +66,7 @@ export interface DeliverOptions {
  */
 export function createDeliver(options: DeliverOptions): Deliver {
   const { config, plugins, events, logger, telemetry } = options;
-  return async ({ session, message, kind, to: explicit }) => {
+  return async ({ session, message, kind, to: explicit, edit }) => {
     const to = explicit ?? session.deliveryContext;
     if (!to) {
       return {
@@ -89,7 +96,18 @@ export function createDeliver(options: DeliverOptions): Deliver {
           code: 'CHANNEL_ERROR',
         };
       }
+      if (edit !== undefined && !plugin.editMessage) {
+        return {
+          status: 'failed',
+          error: `The channel "${target.channel}" cannot edit messages (capabilities.edits is false).`,
+          code: 'NOT_SUPPORTED',
+        };
+      }
       try {
+        if (edit !== undefined) {
+          await plugin.editMessage?.(target, edit, message);
+          return { status: 'delivered', messageId: edit, messageIds: [edit] };
+        }
         const sent = await plugin.send(target, message);
         return { status: 'delivered', messageId: sent.messageId, messageIds: sent.messageIds };
       } catch (error) {

@@ -30,6 +30,7 @@ import { createGroupContextWindow } from '../inbound/group-context.js';
 import { type InboundOutcome, receiveInbound, runInboundCommand } from '../inbound/receive-inbound.js';
 import { createMcpEndpoint } from '../mcp/server/mcp-endpoint.js';
 import type { McpHttpHandler } from '../mcp/server/mcp-http-handler.js';
+import { createChatProgress } from '../progress/chat-progress.js';
 import { createModelRouter } from '../providers/index.js';
 import { createCommandQueue, type QueueStats } from '../queue/command-queue.js';
 import { canFoldRuns, type QueuedRun } from '../queue/queued-run.js';
@@ -222,6 +223,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   );
   ctx.turnEndHooks.push(ctx.subagents.turnEndHook);
   mutable.yields = createYieldTimers(ctx);
+  const progress = createChatProgress(ctx, options.progress);
   events.subscribe((event) => {
     if (event.type === 'run.ended') waiters.notify(event.runId);
   });
@@ -348,6 +350,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     // Replies the previous process planned but did not send, or left waiting for a platform, go
     // into the outbox before any turn of this process can add a later reply to the same chat.
     if (unsent.length > 0) await deliverUnsent(ctx, unsent);
+    // Progress lines the previous process showed: picked up before any helper run ends here.
+    ctx.track(progress.restore());
     ctx.queue.resume();
     try {
       await ctx.cluster?.start(clusterHandlers(ctx, relays), config.runtime.lanes);
@@ -395,6 +399,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         await settlesWithin(ctx.queue.idle(), 2000);
       }
       if (clusterStopped) await settlesWithin(clusterStopped, 5000);
+      // Lines of helpers still at work stay as they are: the next process finalises them.
+      progress.stop();
       // Replies waiting for a platform to come back are left, stored, to the next process; a send
       // under way finishes and records where it stands (else it would look cut, and not be sent).
       ctx.outbox.close();

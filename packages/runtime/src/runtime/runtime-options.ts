@@ -13,6 +13,7 @@ import type { Store } from '@colloquy/core/store';
 import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import type { RuntimeGateway } from '../gateway/runtime-gateway.js';
 import type { McpToolSource } from '../mcp/client/mcp-tool-source.js';
+import type { ChatProgressOptions } from '../progress/chat-progress.js';
 import type { SubagentRuntimeOptions } from '../subagents/subagent-registry.js';
 import type { RuntimeTelemetryOptions } from '../telemetry/telemetry.js';
 
@@ -139,6 +140,13 @@ export interface RuntimeOptions {
    * costs no platform call (and none of the platform's rate limit). Default 0: at once.
    */
   typingDelayMs?: number;
+  /**
+   * Sub-agent progress in the requester's chat: typing while its helpers run and, on channels
+   * with `capabilities.edits`, one status line edited in place and finalised when the last helper
+   * ends. Turned off per channel with `channels.<id>.progress: false` in the config. Default:
+   * shown after 2000 ms of work, edited at most every 5000 ms.
+   */
+  progress?: ChatProgressOptions;
   /** Start a wake run when a session goes idle with unread inbox entries. Default true. */
   autoWake?: boolean;
   /**

@@ -49,6 +49,21 @@ export interface AnnouncePayload {
   needsCleanup?: boolean;
   /** Where the child run stands in its spawn tree's trace, when it was traced. */
   trace?: AnnounceTrace;
+  /**
+   * Set when a thread-bound child posted this result in its thread itself: the requester's chat
+   * gets a pointer to the thread, not the result again.
+   */
+  postedIn?: ResultThread;
+}
+
+/** The thread a thread-bound child posted its result in. */
+export interface ResultThread {
+  /** The channel plugin id. */
+  channel: string;
+  /** The chat that holds the thread. */
+  to: string;
+  /** The thread (or forum topic) id. */
+  threadId: string;
 }
 
 /** The stats line's figures. */
@@ -143,6 +158,8 @@ export async function buildAnnounce(
     ...(session?.label ? { label: session.label } : {}),
     ...(session?.requesterOrigin ? { origin: session.requesterOrigin } : {}),
   };
+  const postedIn = resultThreadOf(run, session, status, cut.text, silent);
+  if (postedIn) payload.postedIn = postedIn;
   const meta = session ? subagentMetaOf(session) : undefined;
   if (meta && (meta.cleanup === 'delete' || meta.attachments)) payload.needsCleanup = true;
   const trace = announceTraceOf(run.meta);
@@ -168,9 +185,15 @@ export function renderAnnounce(payload: Omit<AnnouncePayload, 'text'>): string {
     ...(s.transcript ? [`transcript ${s.transcript}`] : []),
     ...(s.costUsd !== undefined ? [`cost $${s.costUsd.toFixed(4)}`] : []),
   ];
+  const thread = payload.postedIn;
   return [
     `Sub-agent ${name} finished.`,
     `Status: ${payload.status}`,
+    ...(thread
+      ? [
+          `Posted: the sub-agent already posted this result in its thread ${thread.threadId} (${thread.channel}).`,
+        ]
+      : []),
     `Result:\n${payload.result || '(none)'}`,
     `Notes: ${payload.notes.length > 0 ? payload.notes.join(' ') : 'none'}`,
     `Stats: ${stats.join(' · ')}`,
@@ -197,7 +220,12 @@ export function announceMessage(payload: AnnouncePayload, at: number): Transcrip
       sourceTool: 'sessions_spawn',
     },
     details: {
-      announce: { status: payload.status, runId: payload.runId, fallback: announceFallback(payload) },
+      announce: {
+        status: payload.status,
+        runId: payload.runId,
+        fallback: announceFallback(payload),
+        ...(payload.postedIn ? { postedIn: payload.postedIn } : {}),
+      },
     },
   };
 }
@@ -213,7 +241,11 @@ export const ANNOUNCE_FALLBACK_MAX_CHARS = 500;
  * @param payload - the announce
  * @returns the line
  */
-export function announceFallback(payload: Pick<AnnouncePayload, 'label' | 'status' | 'result'>): string {
+export function announceFallback(
+  payload: Pick<AnnouncePayload, 'label' | 'status' | 'result' | 'postedIn'>,
+): string {
+  if (payload.postedIn)
+    return `${payload.label ?? 'A sub-agent'} finished (${payload.status}): the result is in its thread.`;
   const flat = payload.result.replace(/\s+/g, ' ').trim() || '(no result)';
   const cut =
     flat.length <= ANNOUNCE_FALLBACK_MAX_CHARS
@@ -236,6 +268,23 @@ export function originTarget(origin: SessionOrigin | undefined): DeliveryContext
     accountId: origin.accountId,
     ...(origin.threadId ? { threadId: origin.threadId } : {}),
   };
+}
+
+/**
+ * The thread a child's run posted its result in: a thread-bound child's spawned run delivers its
+ * reply to its thread (see `announceRequesterOf`), so a result it ended with is already there.
+ */
+function resultThreadOf(
+  run: RunRecord,
+  session: SessionRecord | undefined,
+  status: AnnounceStatus,
+  result: string,
+  silent: boolean,
+): ResultThread | undefined {
+  const to = session?.deliveryContext;
+  if (!run.deliver || to?.threadId === undefined || status !== 'ok' || silent) return undefined;
+  if (result === '' || (run.reply ?? '').trim() === '') return undefined;
+  return { channel: to.channel, to: to.to, threadId: to.threadId };
 }
 
 /** The idempotency key of an announce in the requester's inbox. */

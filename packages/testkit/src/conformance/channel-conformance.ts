@@ -81,7 +81,7 @@ function longText(minLength: number): { text: string; words: string[] } {
 /**
  * Registers the channel plugin conformance suite (vitest). Every Colloquy channel plugin runs it
  * against its own fake platform: inbound normalisation, session keys per `dmScope`, outbound ids and
- * chunking, thread binding, a clean `stop()`, and (through the real runtime) a thread-bound sub-agent
+ * chunking, edits and deletes (with `capabilities.edits`), thread binding, a clean `stop()`, and (through the real runtime) a thread-bound sub-agent
  * that answers in its thread while its parent answers the result in its own chat.
  *
  * @param name - shown in the suite title, e.g. `telegram`
@@ -166,6 +166,11 @@ export function runChannelPluginConformance(
       return { inbound, injected };
     }
 
+    /** The platform's current view of one message the plugin sent. */
+    async function readSentMessage(messageId: string): Promise<PlatformSentMessage | undefined> {
+      return (await fixture.readSent()).find((m) => m.messageId === messageId);
+    }
+
     const peer = (i: 0 | 1): ConformancePeer => fixture.peers[i];
     const dm = (sender: ConformancePeer, text: string): ConformanceInbound => ({
       chatType: 'direct',
@@ -198,6 +203,16 @@ export function runChannelPluginConformance(
           expect(fixture.threadParent, 'fixture.threadParent is needed to test threads').toBeDefined();
         }
         if (caps.typing) expect(typeof fixture.plugin.sendTyping).toBe('function');
+      });
+
+      it('offers editMessage and deleteMessage exactly when it declares edits', () => {
+        expect(typeof fixture.plugin.editMessage === 'function', 'editMessage vs capabilities.edits').toBe(
+          caps.edits,
+        );
+        expect(
+          typeof fixture.plugin.deleteMessage === 'function',
+          'deleteMessage vs capabilities.edits',
+        ).toBe(caps.edits);
       });
 
       it('reports a known status state when it has status()', (test) => {
@@ -365,6 +380,38 @@ export function runChannelPluginConformance(
           .split(/\s+/)
           .filter((w) => w.length > 0);
         expect(received, 'every word arrives once, in order').toEqual(words);
+      });
+
+      it('edits a sent message in place when it declares edits', async (test) => {
+        if (!caps.edits || !fixture.plugin.editMessage) test.skip('capabilities.edits is false');
+        if (!fixture.plugin.editMessage) return;
+        const sent = await fixture.plugin.send(fixture.sendTarget, { text: 'status: first version' });
+        await fixture.plugin.editMessage(fixture.sendTarget, sent.messageId, {
+          text: 'status: second version',
+        });
+        const edited = await readSentMessage(sent.messageId);
+        expect(edited?.text).toContain('second version');
+        expect(edited?.text).not.toContain('first version');
+        // The same text again is not an error: a throttled status line may repeat itself.
+        await expect(
+          fixture.plugin.editMessage(fixture.sendTarget, sent.messageId, { text: 'status: second version' }),
+        ).resolves.toBeUndefined();
+      });
+
+      it('deletes a sent message, and a second delete or a late edit of it is handled', async (test) => {
+        if (!caps.edits || !fixture.plugin.deleteMessage || !fixture.plugin.editMessage) {
+          test.skip('capabilities.edits is false');
+        }
+        if (!fixture.plugin.deleteMessage || !fixture.plugin.editMessage) return;
+        const sent = await fixture.plugin.send(fixture.sendTarget, { text: 'status: to be removed' });
+        await fixture.plugin.deleteMessage(fixture.sendTarget, sent.messageId);
+        const removed = await readSentMessage(sent.messageId);
+        expect(removed === undefined || removed.deleted === true, 'the message is gone').toBe(true);
+        await expect(
+          fixture.plugin.deleteMessage(fixture.sendTarget, sent.messageId),
+        ).resolves.toBeUndefined();
+        const late = fixture.plugin.editMessage(fixture.sendTarget, sent.messageId, { text: 'too late' });
+        await expect(late).rejects.toMatchObject({ code: 'CHANNEL_ERROR' });
       });
 
       it('shows typing without error when it can', async (test) => {

@@ -48,8 +48,13 @@ export interface PlatformSentMessage {
   chatId: string;
   /** The thread/topic it was posted in, if any. */
   threadId?: string;
-  /** The text as the platform received it (after the plugin's format conversion). */
+  /**
+   * The text as the platform holds it now (after the plugin's format conversion, and after its
+   * latest edit for plugins with `capabilities.edits`).
+   */
   text: string;
+  /** True once the plugin deleted it (`deleteMessage`); a fixture may instead leave it out. */
+  deleted?: boolean;
 }
 
 /**

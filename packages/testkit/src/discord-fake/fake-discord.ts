@@ -117,6 +117,7 @@ interface RateLimitRule {
 
 const MESSAGE_CONTENT_INTENT = 1 << 15;
 const UNKNOWN_CHANNEL = { message: 'Unknown Channel', code: 10003 };
+const UNKNOWN_MESSAGE = { message: 'Unknown Message', code: 10008 };
 
 type Respond = (status: number, payload?: unknown, headers?: Record<string, string>) => void;
 
@@ -159,8 +160,13 @@ export class FakeDiscord {
   readonly gatewayQueries: URLSearchParams[] = [];
   /** Guild slash commands registered by bots, by `<applicationId>:<guildId>`. */
   readonly registeredCommands = new Map<string, unknown[]>();
-  /** Every message a bot posted through REST, in order. */
+  /**
+   * Every message a bot posted through REST, in order. A message a bot edited holds its latest
+   * content (and `edited_timestamp`); one it deleted stays here, its id in {@link deletedMessageIds}.
+   */
   readonly sentByBots: APIMessage[] = [];
+  /** Ids of the messages deleted through REST, in the order they were deleted. */
+  readonly deletedMessageIds: string[] = [];
   /** Slash-command interactions the fake dispatched, by interaction token. */
   readonly interactions = new Map<string, InteractionRecord>();
   /** How many heartbeats the fake acknowledged. */
@@ -647,6 +653,18 @@ export class FakeDiscord {
       handle: ({ match, body, bot, respond }) => this.createMessage(match[1]!, body, bot, respond),
     },
     {
+      method: 'PATCH',
+      path: /^\/channels\/(\d+)\/messages\/(\d+)$/,
+      auth: true,
+      handle: ({ match, body, bot, respond }) => this.editMessage(match[1]!, match[2]!, body, bot, respond),
+    },
+    {
+      method: 'DELETE',
+      path: /^\/channels\/(\d+)\/messages\/(\d+)$/,
+      auth: true,
+      handle: ({ match, bot, respond }) => this.deleteMessage(match[1]!, match[2]!, bot, respond),
+    },
+    {
       method: 'POST',
       path: /^\/channels\/(\d+)(?:\/messages\/(\d+))?\/threads$/,
       auth: true,
@@ -713,6 +731,88 @@ export class FakeDiscord {
     respond(200, message);
     // Discord echoes the bot's own messages on the gateway: the bot must ignore them.
     this.dispatchToChannel(channel, 'MESSAGE_CREATE', { ...message, channel_type: channel.payload.type });
+  }
+
+  /**
+   * The message a bot acts on, when it is in the channel and the bot wrote it; otherwise answers
+   * as Discord does (404 Unknown Channel or Message, 403 `notOwn`) and returns `undefined`.
+   */
+  private ownMessage(
+    channelId: string,
+    messageId: string,
+    bot: FakeBot,
+    respond: Respond,
+    notOwn: { message: string; code: number },
+  ): { channel: ChannelRecord; index: number; current: APIMessage } | undefined {
+    const channel = this.channels.get(channelId);
+    if (channel === undefined) {
+      respond(404, UNKNOWN_CHANNEL);
+      return undefined;
+    }
+    const index = channel.messages.findIndex((m) => m.id === messageId);
+    const current = channel.messages[index];
+    if (current === undefined) {
+      respond(404, UNKNOWN_MESSAGE);
+      return undefined;
+    }
+    if (current.author.id !== bot.user.id) {
+      respond(403, notOwn);
+      return undefined;
+    }
+    return { channel, index, current };
+  }
+
+  /** PATCH a message: only its author may change the content, as on Discord. */
+  private editMessage(
+    channelId: string,
+    messageId: string,
+    body: unknown,
+    bot: FakeBot,
+    respond: Respond,
+  ): void {
+    const found = this.ownMessage(channelId, messageId, bot, respond, {
+      message: 'Cannot edit a message authored by another user',
+      code: 50005,
+    });
+    if (found === undefined) return;
+    const { channel, index, current } = found;
+    const { content } = body as { content?: string };
+    if (content !== undefined && (content.length === 0 || content.length > 2000)) {
+      respond(400, {
+        message: 'Invalid Form Body',
+        code: 50035,
+        errors: { content: 'BASE_TYPE_MAX_LENGTH' },
+      });
+      return;
+    }
+    const edited: APIMessage = {
+      ...current,
+      ...(content !== undefined ? { content } : {}),
+      edited_timestamp: new Date().toISOString(),
+    };
+    channel.messages[index] = edited;
+    const sentIndex = this.sentByBots.findIndex((m) => m.id === messageId);
+    if (sentIndex >= 0) this.sentByBots[sentIndex] = edited;
+    respond(200, edited);
+    this.dispatchToChannel(channel, 'MESSAGE_UPDATE', { ...edited, channel_type: channel.payload.type });
+  }
+
+  /** DELETE a message: a bot may delete its own messages (deleting others' needs Manage Messages). */
+  private deleteMessage(channelId: string, messageId: string, bot: FakeBot, respond: Respond): void {
+    const found = this.ownMessage(channelId, messageId, bot, respond, {
+      message: 'Missing Permissions',
+      code: 50013,
+    });
+    if (found === undefined) return;
+    const { channel, index } = found;
+    channel.messages.splice(index, 1);
+    this.deletedMessageIds.push(messageId);
+    respond(204);
+    this.dispatchToChannel(channel, 'MESSAGE_DELETE', {
+      id: messageId,
+      channel_id: channelId,
+      ...(channel.guildId !== undefined ? { guild_id: channel.guildId } : {}),
+    });
   }
 
   private createThread(

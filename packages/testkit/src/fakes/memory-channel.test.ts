@@ -105,6 +105,22 @@ describe('createMemoryChannel', () => {
     expect(channel.typing).toEqual([to]);
   });
 
+  it('edits and deletes sent messages only when edits are on, keeping the texts shown before', async () => {
+    expect(createMemoryChannel().editMessage).toBeUndefined();
+    const channel = createMemoryChannel({ capabilities: { edits: true } });
+    await channel.start(makeContext().ctx);
+    const { messageId } = await channel.send(to, { text: 'one' });
+    await channel.editMessage?.(to, messageId, { text: 'two' });
+    await channel.editMessage?.(to, messageId, { text: 'two' });
+    expect(channel.sent[0]).toMatchObject({ text: 'two', previousTexts: ['one'] });
+    await channel.deleteMessage?.(to, messageId);
+    await channel.deleteMessage?.(to, messageId);
+    expect(channel.sent[0]?.deleted).toBe(true);
+    await expect(channel.editMessage?.(to, messageId, { text: 'three' })).rejects.toMatchObject({
+      code: 'CHANNEL_ERROR',
+    });
+  });
+
   it('fails the next send on request, then sends again', async () => {
     const channel = createMemoryChannel();
     await channel.start(makeContext().ctx);

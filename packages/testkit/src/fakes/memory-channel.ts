@@ -24,7 +24,8 @@ export interface MemoryChannelOptions {
   /**
    * Capabilities. Defaults: no threads, `threadKind: 'thread'`, no edits/reactions/media, typing on,
    * `maxTextLength: 4000`, `markdown: 'commonmark'`. With `threads: true` the channel has `createThread`;
-   * with `typing: false` it has no `sendTyping`.
+   * with `typing: false` it has no `sendTyping`; with `edits: true` it has `editMessage` and
+   * `deleteMessage`.
    */
   capabilities?: Partial<ChannelCapabilities>;
 }
@@ -45,6 +46,10 @@ export interface SentMessage {
   sendIndex: number;
   /** Epoch milliseconds it was sent. */
   at: number;
+  /** The texts it showed before each `editMessage`, oldest first (`text` is the latest). */
+  previousTexts?: string[];
+  /** Set once `deleteMessage` removed it. */
+  deleted?: true;
 }
 
 /** A thread created with `createThread`. */
@@ -286,6 +291,39 @@ export function createMemoryChannel(options: MemoryChannelOptions = {}): MemoryC
     plugin.sendTyping = async (to) => {
       requireRunning('sendTyping');
       typing.push({ ...to });
+    };
+  }
+
+  if (capabilities.edits) {
+    const findSent = (to: DeliveryContext, messageId: string): SentMessage | undefined =>
+      sent.find((m) => m.messageId === messageId && m.to.to === to.to && !m.deleted);
+    plugin.editMessage = async (to, messageId, message) => {
+      requireRunning('editMessage');
+      const target = findSent(to, messageId);
+      if (!target) {
+        throw new ColloquyError(
+          'CHANNEL_ERROR',
+          `Memory channel "${id}" has no message ${messageId} in ${to.to} to edit.`,
+          { channel: id, messageId },
+        );
+      }
+      if (message.text.trim() === '' || message.text.length > capabilities.maxTextLength) {
+        throw new ColloquyError(
+          'INVALID_ARGUMENT',
+          `An edit must have text that fits one message (1 to ${capabilities.maxTextLength} characters).`,
+          { channel: id, messageId },
+        );
+      }
+      if (target.text === message.text) return;
+      target.previousTexts = [...(target.previousTexts ?? []), target.text];
+      target.text = message.text;
+      for (const wake of waiters) wake();
+    };
+    plugin.deleteMessage = async (to, messageId) => {
+      requireRunning('deleteMessage');
+      const target = findSent(to, messageId);
+      if (target) target.deleted = true;
+      for (const wake of waiters) wake();
     };
   }
 

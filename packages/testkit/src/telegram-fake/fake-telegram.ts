@@ -30,6 +30,10 @@ export interface SentMessage {
   threadId?: number;
   /** The message it replies to. */
   replyToMessageId?: number;
+  /** How many times `editMessageText` changed it (`text` and `visibleText` are the latest). */
+  edits?: number;
+  /** Set once `deleteMessage` removed it from the chat. */
+  deleted?: true;
 }
 
 /** One API call the fake received. */
@@ -82,8 +86,8 @@ const LONG_POLL_CAP_SECONDS = 50;
 /**
  * A fake Telegram Bot API on 127.0.0.1 for offline tests, good enough for the real grammY `Bot`
  * pointed at it through `client.apiRoot`: getMe, getUpdates (long polling with offsets, 409 on a
- * second poller), sendMessage (strict HTML and length checks), sendChatAction, setMyCommands,
- * createForumTopic, getFile and file downloads, webhooks, and injected errors (429 with
+ * second poller), sendMessage (strict HTML and length checks), editMessageText and deleteMessage
+ * of the bots' own messages, sendChatAction, setMyCommands, createForumTopic, getFile and file downloads, webhooks, and injected errors (429 with
  * retry_after, 400s).
  *
  * @example
@@ -505,6 +509,14 @@ export class FakeTelegram {
       }
       case 'sendMessage':
         return this.#sendMessage(bot, p);
+      case 'editMessageText':
+        return this.#editMessageText(p);
+      case 'deleteMessage': {
+        const message = this.#sentMessage(p);
+        if (!message) return bad('message to delete not found');
+        message.deleted = true;
+        return { result: true };
+      }
       case 'createForumTopic': {
         const chat = this.#chat(String(p.chat_id));
         if (!chat.forum) return bad('the chat is not a forum');
@@ -538,15 +550,9 @@ export class FakeTelegram {
     const chatId = String(p.chat_id);
     const chat = this.#chats.get(chatId);
     if (!chat) return bad('chat not found');
-    const raw = typeof p.text === 'string' ? p.text : '';
-    let visible = raw;
-    if (p.parse_mode === 'HTML') {
-      const checked = checkTelegramHtml(raw);
-      if (!checked.ok) return bad(checked.error);
-      visible = checked.text;
-    }
-    if (visible.trim() === '') return bad('message text is empty');
-    if (visible.length > 4096) return bad('message is too long');
+    const text = messageText(p);
+    if ('status' in text) return text;
+    const { raw, visible } = text;
     const threadId = p.message_thread_id === undefined ? undefined : Number(p.message_thread_id);
     if (threadId !== undefined && (!chat.forum || !chat.topics.has(threadId)))
       return bad('message thread not found');
@@ -574,6 +580,42 @@ export class FakeTelegram {
         },
         text: visible,
         ...(threadId !== undefined ? { message_thread_id: threadId, is_topic_message: true } : {}),
+      },
+    };
+  }
+
+  /** A message a bot sent and nobody deleted, by `chat_id` and `message_id`. */
+  #sentMessage(p: Record<string, unknown>): SentMessage | undefined {
+    const chatId = String(p.chat_id);
+    const messageId = Number(p.message_id);
+    return this.sent.find((m) => m.chatId === chatId && m.messageId === messageId && !m.deleted);
+  }
+
+  #editMessageText(
+    p: Record<string, unknown>,
+  ): { result: unknown } | { status: number; description: string } {
+    const message = this.#sentMessage(p);
+    if (!message) return bad('message to edit not found');
+    const text = messageText(p);
+    if ('status' in text) return text;
+    const { raw, visible } = text;
+    if (raw === message.text) {
+      return bad(
+        'message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+      );
+    }
+    message.text = raw;
+    message.visibleText = visible;
+    message.edits = (message.edits ?? 0) + 1;
+    if (typeof p.parse_mode === 'string') message.parseMode = p.parse_mode;
+    else delete message.parseMode;
+    return {
+      result: {
+        message_id: message.messageId,
+        date: Math.floor(Date.now() / 1000),
+        edit_date: Math.floor(Date.now() / 1000),
+        chat: { id: Number(message.chatId), type: this.#chat(message.chatId).type },
+        text: visible,
       },
     };
   }
@@ -609,6 +651,22 @@ export class FakeTelegram {
     }
     return chat;
   }
+}
+
+/** The `text` of a send or an edit as sent and as a user sees it, checked as Telegram checks it. */
+function messageText(
+  p: Record<string, unknown>,
+): { raw: string; visible: string } | { status: number; description: string } {
+  const raw = typeof p.text === 'string' ? p.text : '';
+  let visible = raw;
+  if (p.parse_mode === 'HTML') {
+    const checked = checkTelegramHtml(raw);
+    if (!checked.ok) return bad(checked.error);
+    visible = checked.text;
+  }
+  if (visible.trim() === '') return bad('message text is empty');
+  if (visible.length > 4096) return bad('message is too long');
+  return { raw, visible };
 }
 
 function bad(description: string): { status: number; description: string } {

@@ -31,6 +31,12 @@ export interface ChatHub {
   history(chat: ChatRef): Promise<ChatMessage[]>;
   /** Records a message in the chat's recent history (if that history is kept). */
   remember(chatId: string, message: ChatMessage): void;
+  /** The kept message with this id, if the chat's history holds it. */
+  find(chatId: string, id: string): ChatMessage | undefined;
+  /** Replaces the kept message with `message.id` (an edit); nothing when it is not kept. */
+  replace(chatId: string, message: ChatMessage): void;
+  /** Drops the kept message with this id (a delete). */
+  forget(chatId: string, id: string): void;
 }
 
 /** A client that has this many bytes unsent is too slow and is dropped. */
@@ -140,6 +146,17 @@ export function createChatHub(options: {
     remember(chatId, message) {
       const entry = histories.get(chatId);
       if (entry) push(entry, message);
+    },
+    find: (chatId, id) => histories.get(chatId)?.messages.find((m) => m.id === id),
+    replace(chatId, message) {
+      const messages = histories.get(chatId)?.messages;
+      const index = messages?.findIndex((m) => m.id === message.id) ?? -1;
+      if (messages && index >= 0) messages[index] = message;
+    },
+    forget(chatId, id) {
+      const messages = histories.get(chatId)?.messages;
+      const index = messages?.findIndex((m) => m.id === id) ?? -1;
+      if (messages && index >= 0) messages.splice(index, 1);
     },
   };
 }

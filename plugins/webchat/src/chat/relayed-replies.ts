@@ -1,10 +1,13 @@
 import type { ChatMessage } from '../protocol/frames.js';
 
-/** What one instance relays to the web chat on the others: the reply chunks sent to one chat. */
-export interface RelayedReplies {
-  chatId: string;
-  messages: ChatMessage[];
-}
+/**
+ * What one instance relays to the web chat on the others, for one chat: reply chunks it sent
+ * (`sent`), a message it edited (`edited`, the message as it is now) or deleted (`deleted`).
+ */
+export type RelayedReplies =
+  | { chatId: string; change?: 'sent'; messages: ChatMessage[] }
+  | { chatId: string; change: 'edited'; messages: [ChatMessage] }
+  | { chatId: string; change: 'deleted'; ids: string[] };
 
 /**
  * Reads a relayed payload, keeping only well-formed assistant messages (it crossed a process
@@ -15,8 +18,18 @@ export interface RelayedReplies {
  */
 export function parseRelayedReplies(payload: unknown): RelayedReplies | undefined {
   if (typeof payload !== 'object' || payload === null) return undefined;
-  const { chatId, messages } = payload as { chatId?: unknown; messages?: unknown };
-  if (typeof chatId !== 'string' || !Array.isArray(messages)) return undefined;
+  const { chatId, messages, change, ids } = payload as {
+    chatId?: unknown;
+    messages?: unknown;
+    change?: unknown;
+    ids?: unknown;
+  };
+  if (typeof chatId !== 'string') return undefined;
+  if (change === 'deleted') {
+    const valid = Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+    return valid.length > 0 ? { chatId, change, ids: valid } : undefined;
+  }
+  if (!Array.isArray(messages)) return undefined;
   const valid = messages.filter(
     (m): m is ChatMessage =>
       typeof m === 'object' &&
@@ -26,5 +39,7 @@ export function parseRelayedReplies(payload: unknown): RelayedReplies | undefine
       typeof (m as ChatMessage).text === 'string' &&
       typeof (m as ChatMessage).at === 'number',
   );
-  return valid.length > 0 ? { chatId, messages: valid } : undefined;
+  if (valid.length === 0) return undefined;
+  if (change === 'edited') return { chatId, change, messages: [valid[0]!] };
+  return { chatId, messages: valid };
 }

@@ -99,12 +99,31 @@ export class ChatView {
       this.streams.delete(message.runId!);
       this.clearStream(stream);
       stream.item.replaceWith(item);
-    } else if (!this.list.querySelector(`[data-id="${CSS.escape(message.id)}"]`)) {
+    } else if (!this.shown(message.id)) {
       this.list.append(item);
     }
     this.regroup(item);
     this.refreshEmpty();
     this.scrollToEnd(follow || message.sender?.id === this.identity?.you.id);
+  }
+
+  /** Shows the new text of an edited message in its bubble (nothing when it is not shown). */
+  replaceMessage(message: ChatMessage): void {
+    const shown = this.shown(message.id);
+    if (!shown) return;
+    const item = this.renderMessage(message);
+    shown.replaceWith(item);
+    this.regroup(item);
+  }
+
+  /** Removes a deleted message's bubble. */
+  removeMessage(id: string): void {
+    const shown = this.shown(id);
+    if (!shown) return;
+    const next = shown.nextElementSibling as HTMLLIElement | null;
+    shown.remove();
+    if (next) this.regroup(next);
+    this.refreshEmpty();
   }
 
   /** A run started streaming into this chat. */
@@ -166,6 +185,10 @@ export class ChatView {
   private markFinished(runId: string): void {
     this.finished.add(runId);
     if (this.finished.size > 500) this.finished.delete(this.finished.values().next().value!);
+  }
+
+  private shown(id: string): HTMLLIElement | null {
+    return this.list.querySelector<HTMLLIElement>(`[data-id="${CSS.escape(id)}"]`);
   }
 
   private clearStream(stream: Stream): void {

@@ -165,6 +165,12 @@ function onFrame(frame: ServerFrame): void {
       else if (frame.message.sender) setTyping(frame.message.sender.name, false);
       view.addMessage(frame.message, frame.clientId);
       break;
+    case 'edit':
+      view.replaceMessage(frame.message);
+      break;
+    case 'delete':
+      view.removeMessage(frame.id);
+      break;
     case 'run':
       if (frame.state === 'started') view.startStream(frame.runId);
       else view.endStream(frame.runId, frame.status);

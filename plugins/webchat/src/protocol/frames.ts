@@ -109,6 +109,10 @@ export type ServerFrame =
     }
   | { type: 'history'; messages: ChatMessage[] }
   | { type: 'message'; message: ChatMessage; clientId?: string }
+  /** An assistant message sent earlier was edited: the page replaces the bubble with this id. */
+  | { type: 'edit'; message: ChatMessage }
+  /** An assistant message sent earlier was deleted: the page removes the bubble with this id. */
+  | { type: 'delete'; id: string }
   | { type: 'run'; runId: string; state: 'started' | 'ended'; status?: string; error?: string }
   | { type: 'delta'; runId: string; text: string }
   | { type: 'typing'; role: 'assistant' }

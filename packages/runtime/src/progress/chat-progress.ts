@@ -1,0 +1,352 @@
+/**
+ * Sub-agent progress in the requester's chat: while a session's helpers (the sub-agents it
+ * spawned) run, its chat shows typing, and where the channel can edit messages, one status line
+ * edited in place ("2 helpers working: research (40 s), summary (queued)") that becomes
+ * "3 helpers finished in 1 min 10 s" when the last one ends. The line's message id is kept in the
+ * requester session's meta, so a restarted runtime picks the line up again and finalises it.
+ */
+import type { DeliveryContext, SessionRecord } from '@colloquy/core';
+import type { GatewayEvent, RunRecord, RunStatus } from '@colloquy/core/gateway';
+import { startTyping } from '../delivery/typing.js';
+import type { RuntimeContext } from '../runtime/runtime-context.js';
+import { finishedLine, type HelperProgress, workingLine } from './progress-text.js';
+
+/** Tuning of the progress line (runtime option `progress`). */
+export interface ChatProgressOptions {
+  /** Show the line once helpers have been at work this long: quick helpers leave no trace. Default 2000 ms. */
+  showAfterMs?: number;
+  /** Edit the line at most this often (platforms rate-limit edits). Default 5000 ms. */
+  editIntervalMs?: number;
+}
+
+/** The progress of one requester's helpers, in this process. */
+export interface ChatProgress {
+  /** Picks up the lines a previous process left (from session meta); finalises those whose helpers ended. */
+  restore(): Promise<void>;
+  /** Stops timers and typing; lines stay as they are for the next process to pick up. */
+  stop(): void;
+}
+
+/** Where the line of a requester is kept between processes (`SessionRecord.meta`). */
+export const PROGRESS_META_KEY = 'chatProgress';
+
+/** What session meta keeps of a shown line. */
+interface StoredLine {
+  messageId: string;
+  to: DeliveryContext;
+  /** Epoch ms the round's first helper was queued. */
+  startedAt: number;
+  /** The round's helpers: their session keys and labels. */
+  helpers: { key: string; label: string }[];
+}
+
+interface Helper extends HelperProgress {
+  key: string;
+}
+
+interface Board {
+  requesterKey: string;
+  startedAt: number;
+  helpers: Map<string, Helper>;
+  messageId?: string;
+  to?: DeliveryContext;
+  shown?: string;
+  lastEditAt: number;
+  timer?: NodeJS.Timeout;
+  stopTyping: () => void;
+  /** Send policy refused the line: this round shows none. */
+  muted?: boolean;
+}
+
+const ACTIVE: readonly RunStatus[] = ['queued', 'running'];
+
+/**
+ * True unless `channels.<id>.progress` is `false` in the config.
+ *
+ * @param ctx - the runtime internals (config)
+ * @param channel - the channel plugin id
+ */
+export function progressEnabled(ctx: Pick<RuntimeContext, 'config'>, channel: string): boolean {
+  const section = ctx.config.channels[channel];
+  return !(
+    typeof section === 'object' &&
+    section !== null &&
+    (section as { progress?: unknown }).progress === false
+  );
+}
+
+/**
+ * Creates the progress tracker and subscribes it to the runtime's run events.
+ *
+ * @param ctx - the runtime internals
+ * @param options - when to show the line and how often to edit it
+ * @returns restore (on start) and stop (on shutdown)
+ */
+export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOptions = {}): ChatProgress {
+  const showAfterMs = options.showAfterMs ?? 2000;
+  const editIntervalMs = options.editIntervalMs ?? 5000;
+  const boards = new Map<string, Board>();
+  /** Helper session key -> requester key, for the helpers of a board. */
+  const requesterOf = new Map<string, string>();
+  let chain: Promise<void> = Promise.resolve();
+  let restoring = false;
+  let stopped = false;
+
+  /** Runs event handling one step at a time, in event order. */
+  const enqueue = (step: () => Promise<void>): void => {
+    chain = chain.then(step).catch((error: unknown) => {
+      ctx.log.warn({ err: error }, 'sub-agent progress could not be updated');
+    });
+    ctx.track(chain);
+  };
+
+  ctx.events.subscribe((event: GatewayEvent) => {
+    if (stopped) return;
+    if (event.type === 'run.queued' && event.lane === 'subagent') {
+      enqueue(() => helperQueued(event.sessionKey, event.runId));
+    } else if (
+      (event.type === 'run.started' || event.type === 'run.ended') &&
+      (boards.size > 0 || restoring)
+    ) {
+      const at = ctx.clock.now();
+      enqueue(async () =>
+        helperChanged(event.sessionKey, event.type === 'run.started' ? 'running' : event.status, at),
+      );
+    }
+  });
+
+  async function helperQueued(key: string, runId: string): Promise<void> {
+    const known = requesterOf.get(key);
+    if (known !== undefined) {
+      await helperChanged(key, 'queued', ctx.clock.now());
+      return;
+    }
+    // A thread-bound helper's conversation in its thread is not work for the requester (nor announced).
+    const run = await ctx.store.getRun(runId);
+    if (!run || (run.deliver && run.provenance?.sourceTool !== 'sessions_spawn')) return;
+    const helper = await ctx.store.getSession(key);
+    if (helper?.spawnedBy === undefined) return;
+    const requester = await ctx.store.getSession(helper.spawnedBy);
+    if (!requester || !canShow(requester)) return;
+    let board = boards.get(requester.key);
+    if (!board) {
+      board = openBoard(requester, ctx.clock.now());
+      boards.set(requester.key, board);
+    }
+    board.helpers.set(key, { key, label: helper.label ?? 'helper', state: 'queued' });
+    requesterOf.set(key, requester.key);
+    arm(board, board.messageId ? editIntervalMs : showAfterMs);
+  }
+
+  async function helperChanged(key: string, status: RunStatus, at: number): Promise<void> {
+    const board = boards.get(requesterOf.get(key) ?? '');
+    const helper = board?.helpers.get(key);
+    if (!board || !helper) return;
+    if (status === 'running') {
+      helper.state = 'running';
+      helper.startedAt = at;
+    } else {
+      helper.state = ACTIVE.includes(status) ? 'queued' : status === 'done' ? 'ok' : 'failed';
+    }
+    if ([...board.helpers.values()].some(isWorking)) return;
+    await finish(board, at);
+  }
+
+  function canShow(requester: SessionRecord): boolean {
+    const to = requester.deliveryContext;
+    return to !== undefined && ctx.plugins.has(to.channel) && progressEnabled(ctx, to.channel);
+  }
+
+  function openBoard(requester: SessionRecord, at: number): Board {
+    return {
+      requesterKey: requester.key,
+      startedAt: at,
+      helpers: new Map(),
+      lastEditAt: 0,
+      stopTyping: startTyping(requester, {
+        config: ctx.config,
+        plugins: ctx.plugins,
+        logger: ctx.log,
+        intervalMs: ctx.typingIntervalMs,
+      }),
+    };
+  }
+
+  /** Shows or edits the line after `delayMs`, unless an update is already due. */
+  function arm(board: Board, delayMs: number): void {
+    if (board.timer || stopped) return;
+    board.timer = setTimeout(() => {
+      board.timer = undefined;
+      enqueue(() => refresh(board));
+    }, delayMs);
+    board.timer.unref();
+  }
+
+  async function refresh(board: Board): Promise<void> {
+    if (boards.get(board.requesterKey) !== board || stopped) return;
+    const requester = await ctx.store.getSession(board.requesterKey);
+    const plugin = requester?.deliveryContext && ctx.plugins.get(requester.deliveryContext.channel);
+    if (requester && plugin?.capabilities.edits && canShow(requester) && !board.muted) {
+      const now = ctx.clock.now();
+      const text = workingLine([...board.helpers.values()], now);
+      if (board.messageId === undefined) await showLine(board, requester, text, now);
+      else if (text !== board.shown) await editLine(board, requester, text, now);
+    }
+    // Durations in the line move on: edit again while helpers work.
+    arm(board, editIntervalMs);
+  }
+
+  async function showLine(board: Board, requester: SessionRecord, text: string, now: number): Promise<void> {
+    const outcome = await ctx.deliver({
+      session: requester,
+      message: { text, format: 'plain' },
+      kind: 'progress',
+    });
+    // Send policy said no (or there is nowhere to send): no line this round, and no more tries.
+    if (outcome.status === 'denied' || outcome.status === 'skipped') board.muted = true;
+    if (outcome.status !== 'delivered') return;
+    board.messageId = outcome.messageId;
+    board.to = requester.deliveryContext;
+    board.shown = text;
+    board.lastEditAt = now;
+    await keepLine(board);
+  }
+
+  async function editLine(board: Board, requester: SessionRecord, text: string, now: number): Promise<void> {
+    const outcome = await ctx.deliver({
+      session: requester,
+      message: { text, format: 'plain' },
+      kind: 'progress',
+      ...(board.to ? { to: board.to } : {}),
+      edit: board.messageId!,
+    });
+    if (outcome.status === 'delivered') board.shown = text;
+    board.lastEditAt = now;
+  }
+
+  /** Ends a round: the line (if shown) becomes the summary, and the kept id is dropped. */
+  async function finish(board: Board, at: number): Promise<void> {
+    boards.delete(board.requesterKey);
+    clearTimeout(board.timer);
+    board.stopTyping();
+    for (const key of board.helpers.keys()) requesterOf.delete(key);
+    if (board.messageId === undefined) return;
+    const requester = await ctx.store.getSession(board.requesterKey);
+    if (!requester) return;
+    const outcome = await ctx.deliver({
+      session: requester,
+      message: { text: finishedLine([...board.helpers.values()], at - board.startedAt), format: 'plain' },
+      kind: 'progress',
+      ...(board.to ? { to: board.to } : {}),
+      edit: board.messageId,
+    });
+    // The platform could not take the edit for now: the next start finalises the line again.
+    if (outcome.status === 'failed' && outcome.retryable) return;
+    await dropLine(board.requesterKey);
+  }
+
+  async function keepLine(board: Board): Promise<void> {
+    const line: StoredLine = {
+      messageId: board.messageId!,
+      to: board.to!,
+      startedAt: board.startedAt,
+      helpers: [...board.helpers.values()].map(({ key, label }) => ({ key, label })),
+    };
+    await patchMeta(board.requesterKey, line);
+  }
+
+  async function dropLine(requesterKey: string): Promise<void> {
+    await patchMeta(requesterKey, undefined);
+  }
+
+  async function patchMeta(key: string, line: StoredLine | undefined): Promise<void> {
+    await ctx.store.transaction(async (tx) => {
+      const session = await tx.getSession(key);
+      if (!session) return;
+      const { [PROGRESS_META_KEY]: _previous, ...rest } = session.meta ?? {};
+      await tx.patchSession(key, { meta: line ? { ...rest, [PROGRESS_META_KEY]: line } : rest });
+    });
+  }
+
+  /** Takes over a line a previous process showed: goes on editing it, or finalises it. */
+  async function adopt(requester: SessionRecord, line: StoredLine): Promise<void> {
+    if (boards.has(requester.key)) return;
+    const runs = await ctx.store.listRuns({ spawnedBy: requester.key });
+    const latest = new Map<string, RunRecord>();
+    for (const run of runs) {
+      const seen = latest.get(run.sessionKey);
+      if (!seen || run.createdAt >= seen.createdAt) latest.set(run.sessionKey, run);
+    }
+    const board = openBoard(requester, line.startedAt);
+    board.messageId = line.messageId;
+    board.to = line.to;
+    let endedAt = line.startedAt;
+    for (const { key, label } of line.helpers) {
+      const run = latest.get(key);
+      const state: HelperProgress['state'] =
+        run === undefined || run.status === 'done'
+          ? 'ok'
+          : ACTIVE.includes(run.status)
+            ? (run.status as 'queued' | 'running')
+            : 'failed';
+      board.helpers.set(key, {
+        key,
+        label,
+        state,
+        ...(run?.startedAt !== undefined ? { startedAt: run.startedAt } : {}),
+      });
+      endedAt = Math.max(endedAt, run?.endedAt ?? 0);
+    }
+    boards.set(requester.key, board);
+    for (const key of board.helpers.keys()) requesterOf.set(key, requester.key);
+    if ([...board.helpers.values()].some(isWorking)) arm(board, 0);
+    else await finish(board, endedAt);
+  }
+
+  return {
+    restore() {
+      restoring = true;
+      enqueue(async () => {
+        try {
+          // Read every page first: adopting a line patches its session, which reorders the pages.
+          const found: [SessionRecord, StoredLine][] = [];
+          const page = 500;
+          for (let offset = 0; ; offset += page) {
+            const sessions = await ctx.store.listSessions({ includeArchived: true, limit: page, offset });
+            for (const session of sessions) {
+              const line = storedLineOf(session);
+              if (line) found.push([session, line]);
+            }
+            if (sessions.length < page) break;
+          }
+          for (const [session, line] of found) await adopt(session, line);
+        } finally {
+          restoring = false;
+        }
+      });
+      return chain;
+    },
+    stop() {
+      stopped = true;
+      for (const board of boards.values()) {
+        clearTimeout(board.timer);
+        board.stopTyping();
+      }
+      boards.clear();
+      requesterOf.clear();
+    },
+  };
+}
+
+function isWorking(helper: HelperProgress): boolean {
+  return helper.state === 'queued' || helper.state === 'running';
+}
+
+/** The line a session's meta keeps, when it is well formed. */
+function storedLineOf(session: SessionRecord): StoredLine | undefined {
+  const line = session.meta?.[PROGRESS_META_KEY] as Partial<StoredLine> | undefined;
+  if (typeof line?.messageId !== 'string' || typeof line.to !== 'object' || !Array.isArray(line.helpers)) {
+    return undefined;
+  }
+  return line as StoredLine;
+}
