@@ -177,6 +177,19 @@ describe.skipIf(!disk.ok)(
         'the messages sent after the space was freed to be acknowledged',
       );
       expect(acked.size).toBe(before + AFTER);
+      // Every acknowledged message is answered: a turn the full disk caught stores its end once the
+      // store takes writes again (its retry pauses reach 30 s), and the turns behind it follow.
+      const reader = openSqliteStore({ file: join(stateDir, 'colloquy.db'), readonly: true });
+      try {
+        await waitFor(
+          async () => (await reader.listRuns({ statuses: ['queued', 'running'], limit: 1 })).length,
+          (active) => active === 0,
+          'every acknowledged message to be answered',
+          60_000,
+        );
+      } finally {
+        await reader.close();
+      }
       for (const socket of sockets) socket.close();
       expect(running.child.exitCode).toBeNull();
       expect(await running.stop()).toBe(0);
@@ -215,10 +228,11 @@ describe.skipIf(!disk.ok)(
         expect(lost).toEqual([]);
         expect(duplicated).toEqual([]);
         expect(refusedButStored).toEqual([]);
+        expect(unanswered).toEqual([]);
         expect(await store.integrityCheck()).toEqual({ ok: true, problems: [] });
       } finally {
         await store.close();
       }
-    }, 120_000);
+    }, 180_000);
   },
 );
