@@ -4,6 +4,7 @@ import { agentConfigFor, toColloquyError } from '@colloquy/core/internal';
 import { startTyping } from '../delivery/typing.js';
 import type { QueuedRun } from '../queue/queued-run.js';
 import { stopKindOf, stopMessageOf } from '../queue/stop-reason.js';
+import { retryWithPauses } from '../runtime/retry-with-pauses.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { redactSpawnAttachments } from '../subagents/redact-attachments.js';
 import { filterSubagentTools, subagentPromptOf } from '../subagents/tool-filter.js';
@@ -23,7 +24,7 @@ import {
   sendMarkedReply,
 } from './reply-delivery.js';
 import { type BegunTurn, beginTurn, type EndedTurn, endTurn } from './run-lifecycle.js';
-import { retryingPassingRefusals } from './store-refusals.js';
+import { isPassingStoreRefusal, STORE_REFUSAL_PAUSES_MS } from './store-refusals.js';
 import type { TurnOutcome } from './turn-outcome.js';
 import { costOf } from './usage.js';
 
@@ -109,7 +110,7 @@ async function continueTurn(
   try {
     // A store that refuses for a while (a full disk, a database restarting) gets the end again
     // once it takes writes: the turn's answer is kept, not turned into an apology.
-    ended = await retryingPassingRefusals(
+    ended = await retryWithPauses(
       async () => {
         const stored = await endTurn(ctx, sessionKey, begun.runs, outcome, plan, begun.session);
         // The end carries the reply's `sending` mark: one flush makes both durable before the
@@ -117,12 +118,15 @@ async function continueTurn(
         await ctx.store.flush?.();
         return stored;
       },
-      () => ctx.accepting,
-      (error, attempt) =>
-        ctx.log.warn(
-          { err: error, sessionKey, attempt },
-          'the store refused the end of a turn for now; trying again',
-        ),
+      {
+        pausesMs: STORE_REFUSAL_PAUSES_MS,
+        retries: (error) => ctx.accepting && isPassingStoreRefusal(error),
+        onRetry: (error, attempt) =>
+          ctx.log.warn(
+            { err: error, sessionKey, attempt },
+            'the store refused the end of a turn for now; trying again',
+          ),
+      },
     );
     reply = ended.reply;
   } catch (error) {

@@ -1,4 +1,5 @@
 import type { DeliveryRecord, TurnOperations } from '@colloquy/core/store';
+import { retryWithPauses } from '../runtime/retry-with-pauses.js';
 
 /** Records delivery outcomes in batches (see {@link createDeliveryRecorder}). */
 export interface DeliveryRecorder {
@@ -44,17 +45,8 @@ export function createDeliveryRecorder(
   let open: { records: DeliveryRecord[]; stored: Promise<void> } | undefined;
   let previous: Promise<unknown> = Promise.resolve();
 
-  const storeWithRetries = async (records: readonly DeliveryRecord[]): Promise<void> => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await turns.recordDeliveries(records);
-      } catch (error) {
-        const pause = retryDelaysMs[attempt];
-        if (pause === undefined) throw error;
-        await new Promise((resolve) => setTimeout(resolve, pause));
-      }
-    }
-  };
+  const storeWithRetries = (records: readonly DeliveryRecord[]): Promise<void> =>
+    retryWithPauses(() => turns.recordDeliveries(records), { pausesMs: retryDelaysMs, retries: () => true });
 
   return {
     record(record) {
