@@ -125,6 +125,14 @@ describe.each(STORE_KINDS)('sessions.tree (%s store)', (storeKind) => {
     await seedMain(h.store);
     for (const label of ['A', 'B', 'C']) await spawn('echo', label);
     await quiesce(h);
+    // The announces may fold into one wake turn: one more turn gives the root runs to cut.
+    const { runId } = await h.runtime.gateway.call('agent', {
+      sessionKey: MAIN,
+      message: 'and now?',
+      deliver: false,
+    });
+    await h.runtime.gateway.call('agent.wait', { runId, timeoutMs: 10_000 });
+    await quiesce(h);
 
     const cut = await h.runtime.gateway.call('sessions.tree', { key: MAIN, maxNodes: 3 });
     expect(cut.nodes.map((node) => node.label)).toEqual([undefined, 'A', 'B']);
