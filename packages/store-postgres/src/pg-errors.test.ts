@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DatabaseAddress } from './database-url.js';
-import { toStoreError } from './pg-errors.js';
+import { isConnectionError, toStoreError } from './pg-errors.js';
 
 const address: DatabaseAddress = { host: '127.0.0.1', port: 5432, database: 'colloquy' };
 
@@ -17,10 +17,20 @@ describe('toStoreError', () => {
     expect(toStoreError(shutdown, address).details).toMatchObject({ retryable: true });
   });
 
-  it("marks the pool's checkout timeout retryable: nothing of the call ran", () => {
-    const error = toStoreError(new Error('timeout exceeded when trying to connect'), address);
+  it('marks a connection that could not be opened in time retryable', () => {
+    const error = toStoreError(new Error('Connection terminated due to connection timeout'), address);
     expect(error.details).toMatchObject({ retryable: true });
     expect(error.message).toContain('nothing of the interrupted call was committed');
+    // The client's own connect timeout.
+    expect(toStoreError(new Error('timeout expired'), address).details).toMatchObject({ retryable: true });
+  });
+
+  it("tells a busy pool's checkout timeout from a lost server: retryable, reason pool-busy", () => {
+    const busy = new Error('timeout exceeded when trying to connect');
+    expect(isConnectionError(busy)).toBe(false);
+    const error = toStoreError(busy, address);
+    expect(error.details).toEqual({ host: '127.0.0.1', port: 5432, retryable: true, reason: 'pool-busy' });
+    expect(error.message).toContain('raise maxConnections');
   });
 
   it('leaves a refusal of the statement itself final', () => {

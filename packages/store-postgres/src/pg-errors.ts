@@ -21,10 +21,11 @@ export function isConnectionError(error: unknown): boolean {
   const code = pgCode(error);
   if (code === undefined) {
     const message = (error as Error | null)?.message ?? '';
-    // The pool's own timeout: no connection could be had in time (the server is away, or every
-    // pooled connection is busy). Nothing of the call ran.
-    return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
-      message,
+    // The client's own connect timeout ("timeout expired"), or a connection that ended: the server
+    // is away or dropped it. (A wait in line for a busy pool is not one of these: see isPoolBusy.)
+    return (
+      message === 'timeout expired' ||
+      /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message)
     );
   }
   return (
@@ -34,6 +35,18 @@ export function isConnectionError(error: unknown): boolean {
     code === '57P02' ||
     code === '57P03'
   );
+}
+
+/** What `pg-pool` says when a wait in line for a busy pool times out. */
+const POOL_BUSY_MESSAGE = 'timeout exceeded when trying to connect';
+
+/**
+ * True when the call waited in line for a pooled connection until the pool's checkout timeout,
+ * every connection staying busy: the server is there, but the store is overloaded. Nothing of the
+ * call ran, and repeating it at once would only wait again.
+ */
+export function isPoolBusy(error: unknown): boolean {
+  return (error as Error | null)?.message === POOL_BUSY_MESSAGE;
 }
 
 /**
@@ -47,6 +60,14 @@ export function toStoreError(error: unknown, address: DatabaseAddress): Colloquy
   const code = pgCode(error);
   const where = `${address.host}:${address.port}`;
   const message = (error as Error | null)?.message ?? String(error);
+  if (isPoolBusy(error)) {
+    return new ColloquyError(
+      'STORE_ERROR',
+      `Every pooled connection to PostgreSQL at ${where} stayed busy until the store's checkout timeout; nothing of the call ran. The store is overloaded: raise maxConnections (and the server's max_connections) or checkoutTimeoutMs, or lower the load.`,
+      { host: address.host, port: address.port, retryable: true, reason: 'pool-busy' },
+      { cause: error },
+    );
+  }
   if (isConnectionError(error)) {
     return new ColloquyError(
       'STORE_ERROR',

@@ -17,8 +17,18 @@ export interface PostgresStoreOptions {
   schema?: string;
   /** Most connections the pool opens. Default 10. */
   maxConnections?: number;
-  /** How long to wait for a connection before failing with `STORE_ERROR`. Default 10,000 ms. */
+  /**
+   * How long opening a new connection to the server may take before the call fails with a
+   * retryable `STORE_ERROR` (the server is away or does not answer). Default 10,000 ms.
+   */
   connectionTimeoutMs?: number;
+  /**
+   * How long a call waits, in line, for one of the `maxConnections` pooled connections when all of
+   * them are busy, before it fails with a retryable `STORE_ERROR` (`details.reason: 'pool-busy'`).
+   * Waiting is the store's back-pressure under load: a burst is served in order, a little later,
+   * rather than failed. Default 60,000 ms.
+   */
+  checkoutTimeoutMs?: number;
   /** For migration messages and connection errors. Default silent. */
   logger?: Logger;
   /**
@@ -177,7 +187,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.maxConnections ?? 10,
-    connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+    // The pool's one timeout bounds both the wait in line for a busy pool and opening a connection;
+    // the client's own timeout, shorter, bounds the opening alone.
+    connectionTimeoutMillis: options.checkoutTimeoutMs ?? 60_000,
+    Client: clientOpeningWithin(options.connectionTimeoutMs ?? 10_000),
     options: `-c search_path=${quoteIdent(schema)}`,
     application_name: 'colloquy',
   });
@@ -192,6 +205,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     throw toStoreError(error, address);
   }
   return new PostgresStore(pool, address, schema, options.preparedStatements ?? true);
+}
+
+/** A `pg.Client` whose connecting gives up after `timeoutMs`, whatever the pool's wait in line. */
+function clientOpeningWithin(timeoutMs: number): typeof pg.Client {
+  return class extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: timeoutMs });
+    }
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
-import { createServer } from 'node:net';
-import { turnOperations } from '@colloquy/core/store';
+import { createServer, type Socket } from 'node:net';
+import { type StoreTransaction, turnOperations } from '@colloquy/core/store';
 import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
 import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import pg from 'pg';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPostgresConnection } from '../src/check-connection.js';
 import { redactDatabaseUrl } from '../src/database-url.js';
 import { migrate } from '../src/migrations.js';
-import { openPostgresStore } from '../src/postgres-store.js';
+import { openPostgresStore, type PostgresStore } from '../src/postgres-store.js';
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -53,6 +53,117 @@ describe('bad connection settings', () => {
     expect(missing).toMatchObject({ ok: false, problem: 'database-missing' });
     expect(await checkPostgresConnection(server.url)).toMatchObject({ ok: true });
     expect(await checkPostgresConnection('mysql://x/y')).toMatchObject({ ok: false, problem: 'invalid-url' });
+  });
+});
+
+/** A loopback server that accepts connections and never answers (a hung server). */
+async function silentServer(): Promise<{ port: number; close: () => Promise<void> }> {
+  const held: Socket[] = [];
+  const silent = createServer((socket) => held.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (silent.address() as { port: number }).port,
+    close: async () => {
+      for (const socket of held) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * Opens a transaction on `store` and keeps it (and so its pooled connection) open until `release`,
+ * which runs `last` in it and commits.
+ */
+async function holdConnection(
+  store: PostgresStore,
+  last: (tx: StoreTransaction) => Promise<unknown>,
+): Promise<{ release: () => Promise<void> }> {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let holds = () => {};
+  const holding = new Promise<void>((resolve) => {
+    holds = resolve;
+  });
+  const transaction = store.transaction(async (tx) => {
+    holds();
+    await released;
+    await last(tx);
+  });
+  await holding;
+  return {
+    release: async () => {
+      release();
+      await transaction;
+    },
+  };
+}
+
+describe('waiting for a connection', () => {
+  it('gives up opening a connection to a server that does not answer after connectionTimeoutMs', async () => {
+    const hung = await silentServer();
+    try {
+      const started = performance.now();
+      const opening = await openPostgresStore({
+        url: `postgres://bot:secret@127.0.0.1:${hung.port}/colloquy`,
+        connectionTimeoutMs: 300,
+      }).catch((e: unknown) => e);
+      expect(opening).toMatchObject({ code: 'STORE_ERROR', details: { retryable: true } });
+      // The pool's wait in line (checkoutTimeoutMs, 60 s by default) does not stretch the opening.
+      expect(performance.now() - started).toBeLessThan(10_000);
+    } finally {
+      await hung.close();
+    }
+  });
+
+  it('serves a burst larger than the pool in line, after connectionTimeoutMs, within checkoutTimeoutMs', async () => {
+    const store = await openPostgresStore({
+      url: await server.createDatabase(),
+      maxConnections: 1,
+      // Long enough to open a connection on a loaded machine, short beside the wait in line below.
+      connectionTimeoutMs: 1500,
+      checkoutTimeoutMs: 30_000,
+    });
+    try {
+      await store.putSession(makeSessionRecord('k1'));
+      // The pool's one connection stays busy in a transaction past connectionTimeoutMs.
+      const busy = await holdConnection(store, (tx) =>
+        tx.appendMessages('k1', [say('from the transaction')]),
+      );
+      const waiting = Array.from({ length: 5 }, (_, i) => store.appendMessages('k1', [say(`queued ${i}`)]));
+      await new Promise((resolve) => setTimeout(resolve, 2500)); // longer than connectionTimeoutMs in line
+      await busy.release();
+      await Promise.all(waiting);
+      // Served in the order they came.
+      expect((await store.readTail('k1', 6)).map((m) => m.content)).toEqual([
+        'from the transaction',
+        ...Array.from({ length: 5 }, (_, i) => `queued ${i}`),
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("fails a call that waited checkoutTimeoutMs in line with a retryable STORE_ERROR, reason 'pool-busy'", async () => {
+    const store = await openPostgresStore({
+      url: await server.createDatabase(),
+      maxConnections: 1,
+      checkoutTimeoutMs: 300,
+    });
+    try {
+      const busy = await holdConnection(store, async () => {});
+      const refused = await store.getSession('k1').catch((e: unknown) => e);
+      await busy.release();
+      expect(refused).toMatchObject({
+        code: 'STORE_ERROR',
+        details: { retryable: true, reason: 'pool-busy' },
+      });
+      // The connection is free again: the next call is served.
+      expect(await store.getSession('k1')).toBeUndefined();
+    } finally {
+      await store.close();
+    }
   });
 });
 
