@@ -63,6 +63,53 @@ describe('the gateway bridge', () => {
   });
 });
 
+describe("the gateway bridge's memory of chats", () => {
+  it('forgets the session of the least recent chat past its cap, and finds it again by listing sessions', async () => {
+    const keys = [1, 2, 3].map((n) => `agent:main:webchat:dm:${n}`);
+    const chatOf = (key: string) => `room-${key.split(':').at(-1)}`;
+    const calls: string[] = [];
+    const listeners: ((event: GatewayEvent) => void)[] = [];
+    const gateway = {
+      async call(method: string, params: { key?: string }) {
+        calls.push(method);
+        const row = (key: string) => ({ key, deliveryContext: { channel: 'webchat', to: chatOf(key) } });
+        if (method === 'session.status') return { session: row(params.key!) };
+        if (method === 'sessions.list') return { sessions: keys.map(row) };
+        if (method === 'chat.history') return { messages: [] };
+        throw new Error(`unexpected ${method}`);
+      },
+      subscribe(listener: (event: GatewayEvent) => void) {
+        listeners.push(listener);
+        return () => {};
+      },
+    } as unknown as Gateway;
+    const hub = createChatHub({ limit: 10, load: async () => [] });
+    const frames: ServerFrame[] = [];
+    hub.broadcast = (_chatId: string, frame: ServerFrame) => frames.push(frame);
+    const bridge = createGatewayBridge({
+      gateway,
+      channelId: 'webchat',
+      hub,
+      log: silent,
+      historyLimit: 10,
+      publicSender: (sender) => ({ id: sender.id, name: sender.name ?? sender.id }),
+      maxCached: 2,
+    });
+    // Three visitors' runs: each session is looked up once, and its chat remembered.
+    keys.forEach((sessionKey, i) => {
+      for (const listener of listeners) listener({ type: 'run.started', runId: `run-${i}`, sessionKey });
+    });
+    await expect.poll(() => frames.length).toBe(3);
+    calls.length = 0;
+    await bridge.loadHistory({ type: 'direct', id: chatOf(keys[2]!) });
+    expect(calls).toEqual(['chat.history']);
+    calls.length = 0;
+    await bridge.loadHistory({ type: 'direct', id: chatOf(keys[0]!) });
+    expect(calls).toEqual(['sessions.list', 'chat.history']);
+    bridge.close();
+  });
+});
+
 describe("the gateway bridge's spawn timeline", () => {
   it('sends a watched tree again as its runs change, one read per root, until the owner stops watching', async () => {
     const listeners: ((event: GatewayEvent) => void)[] = [];

@@ -54,6 +54,7 @@ const TREE_RUNS_PER_NODE = 20;
 const PANEL_DEBOUNCE_MS = 200;
 const SESSION_SEARCH_LIMIT = 1000;
 const MAX_STREAM_CHARS = 200_000;
+/** The most sessions whose delivery target (and the most chats whose session) the bridge remembers. */
 const MAX_CACHED_TARGETS = 10_000;
 const MAX_LIVE_RUNS = 1000;
 /** A finished run that got no final message within this time is no longer matched to one. */
@@ -72,10 +73,14 @@ export function createGatewayBridge(options: {
   log: Logger;
   historyLimit: number;
   publicSender: (sender: { id: string; name?: string }) => ChatPerson;
+  /** The most sessions and chats it remembers (default 10,000); a forgotten one is looked up again. */
+  maxCached?: number;
 }): GatewayBridge {
   const { gateway, channelId, hub, log } = options;
-  const targets = new LRUCache<string, Target>({ max: MAX_CACHED_TARGETS });
-  const sessionOfChat = new Map<string, string>();
+  const maxCached = options.maxCached ?? MAX_CACHED_TARGETS;
+  const targets = new LRUCache<string, Target>({ max: maxCached });
+  // Bounded like `targets`: every visitor is a chat, and a server runs for months.
+  const sessionOfChat = new LRUCache<string, string>({ max: maxCached });
   const queues = new Map<string, Promise<void>>();
   // A Map, not lru-cache: a registry of live runs, read and claimed in the order they started (reads
   // must not reorder it) and deleted from while iterated; its cap only guards against runs that never end.
