@@ -58,6 +58,10 @@ interface Sample {
   rssMb: number;
   fds: number;
   handles: number;
+  /** The app's event loop delay, p99 over the probe's last interval. */
+  loopDelayMs: number;
+  /** The CPU the app used over the probe's last interval, in % of one core. */
+  cpuPercent: number;
   connections?: number;
   sent: number;
   answered: number;
@@ -120,6 +124,8 @@ interface ProbeLine {
   heapTotal: number;
   external: number;
   handles: number;
+  loopDelayP99Ms: number;
+  cpuPercent: number;
 }
 
 /** The last line the probe in the app wrote. */
@@ -178,6 +184,8 @@ async function main(): Promise<void> {
         rssMb: memoryMb(running.pid).rss,
         fds: readdirSync(`/proc/${running.pid}/fd`).length,
         handles: probe?.handles ?? Number.NaN,
+        loopDelayMs: probe?.loopDelayP99Ms ?? Number.NaN,
+        cpuPercent: probe?.cpuPercent ?? Number.NaN,
         ...(connectionCount === undefined ? {} : { connections: connectionCount }),
         sent: sent.size,
         answered: answered.size,
@@ -187,6 +195,7 @@ async function main(): Promise<void> {
       console.log(
         `${row.minute.toFixed(1).padStart(5)} min  heap ${row.heapMb.toFixed(1)} MB (of ${row.heapTotalMb.toFixed(1)})  ` +
           `external ${row.externalMb.toFixed(1)} MB  rss ${row.rssMb.toFixed(1)} MB  ` +
+          `cpu ${row.cpuPercent.toFixed(0)}%  loop p99 ${row.loopDelayMs.toFixed(0)} ms  ` +
           `fds ${row.fds}  handles ${row.handles}${row.connections === undefined ? '' : `  db connections ${row.connections}`}  ` +
           `sent ${row.sent}  answered ${row.answered}  spawn calls ${row.spawnCalls}  sub-agent runs ${row.subagentRuns}`,
       );
@@ -269,6 +278,9 @@ function report(samples: readonly Sample[], sentCount: number, answeredCount: nu
   );
   console.log(`  open fds   ${range((s) => s.fds)}`);
   console.log(`  handles    ${range((s) => s.handles)}`);
+  console.log(
+    `  app cpu    ${range((s) => Math.round(s.cpuPercent))} % of a core, loop delay p99 ${range((s) => Math.round(s.loopDelayMs))} ms`,
+  );
   if (steady[0]?.connections !== undefined) {
     console.log(`  db connections ${range((s) => s.connections ?? Number.NaN)}`);
   }

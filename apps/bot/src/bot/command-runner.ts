@@ -76,7 +76,12 @@ export function createCommandRunner(
       stop: () => plugin.stop(),
       send,
     };
+    // Every optional call the plugin has, bound to it (a class plugin's private fields need its `this`).
+    // The runtime looks for them on the wrapper: one left out is a feature the channel silently loses.
+    if (plugin.stopReceiving) wrapped.stopReceiving = plugin.stopReceiving.bind(plugin);
     if (plugin.sendTyping) wrapped.sendTyping = plugin.sendTyping.bind(plugin);
+    if (plugin.editMessage) wrapped.editMessage = plugin.editMessage.bind(plugin);
+    if (plugin.deleteMessage) wrapped.deleteMessage = plugin.deleteMessage.bind(plugin);
     if (plugin.createThread) wrapped.createThread = plugin.createThread.bind(plugin);
     if (plugin.status) wrapped.status = plugin.status.bind(plugin);
     return wrapped;
