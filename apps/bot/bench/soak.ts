@@ -7,7 +7,9 @@
 // the app: heap after a full GC and live handles (from a probe loaded into the app), RSS and open
 // file descriptors (/proc), and database connections (PostgreSQL). It prints the samples, then the
 // slopes after the first SOAK_WARMUP_MINUTES (default 5), and exits 1 when a message went
-// unanswered or the heap grows faster than SOAK_MAX_HEAP_MB_PER_HOUR (default 5).
+// unanswered or the heap grows faster than SOAK_MAX_HEAP_MB_PER_HOUR (default 5). SOAK_NODE_ARGS
+// adds node flags to the app (`--heapsnapshot-signal=SIGUSR2`: `kill -USR2 <app pid>` writes a heap
+// snapshot into the app's state directory's parent, to compare two of them).
 //
 // Every visitor is a new session, so the app's bounded caches fill as the soak goes on: the
 // runtime's history cache (`runtime.historyCacheMiB`, 64 by default) and the web chat's recent
@@ -37,6 +39,8 @@ const warmupMinutes = env('SOAK_WARMUP_MINUTES', 5);
 const maxHeapSlope = env('SOAK_MAX_HEAP_MB_PER_HOUR', 5);
 const historyCacheMiB = env('SOAK_HISTORY_CACHE_MIB', 4);
 const postgres = process.argv.includes('--postgres');
+/** More node flags for the app, e.g. `--heapsnapshot-signal=SIGUSR2` to take heap snapshots of it. */
+const extraNodeArgs = (process.env.SOAK_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const PROBE = new URL('./e2e/memory-probe.mjs', import.meta.url).href;
 /** How long a visitor stays connected after its last message. */
@@ -156,7 +160,7 @@ async function main(): Promise<void> {
         SOAK_PROBE_FILE: probeFile,
         SOAK_PROBE_MS: String(Math.min(10_000, sampleSeconds * 1000)),
       },
-      nodeArgs: ['--expose-gc', '--import', PROBE],
+      nodeArgs: ['--expose-gc', '--import', PROBE, ...extraNodeArgs],
     });
     const running = app;
     console.log(
