@@ -134,6 +134,9 @@ describe('sub-agent progress in the requester’s chat', () => {
     });
     await seedMain(h.store);
     await spawn(h, 'research');
+    // No typing for the helper either (the parent's own turn, later, may show its typing).
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(h.channel.typing).toEqual([]);
     await untilParentReplied(h);
     await quiesce(h);
     expect(progressLines(h.channel.sent)).toEqual([]);
