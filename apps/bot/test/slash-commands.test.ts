@@ -225,4 +225,27 @@ describe('sub-agents from the chat', () => {
       'Usage: /subagents [list | steer <target> <message> | kill <target>]',
     ]);
   });
+
+  it('/tree fits its tree in one message of the platform, counting the sub-agents left out', async () => {
+    const limit = 160;
+    fixture = await startBotFixture({
+      capabilities: { maxTextLength: limit },
+      script: (request) => {
+        if (request.system.toLowerCase().includes('sub-agent')) return 'Done.';
+        return agent(request);
+      },
+    });
+    for (const n of [1, 2, 3, 4, 5, 6]) {
+      const [started] = await fixture.say(`/spawn look up fact number ${n} in the library`);
+      expect(started).toMatch(/^Started a sub-agent/);
+    }
+    const replies = await fixture.say('/tree');
+    expect(replies, 'one message, not chunks').toHaveLength(1);
+    const lines = replies[0]!.split('\n');
+    expect(replies[0]!.length).toBeLessThanOrEqual(limit);
+    expect(lines[0]).toMatch(/^6 sub-agents, \d active:$/);
+    expect(lines[1]).toMatch(/^├─ look up fact number 1 in the library · /);
+    const left = /^\((\d) more not shown\)$/.exec(lines.at(-1)!);
+    expect(Number(left?.[1]) + lines.length - 2).toBe(6);
+  });
 });

@@ -236,6 +236,93 @@ describe.skipIf(!HAS_CHROMIUM)('web chat in Chromium', { timeout: 45_000 }, () =
     await server.runtime.gateway.call('agent.wait', { runId, timeoutMs: 10_000 });
     await owner.locator(`.node[data-key="${childKey}"][data-status="done"]`).waitFor();
   });
+
+  it('shows sub-agent progress as one bubble edited in place, read once per change, and finalised', async () => {
+    const host = await startRuntimeHost(
+      (text) => (text.startsWith('research') ? { text: 'Found it.', delayMs: 2600 } : { text: 'Noted.' }),
+      { title: 'Colloquy', assistantName: 'Ada' },
+      undefined,
+      { progress: { showAfterMs: 300, editIntervalMs: 400 } },
+    );
+    try {
+      const context = await browser.newContext({ viewport: { width: 900, height: 700 } });
+      contexts.push(context);
+      const page = await context.newPage();
+      const problems = trackProblems(page);
+      await page.goto(host.base);
+      await page.waitForSelector('#status[data-state="online"]', { timeout: 10_000 });
+      await say(page, 'hello');
+      await page.locator('.msg[data-role="assistant"]', { hasText: 'Noted.' }).waitFor();
+      const { chat } = await visitorChat(page);
+      const { sessions } = await host.runtime.gateway.call('sessions.list', {});
+      const parent = sessions.find((s) => s.deliveryContext?.to === chat)!;
+      await host.runtime.gateway.call('agent', {
+        sessionKey: subagentSessionKey('main'),
+        message: 'research the trains',
+        lane: 'subagent',
+        spawnedBy: parent.key,
+        session: { label: 'research' },
+      });
+
+      const progress = page.locator('.msg[data-role="assistant"]', {
+        hasText: /1 helper (working|finished)/,
+      });
+      const bubble = progress.locator('.bubble');
+      await progress.waitFor();
+      expect(await bubble.textContent()).toMatch(/^1 helper working: research \(\d+ s\)$/);
+      const first = (await bubble.textContent())!;
+      // Marks the element, then records every change inside the live region from now on.
+      await progress.evaluate((item) => {
+        (item as HTMLElement & { probe?: boolean }).probe = true;
+        const changes: string[] = [];
+        (window as unknown as { changes: string[] }).changes = changes;
+        new MutationObserver((records) => {
+          for (const record of records) {
+            const target = record.target instanceof Element ? record.target : record.target.parentElement;
+            const inBubble = target?.closest('.bubble') === item.querySelector('.bubble');
+            const items = [...record.addedNodes, ...record.removedNodes].filter((n) => n.nodeName === 'LI');
+            changes.push(inBubble && items.length === 0 ? 'bubble' : `other:${target?.className}`);
+          }
+        }).observe(document.querySelector('#messages')!, {
+          childList: true,
+          subtree: true,
+          characterData: true,
+        });
+      });
+      await expect.poll(() => bubble.textContent(), { timeout: 5000 }).not.toBe(first);
+      expect(await bubble.textContent()).toMatch(/^1 helper working: research \(\d+ s\)$/);
+      const changes = await page.evaluate(() => (window as unknown as { changes: string[] }).changes);
+      expect(changes.length).toBeGreaterThan(0);
+      expect(
+        changes.every((c) => c === 'bubble'),
+        changes.join(', '),
+      ).toBe(true);
+      await page.screenshot({ path: `${OUT}webchat-progress.png` });
+
+      await expect
+        .poll(() => bubble.textContent(), { timeout: 10_000 })
+        .toMatch(/^1 helper finished in \d+ s$/);
+      expect(await progress.count(), 'one progress bubble').toBe(1);
+      expect(await progress.evaluate((item) => (item as HTMLElement & { probe?: boolean }).probe)).toBe(true);
+      // What Chromium tells a screen reader: the list is a polite live region that reads additions and
+      // text changes (not removals) and not as a whole; a change inside the atomic bubble is read as
+      // the bubble's whole text, once.
+      const cdp = await context.newCDPSession(page);
+      const { result } = await cdp.send('Runtime.evaluate', {
+        expression: 'document.getElementById("messages")',
+      });
+      const { nodes } = await cdp.send('Accessibility.getPartialAXTree', {
+        objectId: result.objectId!,
+        fetchRelatives: false,
+      });
+      const live = Object.fromEntries((nodes[0]?.properties ?? []).map((p) => [p.name, p.value.value]));
+      expect(live).toMatchObject({ live: 'polite', atomic: false, relevant: 'additions text' });
+      expect(await bubble.getAttribute('aria-atomic')).toBe('true');
+      expect(problems).toEqual([]);
+    } finally {
+      await host.stop();
+    }
+  });
 });
 
 const EVIL_REPLY = [

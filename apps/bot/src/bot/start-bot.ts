@@ -254,6 +254,7 @@ async function launch(
     toolsFor,
     isOwner,
     track,
+    maxTextLength: (channel) => channels.plugins.find((p) => p.id === channel)?.capabilities.maxTextLength,
     newSession: async (session) => {
       const outcome = await startFreshSession(store, runtime.gateway, session, Date.now());
       if (outcome.status === 'busy') return 'A reply is still being written; try /new again when it is done.';

@@ -142,6 +142,9 @@ export function renderSendResult(result: SessionsSendResult): string {
   return `The message was queued (run ${result.runId}) but: ${result.error}`;
 }
 
+/** The reply to `/subagents` and `/tree` when the session spawned none. */
+export const NO_SUBAGENTS = 'No sub-agents yet. Start one with /spawn <task>.';
+
 /**
  * A `subagents` result: the list of your sub-agents, or what steer or kill did.
  *
@@ -157,7 +160,7 @@ export function renderSubagents(result: SubagentsResult, now: number): string {
     const head = result.count === 0 ? 'Nothing was running.' : `Stopped ${result.count} run(s): ${keys}.`;
     return result.note ? `${head} ${result.note}` : head;
   }
-  if (result.subagents.length === 0) return 'No sub-agents yet. Start one with /spawn <task>.';
+  if (result.subagents.length === 0) return NO_SUBAGENTS;
   const lines = result.subagents.map((row) => {
     const facts = [
       row.status,

@@ -11,9 +11,11 @@ import type {
 } from '@colloquy/core/gateway';
 import { parseSendCommand } from '@colloquy/core/internal';
 import type { CommandsHook } from '@colloquy/runtime';
+import { renderSpawnTreeForChat } from '../format/spawn-tree-text.js';
 import { parseSlashCommand, SLASH_COMMANDS, type SlashCommand } from './parse-slash-command.js';
 import {
   isToolProblem,
+  NO_SUBAGENTS,
   renderHistory,
   renderProblem,
   renderSearch,
@@ -23,7 +25,6 @@ import {
   renderSpawn,
   renderSubagents,
 } from './render-results.js';
-import { renderSpawnTree } from './render-spawn-tree.js';
 
 /** Options of {@link createSlashCommands}. */
 export interface SlashCommandsOptions {
@@ -51,6 +52,11 @@ export interface SlashCommandsOptions {
   sendReplyWaitMs?: number;
   /** The clock. Default `Date.now`. */
   now?: () => number;
+  /**
+   * The most characters one message may have on a channel (its `capabilities.maxTextLength`): `/tree`
+   * cuts its tree to fit one message. Default: no limit.
+   */
+  maxTextLength?: (channel: string) => number | undefined;
 }
 
 /** The app's slash commands: the runtime hook and the list advertised to platforms. */
@@ -195,8 +201,14 @@ export function createSlashCommands(options: SlashCommandsOptions): SlashCommand
           : renderSubagents(details as SubagentsResult, now());
       }
       case 'tree': {
-        const details = await callTool(session, 'subagents', { action: 'list' });
-        return details === undefined ? unavailable('tree') : renderSpawnTree(details as SubagentsResult);
+        const details = (await callTool(session, 'subagents', { action: 'list' })) as
+          | SubagentsResult
+          | undefined;
+        if (details === undefined) return unavailable('tree');
+        if (isToolProblem(details)) return renderProblem(details);
+        if (details.action !== 'list' || details.subagents.length === 0) return NO_SUBAGENTS;
+        const maxChars = options.maxTextLength?.(inbound.channel);
+        return renderSpawnTreeForChat(details, maxChars === undefined ? {} : { maxChars });
       }
       case 'new':
         return options.newSession

@@ -1,6 +1,6 @@
-import type { SessionsTreeResult, SpawnTreeNode, SpawnTreeRun } from '@colloquy/core/gateway';
+import type { SessionsTreeResult, SpawnTreeNode, SpawnTreeRun, SubagentRow } from '@colloquy/core/gateway';
 import { describe, expect, it } from 'vitest';
-import { failedRun, nodeTotals, renderSpawnTree } from './spawn-tree-text.js';
+import { failedRun, nodeTotals, renderSpawnTree, renderSpawnTreeForChat } from './spawn-tree-text.js';
 
 const ROOT = 'agent:main:main';
 const run = (fields: Partial<SpawnTreeRun> = {}): SpawnTreeRun => ({
@@ -119,5 +119,71 @@ describe('nodeTotals and failedRun', () => {
     expect(failedRun(recovered)).toBeUndefined();
     const timedOut = node('y', ROOT, { runs: [run(), run({ status: 'timeout', runId: 'late' })] });
     expect(failedRun(timedOut)?.runId).toBe('late');
+  });
+});
+
+const row = (fields: Partial<SubagentRow> & Pick<SubagentRow, 'index' | 'sessionKey'>): SubagentRow => ({
+  status: 'done',
+  active: false,
+  depth: 1,
+  spawnedBy: 'main',
+  ...fields,
+});
+const list = (subagents: SubagentRow[]) => ({
+  status: 'ok' as const,
+  action: 'list' as const,
+  count: subagents.length,
+  active: subagents.filter((r) => r.active).length,
+  subagents,
+});
+
+describe('renderSpawnTreeForChat', () => {
+  it('draws each sub-agent under the session that spawned it, with status, duration and tokens', () => {
+    // Breadth first, as descendantsOf lists them: the grandchild comes after both children.
+    const subagents = [
+      row({
+        index: 1,
+        sessionKey: 's:a',
+        label: 'research',
+        status: 'running',
+        active: true,
+        runtimeMs: 40_200,
+      }),
+      row({ index: 2, sessionKey: 's:b', task: 'sum\nit  up', status: 'queued', active: true }),
+      row({
+        index: 3,
+        sessionKey: 's:c',
+        label: 'sources',
+        depth: 2,
+        spawnedBy: 's:a',
+        runtimeMs: 12_000,
+        tokens: { input: 600, output: 200, total: 800 },
+      }),
+    ];
+    expect(renderSpawnTreeForChat(list(subagents))).toBe(
+      [
+        '3 sub-agents, 2 active:',
+        '├─ research · running · 40.2s',
+        '│  └─ sources · done · 12.0s · 800 tokens',
+        '└─ sum it up · queued',
+      ].join('\n'),
+    );
+  });
+
+  it('fits the platform’s message size: whole sub-agents only, the rest counted on the last line', () => {
+    const subagents = Array.from({ length: 40 }, (_, i) =>
+      row({ index: i + 1, sessionKey: `s:${i}`, label: `helper number ${i}`, runtimeMs: 1500 }),
+    );
+    const whole = renderSpawnTreeForChat(list(subagents));
+    expect(whole.split('\n')).toHaveLength(41);
+    const text = renderSpawnTreeForChat(list(subagents), { maxChars: 300 });
+    expect(text.length).toBeLessThanOrEqual(300);
+    const lines = text.split('\n');
+    expect(lines[0]).toBe('40 sub-agents, 0 active:');
+    expect(lines.slice(1, -1)).toEqual(whole.split('\n').slice(1, lines.length - 1));
+    expect(lines.at(-1)).toBe(`(${41 - lines.length + 1} more not shown)`);
+    // Every sub-agent is either drawn or counted.
+    expect(lines.length - 2 + Number(/\d+/.exec(lines.at(-1)!)![0])).toBe(40);
+    expect(renderSpawnTreeForChat(list(subagents), { maxChars: whole.length })).toBe(whole);
   });
 });

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Logger } from '@colloquy/core';
+import type { ChannelCapabilities, Logger } from '@colloquy/core';
 import {
   createMemoryChannel,
   createScriptedModel,
@@ -31,6 +31,8 @@ export interface BotFixtureOptions {
   script?: ScriptFn;
   /** The memory channel's id. Default `telegram` (so `app.owners.telegram` applies). */
   channelId?: string;
+  /** The memory channel's capabilities (e.g. a small `maxTextLength`). Default the memory channel's. */
+  capabilities?: Partial<ChannelCapabilities>;
   /** No model at all. */
   noModel?: boolean;
   /** The environment the config is loaded with (e.g. for `bearerTokenEnv`). Default empty. */
@@ -69,7 +71,10 @@ export async function startBotFixture(options: BotFixtureOptions = {}): Promise<
   });
   if (!loaded.ok) throw new Error(`fixture config invalid: ${JSON.stringify(loaded.issues)}`);
   const model = createScriptedModel(options.script ?? ((request) => `echo: ${lastText(request.messages)}`));
-  const channel = createMemoryChannel({ id: options.channelId ?? 'telegram' });
+  const channel = createMemoryChannel({
+    id: options.channelId ?? 'telegram',
+    ...(options.capabilities ? { capabilities: options.capabilities } : {}),
+  });
   const bot = await startBot({
     config: loaded.config,
     plugins: [channel],

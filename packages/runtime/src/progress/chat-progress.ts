@@ -4,6 +4,8 @@
  * edited in place ("2 helpers working: research (40 s), summary (queued)") that becomes
  * "3 helpers finished in 1 min 10 s" when the last one ends. The line's message id is kept in the
  * requester session's meta, so a restarted runtime picks the line up again and finalises it.
+ * A platform that keeps failing the line's sends or edits is asked a few times a round, not on every
+ * tick; a line that can no longer be edited is deleted at the end rather than left "working".
  */
 import type { DeliveryContext, SessionRecord } from '@colloquy/core';
 import type { GatewayEvent, RunRecord, RunStatus } from '@colloquy/core/gateway';
@@ -54,11 +56,26 @@ interface Board {
   lastEditAt: number;
   timer?: NodeJS.Timeout;
   stopTyping: () => void;
-  /** Send policy refused the line: this round shows none. */
+  /** Send policy refused the line, or the platform failed it too often: this round shows no more. */
   muted?: boolean;
+  /** Sends or edits of the line that failed in a row. */
+  failures: number;
+}
+
+/** What the finishing edit needs once its board is gone. */
+interface FinishedLine {
+  requesterKey: string;
+  messageId: string;
+  to?: DeliveryContext;
+  text: string;
 }
 
 const ACTIVE: readonly RunStatus[] = ['queued', 'running'];
+/**
+ * Failed sends or edits of a line in a row after which its round stops trying (platforms that
+ * refuse it would otherwise be asked on every tick), and tries of the finishing edit.
+ */
+const MAX_LINE_FAILURES = 3;
 
 /**
  * True unless `channels.<id>.progress` is `false` in the config.
@@ -88,8 +105,12 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
   const boards = new Map<string, Board>();
   /** Helper session key -> requester key, for the helpers of a board. */
   const requesterOf = new Map<string, string>();
+  /** Timers of finishing edits tried again. */
+  const retries = new Set<NodeJS.Timeout>();
   let chain: Promise<void> = Promise.resolve();
   let restoring = false;
+  /** Queued helper runs whose requester is being looked up: their next events belong to a board. */
+  let lookups = 0;
   let stopped = false;
 
   /** Runs event handling one step at a time, in event order. */
@@ -103,10 +124,11 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
   ctx.events.subscribe((event: GatewayEvent) => {
     if (stopped) return;
     if (event.type === 'run.queued' && event.lane === 'subagent') {
-      enqueue(() => helperQueued(event.sessionKey, event.runId));
+      lookups += 1;
+      enqueue(() => helperQueued(event.sessionKey, event.runId).finally(() => (lookups -= 1)));
     } else if (
       (event.type === 'run.started' || event.type === 'run.ended') &&
-      (boards.size > 0 || restoring)
+      (boards.size > 0 || restoring || lookups > 0)
     ) {
       const at = ctx.clock.now();
       enqueue(async () =>
@@ -163,6 +185,7 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
       startedAt: at,
       helpers: new Map(),
       lastEditAt: 0,
+      failures: 0,
       stopTyping: startTyping(requester, {
         config: ctx.config,
         plugins: ctx.plugins,
@@ -204,7 +227,11 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
     });
     // Send policy said no (or there is nowhere to send): no line this round, and no more tries.
     if (outcome.status === 'denied' || outcome.status === 'skipped') board.muted = true;
-    if (outcome.status !== 'delivered') return;
+    if (outcome.status !== 'delivered') {
+      countFailure(board);
+      return;
+    }
+    board.failures = 0;
     board.messageId = outcome.messageId;
     board.to = requester.deliveryContext;
     board.shown = text;
@@ -220,8 +247,22 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
       ...(board.to ? { to: board.to } : {}),
       edit: board.messageId!,
     });
-    if (outcome.status === 'delivered') board.shown = text;
+    if (outcome.status === 'delivered') {
+      board.shown = text;
+      board.failures = 0;
+    } else countFailure(board);
     board.lastEditAt = now;
+  }
+
+  /** A send or edit of the line failed: after a few in a row, the round stops showing it. */
+  function countFailure(board: Board): void {
+    board.failures += 1;
+    if (board.failures < MAX_LINE_FAILURES || board.muted) return;
+    board.muted = true;
+    ctx.log.warn(
+      { sessionKey: board.requesterKey, failures: board.failures },
+      'the sub-agent progress line failed too often; it is not updated again this round',
+    );
   }
 
   /** Ends a round: the line (if shown) becomes the summary, and the kept id is dropped. */
@@ -231,18 +272,63 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
     board.stopTyping();
     for (const key of board.helpers.keys()) requesterOf.delete(key);
     if (board.messageId === undefined) return;
-    const requester = await ctx.store.getSession(board.requesterKey);
+    await finishLine(
+      {
+        requesterKey: board.requesterKey,
+        messageId: board.messageId,
+        ...(board.to ? { to: board.to } : {}),
+        text: finishedLine([...board.helpers.values()], at - board.startedAt),
+      },
+      1,
+    );
+  }
+
+  /**
+   * Edits a shown line into its summary and drops the kept id. An edit the platform could not take
+   * for now is tried again a few times (the kept id lets the next start finish it otherwise); a line
+   * that cannot be edited at all is deleted, so it does not stay "working".
+   */
+  async function finishLine(line: FinishedLine, attempt: number): Promise<void> {
+    if (stopped) return;
+    const requester = await ctx.store.getSession(line.requesterKey);
     if (!requester) return;
     const outcome = await ctx.deliver({
       session: requester,
-      message: { text: finishedLine([...board.helpers.values()], at - board.startedAt), format: 'plain' },
+      message: { text: line.text, format: 'plain' },
       kind: 'progress',
-      ...(board.to ? { to: board.to } : {}),
-      edit: board.messageId,
+      ...(line.to ? { to: line.to } : {}),
+      edit: line.messageId,
     });
-    // The platform could not take the edit for now: the next start finalises the line again.
-    if (outcome.status === 'failed' && outcome.retryable) return;
-    await dropLine(board.requesterKey);
+    if (outcome.status === 'failed' && outcome.retryable) {
+      if (attempt < MAX_LINE_FAILURES) {
+        const timer = setTimeout(
+          () => {
+            retries.delete(timer);
+            enqueue(() => finishLine(line, attempt + 1));
+          },
+          Math.max(editIntervalMs, outcome.retryAfterMs ?? 0),
+        );
+        timer.unref();
+        retries.add(timer);
+      }
+      return;
+    }
+    if (outcome.status === 'failed') await deleteLine(line, requester);
+    await dropLine(line.requesterKey);
+  }
+
+  async function deleteLine(line: FinishedLine, requester: SessionRecord): Promise<void> {
+    const to = line.to ?? requester.deliveryContext;
+    const plugin = to && ctx.plugins.get(to.channel);
+    if (!to || !plugin?.deleteMessage) return;
+    try {
+      await plugin.deleteMessage(to, line.messageId);
+    } catch (error) {
+      ctx.log.warn(
+        { err: error, sessionKey: line.requesterKey },
+        'the sub-agent progress line could not be deleted',
+      );
+    }
   }
 
   async function keepLine(board: Board): Promise<void> {
@@ -334,6 +420,8 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
       }
       boards.clear();
       requesterOf.clear();
+      for (const timer of retries) clearTimeout(timer);
+      retries.clear();
     },
   };
 }

@@ -107,13 +107,14 @@ export class ChatView {
     this.scrollToEnd(follow || message.sender?.id === this.identity?.you.id);
   }
 
-  /** Shows the new text of an edited message in its bubble (nothing when it is not shown). */
+  /**
+   * Shows the new text of an edited message in its bubble, in place: the same element, so a screen
+   * reader hears the new text once (the bubble is atomic) and a progress line does not jump (nothing
+   * when it is not shown).
+   */
   replaceMessage(message: ChatMessage): void {
-    const shown = this.shown(message.id);
-    if (!shown) return;
-    const item = this.renderMessage(message);
-    shown.replaceWith(item);
-    this.regroup(item);
+    const bubble = this.shown(message.id)?.querySelector<HTMLDivElement>('.bubble');
+    if (bubble) fillBubble(bubble, message);
   }
 
   /** Removes a deleted message's bubble. */
@@ -208,12 +209,9 @@ export class ChatView {
     item.dataset.id = message.id;
     item.dataset.author = message.role === 'assistant' ? 'assistant' : (message.sender?.id ?? '');
     const bubble = item.querySelector<HTMLDivElement>('.bubble')!;
-    if (message.role === 'assistant' && message.format !== 'plain')
-      bubble.append(renderMarkdown(message.text));
-    else {
-      bubble.classList.add('plain');
-      bubble.textContent = message.text;
-    }
+    // The assistant's messages may be edited: a changed bubble is read whole, on its own.
+    if (message.role === 'assistant') bubble.setAttribute('aria-atomic', 'true');
+    fillBubble(bubble, message);
     return item;
   }
 
@@ -256,6 +254,14 @@ export class ChatView {
   private scrollToEnd(force: boolean): void {
     if (force) this.scroller.scrollTop = this.scroller.scrollHeight;
   }
+}
+
+/** Puts a message's text in its bubble: the assistant's markdown rendered, anything else as plain text. */
+function fillBubble(bubble: HTMLDivElement, message: ChatMessage): void {
+  const plain = message.role !== 'assistant' || message.format === 'plain';
+  bubble.classList.toggle('plain', plain);
+  if (plain) bubble.textContent = message.text;
+  else bubble.replaceChildren(renderMarkdown(message.text));
 }
 
 const BLOCKS = /^(P|LI|OL|UL|BLOCKQUOTE|H[1-6]|PRE|CODE|DIV|TABLE|THEAD|TBODY|TR|TD|TH)$/;

@@ -1,6 +1,12 @@
 import { resolveConfig } from '@colloquy/core';
 import { MemoryStore, type Store } from '@colloquy/core/store';
-import { createModelRouter, createRuntime, type Runtime, type ToolsHook } from '@colloquy/runtime';
+import {
+  type ChatProgressOptions,
+  createModelRouter,
+  createRuntime,
+  type Runtime,
+  type ToolsHook,
+} from '@colloquy/runtime';
 import { createScriptedModel, lastUserText, type ScriptedReply, type ScriptFn } from '@colloquy/testkit';
 import { createWebChatPlugin, type WebChatConfigInput, type WebChatPlugin } from '../../src/index.js';
 import { ADMIN_TOKEN, COOKIE_SECRET } from './start.js';
@@ -28,6 +34,8 @@ export interface RuntimeHostExtras {
   script?: ScriptFn;
   /** Tools for every run. */
   tools?: ToolsHook;
+  /** When the sub-agent progress line shows and how often it is edited. Default the runtime's. */
+  progress?: ChatProgressOptions;
 }
 
 /**
@@ -57,6 +65,7 @@ export async function startRuntimeHost(
     models: createModelRouter(config, { providers: { scripted: model } }),
     typingIntervalMs: 1000,
     ...(extras.tools ? { tools: extras.tools } : {}),
+    ...(extras.progress ? { progress: extras.progress } : {}),
   });
   await runtime.start();
   return {
