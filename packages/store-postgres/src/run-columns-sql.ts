@@ -56,16 +56,16 @@ export const RUN_COLUMNS_SQL = `
 
   -- The fields of JSON object 'patch' set over those of 'stored', as a JSON object. When either holds a
   -- NUL (which jsonb refuses), the patch's fields are appended after the stored ones as text: a key may
-  -- then repeat, and its last value is the one a JSON parser (JSON.parse) keeps.
+  -- then repeat, and its last value is the one a JSON parser (JSON.parse) keeps. One expression, so the
+  -- planner inlines it into the statement that calls it.
   CREATE FUNCTION colloquy_merge_json(stored json, patch json) RETURNS json
     LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE
       WHEN strpos(stored::text, '\\u0000') = 0 AND strpos(patch::text, '\\u0000') = 0
         THEN (stored::jsonb || patch::jsonb)::json
-      ELSE (SELECT CASE WHEN parts.head = '{' OR parts.tail = '}' THEN parts.head || parts.tail
-          ELSE parts.head || ',' || parts.tail END::json
-        FROM (SELECT rtrim(left(rtrim(stored::text), -1)) AS head, ltrim(substr(ltrim(patch::text), 2)) AS tail)
-          AS parts)
+      WHEN rtrim(left(rtrim(stored::text), -1)) = '{' THEN patch
+      WHEN ltrim(substr(ltrim(patch::text), 2)) = '}' THEN stored
+      ELSE (rtrim(left(rtrim(stored::text), -1)) || ',' || ltrim(substr(ltrim(patch::text), 2)))::json
     END
   $$;
 
