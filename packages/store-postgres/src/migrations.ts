@@ -1,6 +1,7 @@
 import { ColloquyError, type TranscriptMessage } from '@colloquy/core';
 import { SEARCH_INDEX_MAX_CHARS } from '@colloquy/core/store';
 import type { ClientBase } from 'pg';
+import { RUN_COLUMNS_SQL } from './run-columns-sql.js';
 import { searchVector } from './search-vector.js';
 import { FORKED_SQL } from './session-list-sql.js';
 import { TURN_FUNCTIONS_SQL } from './turn-functions-sql.js';
@@ -329,6 +330,11 @@ const MIGRATIONS: readonly Migration[] = [
     description:
       'turn operations as functions: commitInbound, endTurn and recordDeliveries in one statement each',
     sql: TURN_FUNCTIONS_SQL,
+  },
+  {
+    version: 9,
+    description: 'run status, times, attempts and delivery state in columns, written by column',
+    sql: RUN_COLUMNS_SQL,
   },
 ];
 

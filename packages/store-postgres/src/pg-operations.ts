@@ -22,7 +22,6 @@ import {
   type PairingListQuery,
   pairingRow,
   type RunListQuery,
-  runRow,
   SESSION_CHANGE_WINDOW,
   type SessionChangeKind,
   type SessionChanges,
@@ -42,6 +41,15 @@ import type { QueryResultRow } from 'pg';
 import { messageSearchSql } from './message-search-sql.js';
 import { isConnectionError, pgCode } from './pg-errors.js';
 import * as turnStatements from './pg-turn-operations.js';
+import {
+  INSERT_RUN,
+  RUN_READ_COLUMNS,
+  type RunRow,
+  runFromRow,
+  runUpdate,
+  runValues,
+  storedRun,
+} from './run-columns.js';
 import { searchVector } from './search-vector.js';
 import { sessionListSql, sqlLimit } from './session-list-sql.js';
 
@@ -349,11 +357,7 @@ export class PgOperations implements StoreTransaction {
 
   createRun(run: RunRecord): Promise<void> {
     return this.run(async () => {
-      const result = await this.db.query(
-        `INSERT INTO runs (run_id, session_key, spawned_by, status, created_at, record)
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id) DO NOTHING`,
-        runRow(run, serializeRecord(run, 'run')),
-      );
+      const result = await this.db.query(INSERT_RUN, runValues(storedRun(run)));
       if (!result.rowCount) {
         throw new ColloquyError('CONFLICT', `Run "${run.runId}" already exists; run ids must be unique.`, {
           runId: run.runId,
@@ -363,26 +367,25 @@ export class PgOperations implements StoreTransaction {
   }
 
   getRun(runId: string): Promise<RunRecord | undefined> {
-    return this.read(async () =>
-      first<RunRecord>(await this.db.query<Row>('SELECT record FROM runs WHERE run_id = $1', [runId])),
-    );
+    return this.read(async () => {
+      const row = (
+        await this.db.query<RunRow>(`SELECT ${RUN_READ_COLUMNS} FROM runs WHERE run_id = $1`, [runId])
+      ).rows[0];
+      return row === undefined ? undefined : runFromRow(row);
+    });
   }
 
+  /** One statement: the columns the patch names, and its other fields merged into the record's JSON. */
   updateRun(runId: string, patch: Partial<Omit<RunRecord, 'runId'>>): Promise<RunRecord> {
-    return this.run(() =>
-      this.db.atomic(async (q) => {
-        const current = first<RunRecord>(
-          await q.query<Row>('SELECT record FROM runs WHERE run_id = $1 FOR UPDATE', [runId]),
-        );
-        if (!current) throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
-        const next: RunRecord = { ...current, ...withoutUndefined(patch), runId };
-        await q.query(
-          'UPDATE runs SET session_key = $2, spawned_by = $3, status = $4, created_at = $5, record = $6 WHERE run_id = $1',
-          runRow(next, serializeRecord(next, 'run')),
-        );
-        return clone(next);
-      }),
-    );
+    return this.run(async () => {
+      const update = runUpdate(runId, patch);
+      const row = update
+        ? (await this.db.query<RunRow>(update.text, update.values)).rows[0]
+        : (await this.db.query<RunRow>(`SELECT ${RUN_READ_COLUMNS} FROM runs WHERE run_id = $1`, [runId]))
+            .rows[0];
+      if (row === undefined) throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId });
+      return runFromRow(row);
+    });
   }
 
   listRuns(query: RunListQuery = {}): Promise<RunRecord[]> {
@@ -397,8 +400,8 @@ export class PgOperations implements StoreTransaction {
       // Queued and running runs are few whatever the history's length, and `runs_active` (schema 4)
       // holds only them: its condition, written out, lets the planner use it.
       if (query.statuses?.every((status) => ACTIVE_STATUSES.has(status))) where.require(ACTIVE_RUNS);
-      const text = `SELECT record FROM runs${where.sql()} ORDER BY created_at DESC, run_id DESC${where.limit(limit)}`;
-      return records<RunRecord>(await this.db.query<Row>(text, where.values));
+      const text = `SELECT ${RUN_READ_COLUMNS} FROM runs${where.sql()} ORDER BY created_at DESC, run_id DESC${where.limit(limit)}`;
+      return (await this.db.query<RunRow>(text, where.values)).rows.map(runFromRow);
     });
   }
 

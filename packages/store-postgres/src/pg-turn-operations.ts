@@ -4,7 +4,6 @@ import {
   type StoredMessage,
   type TranscriptMessage,
 } from '@colloquy/core';
-import type { RunRecord } from '@colloquy/core/gateway';
 import {
   type DeliveryRecord,
   type InboundCommit,
@@ -17,10 +16,11 @@ import {
 } from '@colloquy/core/store';
 import { pgCode } from './pg-errors.js';
 import type { Queryable } from './pg-operations.js';
+import { type RunRow, runArrays, runFromRow, runPatchArrays, storedRun } from './run-columns.js';
 import { searchVector } from './search-vector.js';
 
-// The turn operations on PostgreSQL: each is ONE statement, a call of its function (schema 8, see
-// turn-functions-sql.ts), so it costs one round trip and commits on its own, or joins the open
+// The turn operations on PostgreSQL: each is ONE statement, a call of its function (schema 9, see
+// run-columns-sql.ts), so it costs one round trip and commits on its own, or joins the open
 // transaction of the connection it runs on.
 
 /** A session patch as the functions take it: the fields it writes, and those a `null` clears. */
@@ -64,8 +64,8 @@ export async function commitInbound(q: Queryable, inbound: InboundCommit): Promi
   const updated = splitPatch(update);
   const begun = begin ? splitPatch(begin.session) : undefined;
   const input = begin ? serializeRecord(begin.input, 'transcript message') : null;
-  const queuedRun = serializeRecord(inbound.run, 'run');
-  const begunRun = begin ? serializeRecord(begin.run, 'run') : null;
+  // The queued run, then the begun one: the function stores one of them.
+  const runs = begin ? [inbound.run, begin.run] : [inbound.run];
   type Row = {
     outcome: 'duplicate' | 'queued' | 'begun';
     session: SessionRecord | null;
@@ -75,18 +75,18 @@ export async function commitInbound(q: Queryable, inbound: InboundCommit): Promi
   let row: Row | undefined;
   try {
     const result = await q.query<Row>(
-      'SELECT outcome, session, version, input_seq FROM colloquy_commit_inbound($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+      `SELECT outcome, session, version, input_seq FROM colloquy_commit_inbound($1, $2, $3, $4, $5, $6, $7, $8,
+         $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::json[], $19::json[], $20::json[])`,
       [
         create.key,
         serializeRecord(create, 'session'),
         updated.set,
         updated.cleared,
-        queuedRun,
         begun?.set ?? null,
         begun?.cleared ?? null,
         input,
         begin ? searchVector(begin.input) : null,
-        begunRun,
+        ...runArrays(runs.map(storedRun)),
       ],
     );
     row = result.rows[0];
@@ -95,15 +95,11 @@ export async function commitInbound(q: Queryable, inbound: InboundCommit): Promi
   }
   if (!row || row.outcome === 'duplicate' || !row.session) return { status: 'duplicate' };
   const session = sessionOf(row.session, row.version ?? 0);
-  if (row.outcome === 'begun' && begunRun !== null && input !== null && row.input_seq !== null) {
-    return {
-      status: 'begun',
-      session,
-      run: JSON.parse(begunRun) as RunRecord,
-      input: storedMessage(input, row.input_seq),
-    };
+  // The run is the caller's, as stored (core's default returns it the same way).
+  if (row.outcome === 'begun' && begin && input !== null && row.input_seq !== null) {
+    return { status: 'begun', session, run: begin.run, input: storedMessage(input, row.input_seq) };
   }
-  return { status: 'queued', session, run: JSON.parse(queuedRun) as RunRecord };
+  return { status: 'queued', session, run: inbound.run };
 }
 
 /** A unique violation of a commit as the row-level calls report it: `CONFLICT`, naming what to change. */
@@ -130,10 +126,11 @@ export async function endTurn(q: Queryable, end: TurnEnd): Promise<TurnEndResult
   const patch = splitPatch(end.session);
   const final = end.finalMessage ? serializeRecord(end.finalMessage, 'transcript message') : null;
   const usage = end.add?.usage;
+  const { delivery } = end;
   type Row = {
     session: SessionRecord | null;
     version: string | null;
-    runs: RunRecord[];
+    ended_runs: RunRow[];
     final_seq: string | null;
     marked: PlannedDelivery | null;
     inbox_waiting: boolean;
@@ -142,14 +139,14 @@ export async function endTurn(q: Queryable, end: TurnEnd): Promise<TurnEndResult
   let row: Row | undefined;
   try {
     const result = await q.query<Row>(
-      `SELECT session, version, runs, final_seq, marked, inbox_waiting, watched
-       FROM colloquy_end_turn($1, $2, $3, $4, $5::jsonb[], $6, $7, $8, $9, $10, $11, $12)`,
+      `SELECT session, version, ended_runs, final_seq, marked, inbox_waiting, watched
+       FROM colloquy_end_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::json[],
+         $15::json[], $16::json[], $17, $18, $19, $20, $21, $22, $23)`,
       [
         end.sessionKey,
         final,
         end.finalMessage ? searchVector(end.finalMessage) : null,
-        end.runs.map((run) => run.runId),
-        end.runs.map((run) => serializeRecord(run.patch, 'run')),
+        ...runPatchArrays(end.runs),
         patch.set,
         patch.cleared,
         usage
@@ -159,9 +156,14 @@ export async function endTurn(q: Queryable, end: TurnEnd): Promise<TurnEndResult
             )
           : null,
         end.add?.costUsd ?? null,
-        end.delivery?.runId ?? null,
-        end.delivery ? serializeRecord(end.delivery.plan, 'planned delivery') : null,
-        end.delivery?.at ?? null,
+        delivery?.runId ?? null,
+        delivery ? serializeRecord(delivery.plan, 'planned delivery') : null,
+        delivery
+          ? serializeRecord(
+              { kind: delivery.plan.kind, status: 'sending', at: delivery.at },
+              'delivery state',
+            )
+          : null,
       ],
     );
     row = result.rows[0];
@@ -173,7 +175,7 @@ export async function endTurn(q: Queryable, end: TurnEnd): Promise<TurnEndResult
   if (!row) throw new ColloquyError('STORE_ERROR', 'colloquy_end_turn returned no row.');
   return {
     session: row.session ? sessionOf(row.session, row.version ?? 0) : undefined,
-    runs: row.runs,
+    runs: row.ended_runs.map(runFromRow),
     ...(final !== null && row.final_seq !== null
       ? { finalMessage: storedMessage(final, row.final_seq) }
       : {}),
@@ -187,7 +189,7 @@ export async function endTurn(q: Queryable, end: TurnEnd): Promise<TurnEndResult
 export async function recordDeliveries(q: Queryable, records: readonly DeliveryRecord[]): Promise<void> {
   if (records.length === 0) return;
   await q.query(
-    'SELECT colloquy_record_deliveries($1, $2, $3::jsonb[], $4::bigint[], $5, $6::json[], $7::tsvector[])',
+    'SELECT colloquy_record_deliveries($1, $2, $3::json[], $4::bigint[], $5, $6::json[], $7::tsvector[])',
     [
       records.map((record) => record.runId),
       records.map((record) => record.sessionKey),

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPostgresConnection } from '../src/check-connection.js';
 import { redactDatabaseUrl } from '../src/database-url.js';
-import { migrate } from '../src/migrations.js';
+import { migrate, POSTGRES_SCHEMA_VERSION } from '../src/migrations.js';
 import { openPostgresStore, type PostgresStore } from '../src/postgres-store.js';
 
 let server: TestPostgres;
@@ -328,7 +328,7 @@ describe('migrations', () => {
     await writeRows(client, 'k1', ['written before schema 8']);
     await client.end();
     const store = await openPostgresStore({ url });
-    expect(store.schemaVersion).toBe(8);
+    expect(store.schemaVersion).toBe(POSTGRES_SCHEMA_VERSION);
     const run = makeRunRecord('r1', 'k1', { message: 'after the upgrade' });
     const turns = turnOperations(store);
     const committed = await turns.commitInbound({
@@ -353,6 +353,96 @@ describe('migrations', () => {
       'after the upgrade',
       'answered',
     ]);
+    await store.close();
+  });
+
+  it("moves the status, times, attempts and delivery state of a version 8 schema's runs into their columns", async () => {
+    const { url, client } = await schemaAt(8);
+    await writeRows(client, 'k1', []);
+    const plan = { kind: 'reply', text: 'hi', finalSeq: 2 };
+    const delivery = { kind: 'reply', status: 'delivered', messageId: 'p-1', messageIds: ['p-1'], at: 7 };
+    const runs = [
+      makeRunRecord('r-done', 'k1', {
+        status: 'done',
+        createdAt: 1,
+        updatedAt: 6,
+        startedAt: 2,
+        endedAt: 6,
+        attempts: 2,
+        reply: 'hi',
+        meta: { requeuedAt: 3, pendingDelivery: plan, delivery },
+      }),
+      makeRunRecord('r-queued', 'k1', {
+        status: 'queued',
+        createdAt: 4,
+        updatedAt: 4,
+        meta: { delivery: null },
+      }),
+      // A record holding a NUL (no JSON operator reads it) and a time no bigint holds stay in the JSON.
+      makeRunRecord('r-nul', 'k1', {
+        status: 'running',
+        createdAt: 5,
+        message: 'a\u0000b',
+        meta: { delivery },
+      }),
+      makeRunRecord('r-odd', 'k1', { status: 'running', createdAt: 6, updatedAt: 6.5, meta: [1] as never }),
+    ];
+    for (const run of runs) {
+      await client.query(
+        'INSERT INTO runs (run_id, session_key, status, created_at, record) VALUES ($1, $2, $3, $4, $5)',
+        [run.runId, run.sessionKey, run.status, run.createdAt, JSON.stringify(run)],
+      );
+    }
+    await client.end();
+
+    const store = await openPostgresStore({ url });
+    expect(store.schemaVersion).toBe(POSTGRES_SCHEMA_VERSION);
+    for (const run of runs) expect(await store.getRun(run.runId)).toEqual(run);
+    expect((await store.listRuns({ statuses: ['queued'] })).map((r) => r.runId)).toEqual(['r-queued']);
+    const check = new pg.Client({ connectionString: url, options: '-c search_path=colloquy' });
+    await check.connect();
+    const columns = `SELECT status, updated_at, started_at, ended_at, attempts, pending_delivery::text AS pending,
+      delivery::text AS delivery, record::text AS record FROM runs WHERE run_id = $1`;
+    const done = (await check.query(columns, ['r-done'])).rows[0];
+    expect(done).toMatchObject({
+      status: 'done',
+      updated_at: '6',
+      started_at: '2',
+      ended_at: '6',
+      attempts: 2,
+      pending: JSON.stringify(plan),
+      delivery: JSON.stringify(delivery),
+    });
+    expect(JSON.parse(done.record)).toEqual({
+      runId: 'r-done',
+      sessionKey: 'k1',
+      lane: 'main',
+      createdAt: 1,
+      message: 'hello',
+      deliver: false,
+      reply: 'hi',
+      meta: { requeuedAt: 3 },
+    });
+    expect((await check.query(columns, ['r-queued'])).rows[0]).toMatchObject({ delivery: 'null' });
+    expect((await check.query(columns, ['r-odd'])).rows[0]).toMatchObject({ updated_at: null, attempts: 0 });
+
+    // Marks write the columns alone: the JSON stays as it was, and reads see the whole record.
+    const before = (await check.query(columns, ['r-queued'])).rows[0].record;
+    const started = await store.updateRun('r-queued', { status: 'running', startedAt: 5, attempts: 1 });
+    expect(started).toEqual({ ...runs[1], status: 'running', startedAt: 5, attempts: 1 });
+    expect((await check.query(columns, ['r-queued'])).rows[0].record).toBe(before);
+    // The record holding a NUL is ended and delivered like any other.
+    const failed = { kind: 'reply' as const, status: 'failed' as const, error: 'down', at: 8 };
+    await store.recordDeliveries([{ runId: 'r-nul', sessionKey: 'k1', state: failed }]);
+    await store.updateRun('r-nul', { status: 'done', reply: 'c\u0000d', endedAt: 9 });
+    expect(await store.getRun('r-nul')).toEqual({
+      ...runs[2],
+      status: 'done',
+      reply: 'c\u0000d',
+      endedAt: 9,
+      meta: { delivery: failed },
+    });
+    await check.end();
     await store.close();
   });
 

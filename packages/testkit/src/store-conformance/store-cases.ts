@@ -627,6 +627,52 @@ export function describeStoreCases(
       await store.createRun(makeRunRecord('r1', 'k1'));
       await expectCode(store.createRun(makeRunRecord('r1', 'k1')), 'CONFLICT');
       await expectCode(store.updateRun('nope', { status: 'done' }), 'RUN_NOT_FOUND');
+      await expectCode(store.updateRun('nope', {}), 'RUN_NOT_FOUND');
+    });
+
+    it('changes only the fields a patch names, and an empty patch returns the run as stored', async () => {
+      const run = makeRunRecord('r1', 'k1', {
+        status: 'running',
+        startedAt: T0 + 1,
+        attempts: 1,
+        reply: 'draft',
+        meta: { kept: true, delivery: { kind: 'reply', status: 'sending', at: T0 } },
+      });
+      await store.createRun(run);
+      expect(await store.updateRun('r1', {})).toEqual(run);
+      const ended = await store.updateRun('r1', { status: 'done', endedAt: T0 + 2, attempts: 2 });
+      expect(ended).toEqual({ ...run, status: 'done', endedAt: T0 + 2, attempts: 2 });
+      const replied = await store.updateRun('r1', { reply: 'final', updatedAt: T0 + 3, endedAt: undefined });
+      expect(replied).toEqual({ ...ended, reply: 'final', updatedAt: T0 + 3 });
+      expect(await store.getRun('r1')).toEqual(replied);
+    });
+
+    it("replaces a run's meta whole, delivery state included, and keeps a null the meta holds", async () => {
+      const delivery = { kind: 'reply', status: 'delivered', messageId: 'p1', messageIds: ['p1'], at: T0 };
+      await store.createRun(
+        makeRunRecord('r1', 'k1', {
+          meta: { kept: 1, pendingDelivery: { kind: 'reply', text: 'hi' }, delivery },
+        }),
+      );
+      await store.createRun(makeRunRecord('r2', 'k1', { meta: { pendingDelivery: null, delivery: null } }));
+      expect((await store.getRun('r2'))?.meta).toEqual({ pendingDelivery: null, delivery: null });
+      expect((await store.updateRun('r1', { meta: { other: 2 } })).meta).toEqual({ other: 2 });
+      expect((await store.getRun('r1'))?.meta).toEqual({ other: 2 });
+      await store.updateRun('r1', { meta: { delivery } });
+      expect((await store.listRuns({ sessionKey: 'k1' })).map((r) => r.meta)).toEqual([
+        { pendingDelivery: null, delivery: null },
+        { delivery },
+      ]);
+    });
+
+    it('moves a run to the session and spawner a patch names, listed there', async () => {
+      await store.createRun(makeRunRecord('r1', 'k1', { createdAt: T0 + 1 }));
+      await store.createRun(makeRunRecord('r2', 'k1', { createdAt: T0 + 2 }));
+      const moved = await store.updateRun('r1', { sessionKey: 'k2', spawnedBy: 'p', createdAt: T0 + 3 });
+      expect(moved).toMatchObject({ sessionKey: 'k2', spawnedBy: 'p', createdAt: T0 + 3 });
+      expect((await store.listRuns({ sessionKey: 'k2' })).map((r) => r.runId)).toEqual(['r1']);
+      expect((await store.listRuns({ spawnedBy: 'p' })).map((r) => r.runId)).toEqual(['r1']);
+      expect((await store.listRuns()).map((r) => r.runId)).toEqual(['r1', 'r2']);
     });
   });
 

@@ -328,6 +328,52 @@ export function describeTurnCases(
     });
   });
 
+  describe('turn operations: text with a NUL character', () => {
+    it('carries a run whose input, reply and delivery hold a NUL through its whole turn', async () => {
+      const nul = (text: string) => `${text}\u0000${text}`;
+      const commit = inbound('r1');
+      const run = { ...commit.run, message: nul('hello') };
+      const committed = await turnOperations(store).commitInbound({
+        ...commit,
+        run,
+        begin: {
+          ...commit.begin!,
+          input: say(run.message),
+          run: { ...commit.begin!.run, message: run.message },
+        },
+      });
+      expect(committed).toMatchObject({ status: 'begun', input: { content: nul('hello') } });
+      const plan = { kind: 'reply' as const, text: nul('answer') };
+      const ended = await turnOperations(store).endTurn({
+        sessionKey: KEY,
+        finalMessage: say(nul('answer'), 'assistant'),
+        runs: [{ runId: 'r1', patch: { status: 'done', endedAt: T0 + 2, reply: nul('answer'), meta: {} } }],
+        session: { status: 'done' },
+        delivery: { runId: 'r1', plan, at: T0 + 2 },
+      });
+      const planned = { ...plan, finalSeq: 2 };
+      expect(ended.marked).toEqual(planned);
+      expect(ended.runs[0]).toMatchObject({
+        message: nul('hello'),
+        reply: nul('answer'),
+        meta: { pendingDelivery: planned, delivery: { kind: 'reply', status: 'sending', at: T0 + 2 } },
+      });
+      const failed = { kind: 'reply' as const, status: 'failed' as const, error: nul('down'), at: T0 + 3 };
+      await turnOperations(store).recordDeliveries([{ runId: 'r1', sessionKey: KEY, state: failed }]);
+      await store.updateRun('r1', { error: nul('noted'), updatedAt: T0 + 4 });
+      const stored = await store.getRun('r1');
+      expect(stored).toMatchObject({
+        message: nul('hello'),
+        status: 'done',
+        reply: nul('answer'),
+        error: nul('noted'),
+        updatedAt: T0 + 4,
+        endedAt: T0 + 2,
+        meta: { pendingDelivery: planned, delivery: failed },
+      });
+    });
+  });
+
   describe('turn operations: recordDeliveries', () => {
     it('records each outcome, platform id and transcript line, and skips a missing run', async () => {
       await turnOperations(store).commitInbound(inbound('r1'));
