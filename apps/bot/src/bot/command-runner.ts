@@ -77,6 +77,8 @@ export function createCommandRunner(
       send,
     };
     if (plugin.sendTyping) wrapped.sendTyping = plugin.sendTyping.bind(plugin);
+    if (plugin.editMessage) wrapped.editMessage = plugin.editMessage.bind(plugin);
+    if (plugin.deleteMessage) wrapped.deleteMessage = plugin.deleteMessage.bind(plugin);
     if (plugin.createThread) wrapped.createThread = plugin.createThread.bind(plugin);
     if (plugin.status) wrapped.status = plugin.status.bind(plugin);
     return wrapped;
