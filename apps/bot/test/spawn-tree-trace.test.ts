@@ -117,7 +117,7 @@ describe.skipIf(!HAS_CHROMIUM)(
       const printed = await runCliProcess(['tree', root!, '--state-dir', 'state'], { cwd: app.dir });
       expect(printed.stderr).toBe('');
       const lines = printed.stdout.trimEnd().split('\n');
-      expect(lines[0]).toMatch(new RegExp(`^${escape(root!)} {2}${tree.nodes[0]!.status} `));
+      expect(lines[0]).toMatch(new RegExp(`^${escapeRegExp(root!)} {2}${tree.nodes[0]!.status} `));
       const rows = lines.filter((line) => /^[│├└ ]*[├└]─ /.test(line));
       expect(rows.map((line) => /[├└]─ (\w+) \(\S+\) {2}(\w+) /.exec(line)?.slice(1))).toEqual([
         ['coordinator', 'done'],
@@ -200,12 +200,12 @@ describe.skipIf(!HAS_CHROMIUM)(
       }
       expect(
         await page.locator('.tl-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key'))),
-      ).toEqual(
-        ['coordinator', 'hotels', 'crawler', 'trains', 'flaky'].reduce(
-          (order, label) => [...order, nodeLabelled(tree, label)!.sessionKey],
-          [root],
+      ).toEqual([
+        root,
+        ...['coordinator', 'hotels', 'crawler', 'trains', 'flaky'].map(
+          (label) => nodeLabelled(tree, label)!.sessionKey,
         ),
-      );
+      ]);
       expect(await page.locator('.tl-row[data-failed="true"]').count()).toBe(2);
       expect(await page.locator('#timeline-meta').textContent()).toMatch(/^6 sessions · 2 failed$/);
       const dir = process.env.COLLOQUY_SCREENSHOT_DIR;
@@ -241,6 +241,6 @@ function treeSpans(spans: readonly ReceivedSpan[], keys: ReadonlySet<string>): R
   return [...picked];
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
