@@ -1,65 +1,17 @@
 // The running app exports OpenTelemetry traces and metrics over OTLP/HTTP to a receiver on loopback
-// (a small HTTP server in this test), when the standard environment asks for it.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// (test/support/otlp-receiver.ts), when the standard environment asks for it.
 import { FAKE_MCP_STDIO_SERVER } from '@colloquy/testkit/mcp-fake';
 import { fakeReply, type OpenAIFake, startOpenAIFake } from '@colloquy/testkit/openai-fake';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppProcess, runCliProcess, startApp } from './support/app-process.js';
+import { attribute, type OtlpReceiver, startOtlpReceiver } from './support/otlp-receiver.js';
 
-/** One OTLP/HTTP export as received: its path, content type and JSON body. */
-interface Export {
-  path: string;
-  contentType: string;
-  body: OtlpBody;
-}
-
-interface OtlpAttribute {
-  key: string;
-  value: { stringValue?: string; intValue?: string | number; boolValue?: boolean };
-}
-
-interface OtlpBody {
-  resourceSpans?: {
-    resource: { attributes: OtlpAttribute[] };
-    scopeSpans: {
-      scope: { name: string; version?: string };
-      spans: {
-        traceId: string;
-        spanId: string;
-        parentSpanId?: string;
-        name: string;
-        attributes: OtlpAttribute[];
-      }[];
-    }[];
-  }[];
-  resourceMetrics?: { scopeMetrics: { scope: { name: string }; metrics: { name: string }[] }[] }[];
-}
-
-let receiver: Server;
-let endpoint: string;
-const exports: Export[] = [];
+let receiver: OtlpReceiver;
 let fake: OpenAIFake;
 let app: AppProcess | undefined;
 
 beforeAll(async () => {
-  receiver = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const contentType = request.headers['content-type'] ?? '';
-      const text = Buffer.concat(chunks).toString('utf8');
-      exports.push({
-        path: request.url ?? '',
-        contentType,
-        body: contentType.includes('json') ? (JSON.parse(text) as OtlpBody) : {},
-      });
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startOtlpReceiver();
   fake = await startOpenAIFake([
     fakeReply.toolCall('local__echo', { text: 'traced' }),
     fakeReply.text('echoed'),
@@ -69,23 +21,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.cleanup();
   await fake?.close();
-  await new Promise((resolve) => receiver.close(resolve));
+  await receiver?.close();
 });
-
-function spansOf(list: readonly Export[]) {
-  return list.flatMap((e) =>
-    (e.body.resourceSpans ?? []).flatMap((resource) =>
-      resource.scopeSpans.flatMap((scope) =>
-        scope.spans.map((span) => ({ ...span, scope: scope.scope, resource: resource.resource })),
-      ),
-    ),
-  );
-}
-
-function attribute(attributes: readonly OtlpAttribute[], key: string): unknown {
-  const found = attributes.find((a) => a.key === key)?.value;
-  return found?.stringValue ?? found?.intValue ?? found?.boolValue;
-}
 
 describe('OpenTelemetry export from the running app', { timeout: 90_000 }, () => {
   it('sends the spans of a turn with an MCP tool call, and its metrics, to OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
@@ -98,7 +35,7 @@ describe('OpenTelemetry export from the running app', { timeout: 90_000 }, () =>
       {
         COLLOQUY_MODEL: 'fake/test-model',
         OPENAI_BASE_URL: fake.baseURL,
-        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
         OTEL_SERVICE_NAME: 'colloquy-under-test',
       },
     );
@@ -113,14 +50,14 @@ describe('OpenTelemetry export from the running app', { timeout: 90_000 }, () =>
     expect(send.stdout.trim()).toBe('echoed');
     // Metrics every second; spans in batches (flushed at the latest by the shutdown).
     await expect
-      .poll(() => exports.some((e) => e.path === '/v1/metrics'), { timeout: 15_000, interval: 200 })
+      .poll(() => receiver.exports.some((e) => e.path === '/v1/metrics'), { timeout: 15_000, interval: 200 })
       .toBe(true);
     expect(await app.stop()).toBe(0);
 
-    const traces = exports.filter((e) => e.path === '/v1/traces');
+    const traces = receiver.exports.filter((e) => e.path === '/v1/traces');
     expect(traces.length).toBeGreaterThan(0);
     expect(traces[0]!.contentType).toContain('application/json');
-    const spans = spansOf(traces);
+    const spans = receiver.spans();
     const turn = spans.find((span) => span.name === 'invoke_agent main');
     const chats = spans.filter((span) => span.name === 'chat test-model');
     const tool = spans.find((span) => span.name === 'execute_tool local__echo');
@@ -139,7 +76,7 @@ describe('OpenTelemetry export from the running app', { timeout: 90_000 }, () =>
     expect(JSON.stringify(traces.map((e) => e.body))).not.toContain('traced');
 
     const metricNames = new Set(
-      exports
+      receiver.exports
         .filter((e) => e.path === '/v1/metrics')
         .flatMap((e) => e.body.resourceMetrics ?? [])
         .flatMap((r) => r.scopeMetrics.filter((s) => s.scope.name === '@colloquy/runtime'))

@@ -1,28 +1,16 @@
-import {
-  type ChannelPlugin,
-  type ColloquyConfig,
-  type ColloquyConfigInput,
-  createSessionTools,
-  resolveConfig,
-} from '@colloquy/core';
+import { type ColloquyConfigInput, createSessionTools, resolveConfig } from '@colloquy/core';
 import type { RunRecord } from '@colloquy/core/gateway';
 import type { ModelRequest } from '@colloquy/core/model';
 import { MemoryStore } from '@colloquy/core/store';
 import { createWebChatPlugin } from '@colloquy/plugin-webchat';
-import { createRuntime, type Runtime } from '@colloquy/runtime';
-import { openPostgresStore, type PostgresStore } from '@colloquy/store-postgres';
-import {
-  createScriptedModel,
-  makeSessionRecord,
-  messageText,
-  type ScriptedModel,
-  type ScriptFn,
-} from '@colloquy/testkit';
+import { createRuntime } from '@colloquy/runtime';
+import { makeSessionRecord, messageText, type ScriptFn } from '@colloquy/testkit';
 import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createPostgresCluster, type PostgresCluster } from '../src/index.js';
+import { createPostgresCluster } from '../src/index.js';
+import { type Instance, startInstance, stopInstances } from './support/instances.js';
 import { until } from './support/until.js';
 
 let server: TestPostgres;
@@ -33,56 +21,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-interface Instance {
-  runtime: Runtime;
-  config: ColloquyConfig;
-  store: PostgresStore;
-  cluster: PostgresCluster;
-  model: ScriptedModel;
-}
-
-const running: Instance[] = [];
-afterEach(async () => {
-  await Promise.allSettled(running.splice(0).map((i) => i.runtime.shutdown({ drainMs: 200 })));
-});
-
-/**
- * A runtime on the shared database whose model answers after `delayMs`, naming the message (or
- * follows `script`); `config` adds to the shared settings.
- */
-async function startInstance(
-  url: string,
-  delayMs = 15,
-  plugins: ChannelPlugin[] = [],
-  { script, config: extra = {} }: { script?: ScriptFn; config?: ColloquyConfigInput } = {},
-): Promise<Instance> {
-  const store = await openPostgresStore({ url });
-  const cluster = await createPostgresCluster({ url, reapIntervalMs: 200, leaseRetryMs: 100 });
-  const model = createScriptedModel(
-    script ??
-      ((request) => {
-        const last = request.messages.at(-1);
-        const text = typeof last?.content === 'string' ? last.content : 'wake';
-        return { text: `re: ${text}`, delayMs };
-      }),
-  );
-  const config = resolveConfig({
-    ...extra,
-    agents: { ...extra.agents, defaults: { ...extra.agents?.defaults, model: 'scripted/test' } },
-    runtime: { lanes: { main: 3, subagent: 3, cron: 1 } },
-  });
-  const runtime = createRuntime({
-    config,
-    store,
-    cluster,
-    plugins,
-    models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: 'test' } : undefined),
-  });
-  await runtime.start();
-  const instance = { runtime, config, store, cluster, model };
-  running.push(instance);
-  return instance;
-}
+afterEach(stopInstances);
 
 /** The turns of one session as [start, end] of their leaders, oldest first. */
 function turnIntervals(runs: readonly RunRecord[]): [number, number][] {
@@ -144,8 +83,8 @@ describe('several runtimes on one PostgreSQL', () => {
       if (text.includes('first')) await firstHeld;
       return `re: ${text}`;
     };
-    const a = await startInstance(url, 0, [], { script });
-    const b = await startInstance(url, 0, [], { script });
+    const a = await startInstance(url, { delayMs: 0, script });
+    const b = await startInstance(url, { delayMs: 0, script });
     const sessionKey = 'agent:main:memory:dm:folder';
     await a.store.putSession(makeSessionRecord(sessionKey, { kind: 'dm' }));
     const first = await a.runtime.gateway.call('agent', { sessionKey, message: 'first', deliver: false });
@@ -172,8 +111,8 @@ describe('several runtimes on one PostgreSQL', () => {
     const url = await server.createDatabase();
     // Each watcher may see its target (visibility agent): a watch is guarded when set and when it fires.
     const seesAgent = { config: { tools: { sessions: { visibility: 'agent' as const } } } };
-    const a = await startInstance(url, 40, [], seesAgent);
-    const b = await startInstance(url, 40, [], seesAgent);
+    const a = await startInstance(url, { delayMs: 40, ...seesAgent });
+    const b = await startInstance(url, { delayMs: 40, ...seesAgent });
     const pairs = Array.from({ length: 6 }, (_, i) => ({
       watcher: `agent:main:memory:dm:watcher${i}`,
       target: `agent:main:memory:dm:target${i}`,
@@ -235,8 +174,8 @@ describe('several runtimes on one PostgreSQL', () => {
 
   it('aborts a run that another instance is running', async () => {
     const url = await server.createDatabase();
-    const a = await startInstance(url, 5000);
-    const b = await startInstance(url, 5000);
+    const a = await startInstance(url, { delayMs: 5000 });
+    const b = await startInstance(url, { delayMs: 5000 });
     const sessionKey = 'agent:main:memory:dm:slow';
     await a.store.putSession(makeSessionRecord(sessionKey, { kind: 'dm' }));
     const { runId } = await a.runtime.gateway.call('agent', { sessionKey, message: 'slow', deliver: false });
@@ -280,8 +219,8 @@ describe('several runtimes on one PostgreSQL', () => {
       }
       return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: 'grandchild work' } }] };
     };
-    const a = await startInstance(url, 0, [], { script, config });
-    const b = await startInstance(url, 0, [], { script, config });
+    const a = await startInstance(url, { delayMs: 0, script, config });
+    const b = await startInstance(url, { delayMs: 0, script, config });
     await a.store.putSession(makeSessionRecord(main, { kind: 'main' }));
     const toolsOf = (instance: Instance) =>
       Object.fromEntries(
@@ -418,7 +357,7 @@ describe('the web chat on several instances', () => {
         adminToken: 'a'.repeat(32),
         config: { port: 0 },
       });
-      const instance = await startInstance(url, 30, [webchat]);
+      const instance = await startInstance(url, { delayMs: 30, plugins: [webchat] });
       started.push({ instance, base: webchat.address()!.replace(/\/$/, '') });
     }
     // Every visitor talks to the first instance; the turns run on either.

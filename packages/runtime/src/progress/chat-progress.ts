@@ -2,8 +2,11 @@
  * Sub-agent progress in the requester's chat: while a session's helpers (the sub-agents it
  * spawned) run, its chat shows typing, and where the channel can edit messages, one status line
  * edited in place ("2 helpers working: research (40 s), summary (queued)") that becomes
- * "3 helpers finished in 1 min 10 s" when the last one ends. The line's message id is kept in the
- * requester session's meta, so a restarted runtime picks the line up again and finalises it.
+ * "3 helpers finished in 1 min 10 s" when the last one ends. A helper's own helpers (sessions with
+ * no chat of their own) are its work: it shows as working while any of them works, and until it has
+ * taken their announces in its next turn, so a tree's round ends once, when the whole tree is done.
+ * The line's message id is kept in the requester session's meta, so a restarted runtime picks the
+ * line up again and finalises it.
  * A platform that keeps failing the line's sends or edits is asked a few times a round, not on every
  * tick; a line that can no longer be edited is deleted at the end rather than left "working".
  */
@@ -46,10 +49,22 @@ interface Helper extends HelperProgress {
   key: string;
 }
 
+/** A session below a helper: spawned by the helper or by one below it, with no line of its own. */
+interface Descendant {
+  /** The session that spawned it. */
+  parent: string;
+  /** The helper of the board it is below. */
+  top: string;
+  /** Its latest run is queued or running. */
+  working: boolean;
+}
+
 interface Board {
   requesterKey: string;
   startedAt: number;
   helpers: Map<string, Helper>;
+  /** The sessions below the helpers, by key. */
+  descendants: Map<string, Descendant>;
   messageId?: string;
   to?: DeliveryContext;
   shown?: string;
@@ -103,7 +118,7 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
   const showAfterMs = options.showAfterMs ?? 2000;
   const editIntervalMs = options.editIntervalMs ?? 5000;
   const boards = new Map<string, Board>();
-  /** Helper session key -> requester key, for the helpers of a board. */
+  /** Helper (or descendant) session key -> requester key, for the sessions of a board. */
   const requesterOf = new Map<string, string>();
   /** Timers of finishing edits tried again. */
   const retries = new Set<NodeJS.Timeout>();
@@ -149,7 +164,13 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
     const helper = await ctx.store.getSession(key);
     if (helper?.spawnedBy === undefined) return;
     const requester = await ctx.store.getSession(helper.spawnedBy);
-    if (!requester || !canShow(requester)) return;
+    if (!requester) return;
+    if (!canShow(requester)) {
+      // A helper's helper: its work is the helper's, on the line of the board the helper is on.
+      const board = boards.get(requesterOf.get(requester.key) ?? '');
+      if (board) addDescendant(board, key, requester.key);
+      return;
+    }
     let board = boards.get(requester.key);
     if (!board) {
       board = openBoard(requester, ctx.clock.now());
@@ -160,18 +181,60 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
     arm(board, board.messageId ? editIntervalMs : showAfterMs);
   }
 
+  function addDescendant(board: Board, key: string, parent: string): void {
+    const top = board.helpers.has(parent) ? parent : board.descendants.get(parent)?.top;
+    if (top === undefined) return;
+    board.descendants.set(key, { parent, top, working: true });
+    requesterOf.set(key, board.requesterKey);
+  }
+
   async function helperChanged(key: string, status: RunStatus, at: number): Promise<void> {
     const board = boards.get(requesterOf.get(key) ?? '');
-    const helper = board?.helpers.get(key);
-    if (!board || !helper) return;
-    if (status === 'running') {
-      helper.state = 'running';
-      helper.startedAt = at;
+    if (!board) return;
+    const helper = board.helpers.get(key);
+    const descendant = board.descendants.get(key);
+    if (helper) {
+      if (status === 'running') {
+        helper.state = 'running';
+        helper.startedAt = at;
+      } else {
+        helper.state = ACTIVE.includes(status) ? 'queued' : status === 'done' ? 'ok' : 'failed';
+      }
+    } else if (descendant) {
+      descendant.working = ACTIVE.includes(status);
     } else {
-      helper.state = ACTIVE.includes(status) ? 'queued' : status === 'done' ? 'ok' : 'failed';
+      return;
     }
-    if ([...board.helpers.values()].some(isWorking)) return;
+    await finishIfDone(board, at);
+  }
+
+  /**
+   * Ends the round once nothing on the board works and no helper or descendant has announces
+   * waiting for its next turn; while one has, the round stays open (checked again on a timer).
+   */
+  async function finishIfDone(board: Board, at: number): Promise<void> {
+    if (isBoardWorking(board)) return;
+    if (await wakeAhead(board)) {
+      arm(board, editIntervalMs);
+      return;
+    }
     await finish(board, at);
+  }
+
+  /** True when a session that spawned one on the board will run again for its announces. */
+  async function wakeAhead(board: Board): Promise<boolean> {
+    if (!ctx.autoWake) return false;
+    const parents = new Set([...board.descendants.values()].map((d) => d.parent));
+    for (const key of parents) {
+      const waiting =
+        (await ctx.store.listOutbox({ statuses: ['pending'], requesterSessionKey: key, limit: 1 })).length >
+          0 || (await ctx.store.listInbox(key)).length > 0;
+      // A killed session is not woken by the announces of its helpers.
+      if (waiting && latestRun(await ctx.store.listRuns({ sessionKey: key }))?.status !== 'killed') {
+        return true;
+      }
+    }
+    return false;
   }
 
   function canShow(requester: SessionRecord): boolean {
@@ -184,6 +247,7 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
       requesterKey: requester.key,
       startedAt: at,
       helpers: new Map(),
+      descendants: new Map(),
       lastEditAt: 0,
       failures: 0,
       stopTyping: startTyping(requester, {
@@ -207,11 +271,15 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
 
   async function refresh(board: Board): Promise<void> {
     if (boards.get(board.requesterKey) !== board || stopped) return;
+    if (!isBoardWorking(board)) {
+      await finishIfDone(board, ctx.clock.now());
+      return;
+    }
     const requester = await ctx.store.getSession(board.requesterKey);
     const plugin = requester?.deliveryContext && ctx.plugins.get(requester.deliveryContext.channel);
     if (requester && plugin?.capabilities.edits && canShow(requester) && !board.muted) {
       const now = ctx.clock.now();
-      const text = workingLine([...board.helpers.values()], now);
+      const text = workingLine(shownHelpers(board), now);
       if (board.messageId === undefined) await showLine(board, requester, text, now);
       else if (text !== board.shown) await editLine(board, requester, text, now);
     }
@@ -270,7 +338,7 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
     boards.delete(board.requesterKey);
     clearTimeout(board.timer);
     board.stopTyping();
-    for (const key of board.helpers.keys()) requesterOf.delete(key);
+    for (const key of [...board.helpers.keys(), ...board.descendants.keys()]) requesterOf.delete(key);
     if (board.messageId === undefined) return;
     await finishLine(
       {
@@ -359,10 +427,7 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
     if (boards.has(requester.key)) return;
     const runs = await ctx.store.listRuns({ spawnedBy: requester.key });
     const latest = new Map<string, RunRecord>();
-    for (const run of runs) {
-      const seen = latest.get(run.sessionKey);
-      if (!seen || run.createdAt >= seen.createdAt) latest.set(run.sessionKey, run);
-    }
+    for (const run of runs) latest.set(run.sessionKey, latestRun([latest.get(run.sessionKey), run])!);
     const board = openBoard(requester, line.startedAt);
     board.messageId = line.messageId;
     board.to = line.to;
@@ -428,6 +493,27 @@ export function createChatProgress(ctx: RuntimeContext, options: ChatProgressOpt
 
 function isWorking(helper: HelperProgress): boolean {
   return helper.state === 'queued' || helper.state === 'running';
+}
+
+function isBoardWorking(board: Board): boolean {
+  return (
+    [...board.helpers.values()].some(isWorking) || [...board.descendants.values()].some((d) => d.working)
+  );
+}
+
+/** The helpers as the line shows them: one whose descendants work is working. */
+function shownHelpers(board: Board): HelperProgress[] {
+  const busy = new Set([...board.descendants.values()].filter((d) => d.working).map((d) => d.top));
+  return [...board.helpers.values()].map((helper) =>
+    busy.has(helper.key) && !isWorking(helper) ? { ...helper, state: 'running' } : helper,
+  );
+}
+
+/** The run created last, if any. */
+function latestRun(runs: readonly (RunRecord | undefined)[]): RunRecord | undefined {
+  let latest: RunRecord | undefined;
+  for (const run of runs) if (run && (!latest || run.createdAt >= latest.createdAt)) latest = run;
+  return latest;
 }
 
 /** The line a session's meta keeps, when it is well formed. */

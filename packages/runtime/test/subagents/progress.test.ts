@@ -10,6 +10,7 @@ import {
   type SubagentHarness,
   seedMain,
   startSubagentHarness,
+  userTexts,
 } from './subagents-fixture.js';
 
 let h: SubagentHarness | undefined;
@@ -398,5 +399,50 @@ describe('sub-agent progress in the requester’s chat', () => {
     expect(shown!.text).toMatch(/^1 helper finished in \d+ s$/);
     expect(progressLines(channel.sent)).toHaveLength(1);
     await untilLineDropped(h);
+  });
+
+  it("counts a helper's own helpers as its work: one line until the helper took their results, then finalised", async () => {
+    // The coordinator spawns a crawler and ends its turn at once; the crawler works 600 ms; the
+    // coordinator's turn on the crawler's result takes 300 ms (past showAfterMs: a line of its own
+    // were it a new round).
+    const coordinatorTurnsEnded: number[] = [];
+    h = await startSubagentHarness({
+      script: (request) => {
+        if (!isSubagent(request)) return 'parent reply';
+        const [task = '', ...later] = userTexts(request);
+        if (task.includes('crawl it')) return { text: 'crawled', delayMs: 600 };
+        if (request.messages.at(-1)?.role === 'toolResult') return 'coordinating';
+        if (later.length > 0) {
+          coordinatorTurnsEnded.push(Date.now() + 300);
+          return { text: 'noted', delayMs: 300 };
+        }
+        return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: 'crawl it', label: 'crawler' } }] };
+      },
+      config: {
+        agents: { defaults: { subagents: { maxSpawnDepth: 2 } } },
+        tools: { subagents: { tools: { allow: ['sessions_spawn'] } } },
+      },
+      channel: { capabilities: { edits: true } },
+      progress: FAST,
+    });
+    await seedMain(h.store);
+    await spawn(h, 'coordinator', 'coordinate the crawl');
+    await waitFor(
+      () => /finished/.test(progressLines(h!.channel.sent)[0]?.text ?? ''),
+      5000,
+      'the finished line',
+    );
+    const finishedAt = Date.now();
+    await quiesce(h);
+
+    const lines = progressLines(h.channel.sent);
+    expect(lines, 'one progress message').toHaveLength(1);
+    expect(lines[0]!.text).toMatch(/^1 helper finished in \d+ s$/);
+    // While the crawler worked, the coordinator (its own turn long ended) showed as working.
+    expect(lines[0]!.previousTexts?.some((t) => /^1 helper working: coordinator \(\d+ s\)$/.test(t))).toBe(
+      true,
+    );
+    expect(coordinatorTurnsEnded).toHaveLength(1);
+    expect(finishedAt).toBeGreaterThanOrEqual(coordinatorTurnsEnded[0]!);
   });
 });
