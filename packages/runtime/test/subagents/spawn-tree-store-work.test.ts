@@ -100,7 +100,9 @@ async function startTreeHarness(kind: StoreKind): Promise<RecordingStore> {
   return recorder;
 }
 
-describe.each(STORE_KINDS)('the store work of reading a spawn tree (%s)', (kind) => {
+// Seeding 258 sessions with their runs and transcripts takes a few seconds on PostgreSQL, and
+// several times that on a loaded machine (20 s, the default, ran out at a load average of 36).
+describe.each(STORE_KINDS)('the store work of reading a spawn tree (%s)', { timeout: 60_000 }, (kind) => {
   it(`sessions.tree over ${NODES} sub-agents ${DEPTH} levels deep makes O(depth) store calls`, async () => {
     const recorder = await startTreeHarness(kind);
     recorder.reset();
@@ -139,5 +141,28 @@ describe.each(STORE_KINDS)('the store work of reading a spawn tree (%s)', (kind)
     // Per level (and the empty one below the leaves): one list of its sessions, one read of their
     // latest runs.
     expect(recording.calls.length, `store calls: ${counts}`).toBeLessThanOrEqual(2 * (DEPTH + 1));
+  });
+
+  it(`sessions_list at tree visibility over ${NODES} sub-agents walks the scope a level per store call`, async () => {
+    const recorder = await startTreeHarness(kind);
+    const config = resolveConfig({ agents: { defaults: { model: 'scripted/test' } } });
+    const tools = createSessionTools({
+      requesterKey: MAIN,
+      agentId: 'main',
+      config,
+      gateway: h!.runtime.gateway,
+    });
+    const list = tools.find((tool) => tool.name === 'sessions_list')!;
+    recorder.reset();
+    const listed = await call<{ count: number }>(list, { limit: 200 });
+    const recording = recorder.recording();
+    expect(listed.count).toBe(200);
+    const counts = JSON.stringify(tallyCalls(recording));
+    console.info(`sessions_list, ${kind}: ${recording.calls.length} store calls ${counts}`);
+    const lists = recording.calls.filter((made) => made.method === 'listSessions').length;
+    // The scope's walk: a list per level (and the empty one below the leaves); then the page, and
+    // the counts of what visibility hid.
+    expect(lists, `store calls: ${counts}`).toBeLessThanOrEqual(DEPTH + 1 + 6);
+    expect(recording.calls.length, `store calls: ${counts}`).toBeLessThanOrEqual(2 * (DEPTH + 1) + 12);
   });
 });
