@@ -73,6 +73,9 @@ export type {
 } from './interfaces/turn-operations.js';
 export { addUsage } from './store/token-usage.js';
 export { turnOperations } from './store/turn-operations.js';
+// --- batched reads: many sessions' runs or transcript tails in one call ---
+export type { BatchReads } from './interfaces/batch-reads.js';
+export { batchReads } from './store/batch-reads.js';
 
 // --- the reference implementation ---
 export { MemoryStore } from './store/memory-store.js';
@@ -111,4 +114,4 @@ export {
   summarizeChanges,
 } from './store/session-changes.js';
 // --- queries: search text and key folding every store applies alike ---
-export { foldAlsoKeys } from './store/session-query.js';
+export { foldAlsoKeys, spawnerKeys } from './store/session-query.js';

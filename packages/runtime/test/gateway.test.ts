@@ -1,6 +1,6 @@
 import { isColloquyError } from '@colloquy/core';
 import type { GatewayEvent } from '@colloquy/core/gateway';
-import { makeSessionRecord } from '@colloquy/testkit';
+import { makeRunRecord, makeSessionRecord } from '@colloquy/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, STORE_KINDS, startHarness, waitFor } from './support/harness.js';
 
@@ -62,6 +62,31 @@ describe.each(STORE_KINDS)('gateway methods (%s store)', (storeKind) => {
     const error = await rejection(h.runtime.gateway.call('sessions.list', { kinds: ['mian' as 'main'] }));
     expect(error.code).toBe('INVALID_ARGUMENT');
     expect(error.message).toContain('subagent');
+  });
+
+  it('sessions.list lists the children of several spawners at once, each with its latest run', async () => {
+    await boot();
+    const child = async (key: string, spawnedBy: string, updatedAt: number) => {
+      await h.store.putSession(makeSessionRecord(key, { kind: 'subagent', spawnedBy, updatedAt }));
+      await h.store.createRun(makeRunRecord(`${key}-run`, key, { createdAt: updatedAt, status: 'done' }));
+    };
+    await child('agent:main:subagent:a', MAIN, 3);
+    await child('agent:main:subagent:b', GROUP, 2);
+    await child('agent:main:subagent:c', 'agent:main:subagent:a', 1);
+    const level = await h.runtime.gateway.call('sessions.list', {
+      spawnedBy: [' Agent:Main:Main ', GROUP],
+      withLatestRun: true,
+    });
+    expect(level.sessions.map((s) => s.key)).toEqual(['agent:main:subagent:a', 'agent:main:subagent:b']);
+    expect(level.total).toBe(2);
+    expect(Object.keys(level.latestRuns ?? {})).toEqual(['agent:main:subagent:a', 'agent:main:subagent:b']);
+    expect(level.latestRuns?.['agent:main:subagent:b']?.runId).toBe('agent:main:subagent:b-run');
+    expect((await h.runtime.gateway.call('sessions.list', { spawnedBy: [] })).sessions).toEqual([]);
+    const wrong = await rejection(h.runtime.gateway.call('sessions.list', { spawnedBy: 7 as never }));
+    expect(wrong).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('a string or an array of strings'),
+    });
   });
 
   it('sessions.resolve finds a key in any spelling, the main alias, a sessionId and a label', async () => {

@@ -1,8 +1,8 @@
 import type { RunRecord } from '@colloquy/core/gateway';
 import type { Store } from '@colloquy/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, makeStore, STORE_KINDS, startHarness, waitFor } from './support/harness.js';
-import { type RecordingStore, recordStore, type StoreRecording } from './support/recording-store.js';
+import { type Harness, STORE_KINDS, waitFor } from './support/harness.js';
+import { startRecordingHarness, tallyCalls } from './support/recording-store.js';
 
 const DM = 'agent:main:memory:dm:user-1';
 
@@ -34,32 +34,18 @@ async function dmTurn(harness: Harness, inner: Store, text: string): Promise<voi
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** The calls of a recording, as `method` counts, for a readable failure. */
-function tally(recording: StoreRecording): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const call of recording.calls) counts[call.method] = (counts[call.method] ?? 0) + 1;
-  return counts;
-}
-
 describe.each(STORE_KINDS)('the store work of a turn (%s)', (kind) => {
   it('a plain DM turn makes at most 3 store operations and at most 2 commits before its reply is sent', async () => {
-    const made = await makeStore(kind);
-    const recorder: RecordingStore = recordStore(made.store);
-    h = await startHarness({
+    const { harness, recorder, inner } = await startRecordingHarness(kind, {
       script: ['first answer', 'second answer'],
-      store: recorder.store,
       // The announce poll and the sub-agent sweep run on timers of their own, not in a turn: on a
       // slow machine a poll could land inside the counted turn.
       subagents: { pollMs: 3_600_000, sweepMs: 3_600_000 },
     });
-    const close = h.close;
-    h.close = async () => {
-      await close();
-      made.cleanup();
-    };
+    h = harness;
     // The first message creates the session and fills the history cache; the second is the
     // turn a conversation repeats.
-    await dmTurn(h, made.store, 'hello');
+    await dmTurn(h, inner, 'hello');
     // The commits made before the reply went out: those the user waits for.
     let commitsBeforeSend: number | undefined;
     const send = h.channel.send.bind(h.channel);
@@ -68,9 +54,9 @@ describe.each(STORE_KINDS)('the store work of a turn (%s)', (kind) => {
       return send(to, message);
     };
     recorder.reset();
-    await dmTurn(h, made.store, 'and again');
+    await dmTurn(h, inner, 'and again');
     const recording = recorder.recording();
-    const counts = JSON.stringify(tally(recording));
+    const counts = JSON.stringify(tallyCalls(recording));
     expect(recording.calls.length, `store operations of the turn: ${counts}`).toBeLessThanOrEqual(3);
     expect(commitsBeforeSend, `commits before the reply was sent; operations: ${counts}`).toBeLessThanOrEqual(
       2,

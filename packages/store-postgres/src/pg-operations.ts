@@ -39,6 +39,7 @@ import {
 } from '@colloquy/core/store';
 import type { QueryResultRow } from 'pg';
 import { messageSearchSql } from './message-search-sql.js';
+import * as batchStatements from './pg-batch-reads.js';
 import { isConnectionError, pgCode } from './pg-errors.js';
 import * as turnStatements from './pg-turn-operations.js';
 import {
@@ -101,10 +102,10 @@ function sessionFromRow(row: SessionRow | undefined): SessionRecord | undefined 
 }
 
 /** A transcript row as read: the message, its seq (a bigint as text) and its platform id column. */
-type MessageRow = { seq: string; message: TranscriptMessage; platform_message_id: string | null };
+export type MessageRow = { seq: string; message: TranscriptMessage; platform_message_id: string | null };
 
 /** The message a row holds; its platform id column, once set, overrides the one in the JSON. */
-function storedMessage(row: MessageRow): StoredMessage {
+export function storedMessage(row: MessageRow): StoredMessage {
   const message: StoredMessage = { ...row.message, seq: Number(row.seq) };
   if (row.platform_message_id !== null) message.platformMessageId = row.platform_message_id;
   return message;
@@ -756,6 +757,16 @@ export class PgOperations implements StoreTransaction {
       );
       return (result.rowCount ?? 0) > 0;
     });
+  }
+
+  // --- batched reads: one statement each (pg-batch-reads.ts) ---
+
+  listRunsOfSessions(sessionKeys: readonly string[], limit: number): Promise<RunRecord[][]> {
+    return this.read(() => batchStatements.listRunsOfSessions(this.db, sessionKeys, limit));
+  }
+
+  readTails(sessionKeys: readonly string[], limit: number): Promise<StoredMessage[][]> {
+    return this.read(() => batchStatements.readTails(this.db, sessionKeys, limit));
   }
 
   // --- turn operations: one statement each (schema 8), joining the open transaction on a `tx` ---

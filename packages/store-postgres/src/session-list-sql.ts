@@ -1,4 +1,4 @@
-import { foldAlsoKeys, type SessionListQuery } from '@colloquy/core/store';
+import { foldAlsoKeys, type SessionListQuery, spawnerKeys } from '@colloquy/core/store';
 
 /** The condition of live sessions, as the partial indexes of schema 4 write it. */
 const LIVE = 'archived_at IS NULL';
@@ -35,7 +35,8 @@ export function sessionListSql(
   now: number,
 ): Sql | undefined {
   const query = foldAlsoKeys(asked);
-  if (query.keys?.length === 0 || query.agentIds?.length === 0) return undefined;
+  const spawners = spawnerKeys(query);
+  if (query.keys?.length === 0 || query.agentIds?.length === 0 || spawners?.length === 0) return undefined;
   const limit = mode === 'rows' ? sqlLimit(query.limit) : -1;
   if (limit === 0) return undefined;
   const values: unknown[] = [];
@@ -46,7 +47,8 @@ export function sessionListSql(
   const filters: string[] = [];
   if (query.sessionId !== undefined) filters.push(`session_id = ${param(query.sessionId)}`);
   if (query.label !== undefined) filters.push(`label = ${param(query.label)}`);
-  if (query.spawnedBy !== undefined) filters.push(`spawned_by = ${param(query.spawnedBy)}`);
+  if (spawners?.length === 1) filters.push(`spawned_by = ${param(spawners[0])}`);
+  else if (spawners !== undefined) filters.push(`spawned_by = ANY(${param(spawners)})`);
   if (query.onlyForked) filters.push(FORKED_SQL);
   if (query.activeMinutes !== undefined)
     filters.push(`updated_at >= ${param(now - query.activeMinutes * 60_000)}`);

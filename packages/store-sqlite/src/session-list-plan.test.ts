@@ -63,6 +63,18 @@ describe('planSessionList', () => {
     );
   });
 
+  it('probes the spawner index once per spawner for a level of a spawn tree, in a list and a count', () => {
+    const query: SessionListQuery = { spawnedBy: ['agent:main:main', 'agent:main:subagent:a'] };
+    for (const mode of ['rows', 'count'] as const) {
+      expect(explain(query, mode)).toContainEqual(
+        expect.stringMatching(
+          /^SEARCH sessions USING (COVERING )?INDEX sessions_by_spawner \(spawned_by=\?\)/,
+        ),
+      );
+    }
+    expect(planSessionList({ spawnedBy: [] }, 'rows', NOW).parts).toEqual([]);
+  });
+
   it('merges several kinds as ordered streams, not by sorting, and counts from indexes alone', () => {
     const plan = explain({ kinds: ['dm', 'group', 'cron'], limit: 200 });
     expect(plan).toContain('MERGE (UNION ALL)');

@@ -1,4 +1,4 @@
-import { foldAlsoKeys, type SessionListQuery } from '@colloquy/core/store';
+import { foldAlsoKeys, type SessionListQuery, spawnerKeys } from '@colloquy/core/store';
 
 /** One SQL statement of a plan with its parameters. */
 export interface PlanPart {
@@ -28,7 +28,8 @@ export const FORKED_SQL = "json_extract(record, '$.forked') = 1";
  *
  * - `keys`: primary-key lookups, sorted afterwards (at most `keys.length` rows);
  * - `sessionId`, `label`: the unique `session_id` index or the label index, sorted afterwards;
- * - `spawnedBy`: the `sessions_by_spawner` index;
+ * - `spawnedBy`: the `sessions_by_spawner` index (with several spawners, every child of theirs is
+ *   read, then sorted);
  * - `onlyForked`: the `sessions_forked` index;
  * - otherwise the recency index of live sessions, or with `kinds` one walk of the per-kind index for
  *   each kind; `includeArchived` adds the same walks over the archived sessions' indexes.
@@ -48,7 +49,8 @@ export function planSessionList(
   now: number,
 ): SessionListPlan {
   const query = foldAlsoKeys(asked);
-  if (query.keys?.length === 0 || query.agentIds?.length === 0) return EMPTY;
+  const spawners = spawnerKeys(query);
+  if (query.keys?.length === 0 || query.agentIds?.length === 0 || spawners?.length === 0) return EMPTY;
   const limit = mode === 'rows' ? sqlLimit(query.limit) : -1;
   if (limit === 0) return EMPTY;
 
@@ -77,7 +79,7 @@ export function planSessionList(
   } else if (pointLookup) {
     // The unique session_id index or the label index finds the few rows; no walk needed.
     sides = [unindexed(live)];
-  } else if (query.spawnedBy !== undefined) {
+  } else if (spawners !== undefined) {
     sides = [{ index: 'sessions_by_spawner', where: live ? [LIVE.where] : [] }];
   } else if (query.onlyForked) {
     sides = [{ index: 'sessions_forked', where: live ? [LIVE.where] : [] }];
@@ -89,9 +91,13 @@ export function planSessionList(
     }));
   }
 
-  if (query.spawnedBy !== undefined) {
+  if (spawners?.length === 1) {
     filters.push('spawned_by = ?');
-    params.push(query.spawnedBy);
+    params.push(spawners[0]);
+  } else if (spawners !== undefined) {
+    // One probe of the spawner index per key; the rows are sorted afterwards.
+    filters.push('spawned_by IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(spawners));
   }
   if (query.onlyForked) filters.push(FORKED_SQL);
   if (kinds.length > 0 && !perKind) {

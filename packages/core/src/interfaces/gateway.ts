@@ -21,8 +21,11 @@ export interface SessionsListParams {
   kinds?: SessionKind[];
   /** Only sessions updated within this many minutes. */
   activeMinutes?: number;
-  /** Only direct children of this session key. */
-  spawnedBy?: string;
+  /**
+   * Only direct children of this session key, or of any of these keys (an empty list matches
+   * nothing): one call lists a whole level of a spawn tree.
+   */
+  spawnedBy?: string | string[];
   /** Only sessions of these agents. */
   agentIds?: string[];
   /** Only these exact internal keys. */

@@ -31,8 +31,13 @@ export interface SessionListQuery {
   activeMinutes?: number;
   /** The clock for `activeMinutes` (default `Date.now()`). */
   now?: number;
-  /** Only direct children of this session key. */
-  spawnedBy?: string;
+  /**
+   * Only direct children of this session key, or of any of these keys (an empty list matches
+   * nothing): a list reads one level of a spawn tree in one query. A store answers a list through
+   * its spawner index (`spawned_by IN (...)`), reading every child of those spawners before the sort,
+   * so such a list costs O(children of those spawners), whatever `limit` says.
+   */
+  spawnedBy?: string | readonly string[];
   /** Only sessions of these agents. */
   agentIds?: readonly string[];
   /** Only these exact keys. */
@@ -354,6 +359,18 @@ export interface StoreOperations {
   listMcpTokens?(query?: McpTokenListQuery): Promise<McpTokenRecord[]>;
   /** Sets `revokedAt` on an active token; resolves false when no active token has this id. */
   revokeMcpToken?(id: string, at: number): Promise<boolean>;
+
+  // --- batched reads (optional: `batchReads(store)` falls back to one call per session) ---
+  /**
+   * `BatchReads.listRunsOfSessions`, done natively: the newest `limit` runs of each session in one
+   * call, as `listRuns({ sessionKey, limit })` returns them.
+   */
+  listRunsOfSessions?(sessionKeys: readonly string[], limit: number): Promise<RunRecord[][]>;
+  /**
+   * `BatchReads.readTails`, done natively: the last `limit` messages of each session in one call, as
+   * `readTail(sessionKey, limit)` returns them.
+   */
+  readTails?(sessionKeys: readonly string[], limit: number): Promise<StoredMessage[][]>;
 
   // --- turn operations (optional: `turnOperations(store)` falls back to core's defaults) ---
   /**

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ColloquyError } from '../errors/colloquy-error.js';
+import type { BatchReads } from '../interfaces/batch-reads.js';
 import type {
   InboxEntry,
   McpTokenRecord,
@@ -37,9 +38,13 @@ import type {
   TurnOperations,
 } from '../interfaces/turn-operations.js';
 
-/** {@link StoreOperations} as synchronous calls: what an embedded, single-connection engine offers. */
+/**
+ * {@link StoreOperations} as synchronous calls: what an embedded, single-connection engine offers.
+ * The batched reads are not among them: {@link SerializedStore} answers each with its engine's
+ * row-level reads, one after another in one turn of its queue.
+ */
 export type SynchronousStoreOperations = {
-  [K in Exclude<keyof StoreOperations, keyof TurnOperations>]-?: (
+  [K in Exclude<keyof StoreOperations, keyof TurnOperations | keyof BatchReads>]-?: (
     ...args: Parameters<NonNullable<StoreOperations[K]>>
   ) => Awaited<ReturnType<NonNullable<StoreOperations[K]>>>;
 };
@@ -118,10 +123,10 @@ const OPERATION_NAMES = [
 ] as const satisfies readonly (keyof StoreOperations)[];
 
 // Compile-time check that OPERATION_NAMES lists every operation (the turn operations are core's
-// defaults over these, see `turnOperations`).
+// defaults over these, see `turnOperations`; the batched reads loop over them, see `SYNCHRONOUS_BATCH_READS`).
 type MissingOperation = Exclude<
   keyof StoreOperations,
-  (typeof OPERATION_NAMES)[number] | keyof TurnOperations
+  (typeof OPERATION_NAMES)[number] | keyof TurnOperations | keyof BatchReads
 >;
 const everyOperationListed: MissingOperation extends never ? true : never = true;
 void everyOperationListed;
@@ -267,6 +272,10 @@ export abstract class SerializedStore implements Store {
   readTail(sessionKey: string, limit: number, options?: TailOptions): Promise<StoredMessage[]> {
     return this.run((ops) => ops.readTail(sessionKey, limit, options));
   }
+  /** {@inheritDoc StoreOperations.readTails} */
+  readTails(sessionKeys: readonly string[], limit: number): Promise<StoredMessage[][]> {
+    return this.run((ops) => SYNCHRONOUS_BATCH_READS.readTails(ops, sessionKeys, limit));
+  }
   /** {@inheritDoc StoreOperations.searchMessages} */
   searchMessages(query: MessageSearchQuery): Promise<MessageSearchResult> {
     return this.run((ops) => ops.searchMessages(query));
@@ -296,6 +305,10 @@ export abstract class SerializedStore implements Store {
   /** {@inheritDoc StoreOperations.listRuns} */
   listRuns(query?: RunListQuery): Promise<RunRecord[]> {
     return this.run((ops) => ops.listRuns(query));
+  }
+  /** {@inheritDoc StoreOperations.listRunsOfSessions} */
+  listRunsOfSessions(sessionKeys: readonly string[], limit: number): Promise<RunRecord[][]> {
+    return this.run((ops) => SYNCHRONOUS_BATCH_READS.listRunsOfSessions(ops, sessionKeys, limit));
   }
 
   // --- announce outbox ---
@@ -494,6 +507,35 @@ for (const name of OPERATION_NAMES) {
       const operations = this[OPERATIONS];
       try {
         return Promise.resolve((operations[name] as (...a: unknown[]) => unknown).apply(operations, args));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+  });
+}
+
+/**
+ * The batched reads, each a loop of an engine's row-level reads run in one turn of the queue (no
+ * other call runs between them): one store call, without a statement of its own per engine.
+ */
+const SYNCHRONOUS_BATCH_READS: {
+  [K in keyof BatchReads]: (
+    operations: SynchronousStoreOperations,
+    ...args: Parameters<BatchReads[K]>
+  ) => Awaited<ReturnType<BatchReads[K]>>;
+} = {
+  listRunsOfSessions: (operations, sessionKeys, limit) =>
+    sessionKeys.map((sessionKey) => operations.listRuns({ sessionKey, limit })),
+  readTails: (operations, sessionKeys, limit) =>
+    sessionKeys.map((sessionKey) => operations.readTail(sessionKey, limit)),
+};
+
+for (const name of ['listRunsOfSessions', 'readTails'] as const satisfies readonly (keyof BatchReads)[]) {
+  Object.defineProperty(TransactionHandle.prototype, name, {
+    value(this: TransactionHandle, sessionKeys: readonly string[], limit: number): Promise<unknown> {
+      if (!this[OPEN].active) return Promise.reject(transactionOverError());
+      try {
+        return Promise.resolve(SYNCHRONOUS_BATCH_READS[name](this[OPERATIONS], sessionKeys, limit));
       } catch (error) {
         return Promise.reject(error);
       }

@@ -12,12 +12,31 @@ export function matchesSessionQuery(session: SessionRecord, query: SessionListQu
   if (query.kinds && query.kinds.length > 0 && !query.kinds.includes(session.kind)) return false;
   if (query.activeMinutes !== undefined && session.updatedAt < now - query.activeMinutes * 60_000)
     return false;
-  if (query.spawnedBy !== undefined && session.spawnedBy !== query.spawnedBy) return false;
+  if (query.spawnedBy !== undefined && !spawnedByOneOf(session, query.spawnedBy)) return false;
   if (!inSessionScope(session, query)) return false;
   if (query.sessionId !== undefined && session.sessionId !== query.sessionId) return false;
   if (query.label !== undefined && session.label !== query.label) return false;
   if (query.onlyForked && session.forked !== true) return false;
   return true;
+}
+
+/** True when `session` was spawned by `spawners` (one key, or any of several). */
+function spawnedByOneOf(session: SessionRecord, spawners: string | readonly string[]): boolean {
+  if (typeof spawners === 'string') return session.spawnedBy === spawners;
+  return session.spawnedBy !== undefined && spawners.includes(session.spawnedBy);
+}
+
+/**
+ * A query's `spawnedBy` as a list, one key or several alike; `undefined` when it does not filter by
+ * spawner. For stores that build SQL (`spawned_by IN (...)`) or filter in memory.
+ *
+ * @param query - a list or count query
+ * @returns the spawner keys without duplicates (an empty list matches nothing)
+ */
+export function spawnerKeys(query: Pick<SessionListQuery, 'spawnedBy'>): readonly string[] | undefined {
+  const { spawnedBy } = query;
+  if (spawnedBy === undefined) return undefined;
+  return typeof spawnedBy === 'string' ? [spawnedBy] : [...new Set(spawnedBy)];
 }
 
 /**

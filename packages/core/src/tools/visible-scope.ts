@@ -11,11 +11,10 @@ import {
   type SessionLineage,
 } from '../policy/index.js';
 import { mapWithConcurrency } from './concurrency.js';
+import { listSpawnLevel } from './spawn-level.js';
 import { lineageOf, type ToolScope } from './tool-context.js';
 
 const MAX_TREE_SIZE = 2_000;
-/** Children lists in flight at once while walking a spawn tree. */
-const TREE_WALK_CONCURRENCY = 4;
 
 /**
  * Which sessions a listing or a search may even look at, as a store filter (the guard still
@@ -340,18 +339,12 @@ async function spawnTree(
   if (visibility === 'self') return tree;
   let frontier = [scope.options.requesterKey];
   while (frontier.length > 0 && tree.size < MAX_TREE_SIZE) {
-    // One level at a time, its parents' children read with a few lists in flight; the tree is
-    // then built in the frontier's order, as a walk one list at a time would build it.
-    const levels = await mapWithConcurrency(frontier, TREE_WALK_CONCURRENCY, async (parent) => {
-      const { sessions } = await scope.options.gateway.call('sessions.list', {
-        spawnedBy: parent,
-        includeArchived: true,
-      });
-      return sessions;
-    });
+    // One level per list; the tree is built in the frontier's order, as a walk one parent at a
+    // time would build it.
+    const { children } = await listSpawnLevel(scope.options.gateway, frontier, { includeArchived: true });
     const next: string[] = [];
-    levels.forEach((children, i) => {
-      for (const child of children) {
+    children.forEach((sessions, i) => {
+      for (const child of sessions) {
         if (tree.has(child.key)) continue;
         tree.set(child.key, frontier[i]);
         next.push(child.key);

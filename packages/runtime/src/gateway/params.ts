@@ -17,6 +17,8 @@ export interface ParamReader {
   optionalBoolean(field: string): boolean | undefined;
   /** An optional array of strings. */
   optionalStrings(field: string): string[] | undefined;
+  /** An optional string (as {@link ParamReader.optionalString} reads it) or array of strings. */
+  optionalStringOrStrings(field: string): string | string[] | undefined;
   /** An optional plain object. */
   optionalObject(field: string): Record<string, unknown> | undefined;
   /** Fails when params carry a field not in `allowed`. */
@@ -37,7 +39,7 @@ export function readParams(method: string, params: unknown): ParamReader {
     throw invalid(method, 'params', 'an object');
   }
   const p = params as Record<string, unknown>;
-  return {
+  const reader: ParamReader = {
     string(field) {
       const value = p[field];
       if (typeof value !== 'string' || value.trim() === '')
@@ -75,6 +77,13 @@ export function readParams(method: string, params: unknown): ParamReader {
       for (const item of value) withoutNul(method, field, item);
       return value as string[];
     },
+    optionalStringOrStrings(field) {
+      const value = p[field];
+      if (value === undefined || value === null || typeof value === 'string')
+        return reader.optionalString(field);
+      if (!Array.isArray(value)) throw invalid(method, field, 'a string or an array of strings');
+      return reader.optionalStrings(field);
+    },
     optionalObject(field) {
       const value = p[field];
       if (value === undefined || value === null) return undefined;
@@ -93,6 +102,7 @@ export function readParams(method: string, params: unknown): ParamReader {
       }
     },
   };
+  return reader;
 }
 
 function withoutNul(method: string, field: string, value: string): string {

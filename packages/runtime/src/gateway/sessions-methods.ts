@@ -1,6 +1,6 @@
 import { ColloquyError, isColloquyError, normalizeSessionKey, type SessionRecord } from '@colloquy/core';
 import type { GatewayResult, RunSummary, SessionKind } from '@colloquy/core/gateway';
-import { type RunRecord, SESSION_KINDS, type SessionListQuery } from '@colloquy/core/store';
+import { batchReads, type RunRecord, SESSION_KINDS, type SessionListQuery } from '@colloquy/core/store';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { fireDueWatchesLater } from '../runtime/watch-notices.js';
 import { abortSessionRuns } from './abort-runs.js';
@@ -27,17 +27,19 @@ export function readKinds(p: ParamReader, method: string): SessionKind[] | undef
   return kinds as SessionKind[] | undefined;
 }
 
-/** The latest run of each session that has one (for `withLatestRun`). */
+/** The latest run of each session that has one (for `withLatestRun`), read in one batch. */
 async function latestRunsOf(
   ctx: RuntimeContext,
   sessions: readonly SessionRecord[],
 ): Promise<Record<string, RunSummary>> {
   const out: Record<string, RunSummary> = {};
-  const latest = await Promise.all(
-    sessions.map(async (session) => (await ctx.store.listRuns({ sessionKey: session.key, limit: 1 }))[0]),
+  if (sessions.length === 0) return out;
+  const latest = await batchReads(ctx.store).listRunsOfSessions(
+    sessions.map((session) => session.key),
+    1,
   );
   for (const [index, session] of sessions.entries()) {
-    const run = latest[index];
+    const run = latest[index]?.[0];
     if (!run) continue;
     out[session.key] = toRunSummary(run);
   }
@@ -92,7 +94,7 @@ export async function sessionsList(
   const activeMinutes = p.optionalNumber('activeMinutes', 0);
   const limit = p.optionalNumber('limit', 1);
   const offset = Math.floor(p.optionalNumber('offset', 0) ?? 0);
-  const spawnedBy = p.optionalString('spawnedBy');
+  const spawnedBy = p.optionalStringOrStrings('spawnedBy');
   const agentIds = p.optionalStrings('agentIds');
   const keys = p.optionalStrings('keys');
   const alsoKeys = p.optionalStrings('alsoKeys');
@@ -100,7 +102,8 @@ export async function sessionsList(
   const query: SessionListQuery = { now: ctx.clock.now() };
   if (kinds && kinds.length > 0) query.kinds = kinds;
   if (activeMinutes !== undefined) query.activeMinutes = activeMinutes;
-  if (spawnedBy) query.spawnedBy = normalizeSessionKey(spawnedBy);
+  if (typeof spawnedBy === 'string') query.spawnedBy = normalizeSessionKey(spawnedBy);
+  else if (spawnedBy) query.spawnedBy = spawnedBy.map(normalizeSessionKey);
   if (agentIds) query.agentIds = agentIds.map((id) => id.trim().toLowerCase());
   if (keys) query.keys = keys.map(normalizeSessionKey);
   if (alsoKeys) query.alsoKeys = alsoKeys.map(normalizeSessionKey);

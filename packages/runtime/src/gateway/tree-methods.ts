@@ -12,7 +12,7 @@ import {
   type Redactor,
   truncateText,
 } from '@colloquy/core/internal';
-import { type RunRecord, type SessionRecord, TERMINAL_RUN_STATUSES } from '@colloquy/core/store';
+import { batchReads, type RunRecord, type SessionRecord, TERMINAL_RUN_STATUSES } from '@colloquy/core/store';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { readParams } from './params.js';
 import { requireSession } from './resolve-session.js';
@@ -34,7 +34,10 @@ const TREE_ERROR_CHARS = 1000;
  * `sessions.tree`: the spawn tree below a session, the root first, then breadth first and oldest
  * spawn first (core's `descendantsOf`, as the `subagents` tool walks it), at most `maxNodes` with
  * `truncated` when there were more. Per session its newest runs with durations, tokens, redacted
- * errors, tool calls and announces. Reads only; no visibility filter (like `sessions.list`).
+ * errors, tool calls and announces. Reads only; no visibility filter (like `sessions.list`). The
+ * store work grows with the tree's depth, not its size: a list per level, then the runs and the
+ * transcript tails of every node in a batch each (plus an outbox read per sub-agent run whose
+ * announce is not settled yet).
  *
  * @throws `SESSION_NOT_FOUND` for an unknown root; `INVALID_ARGUMENT` for a bad number
  */
@@ -47,8 +50,9 @@ export async function sessionsTree(
   const root = await requireSession(ctx.store, ctx.config, p.string('key'));
   const maxNodes = Math.floor(p.optionalNumber('maxNodes', 1, TREE_MAX_NODES) ?? TREE_MAX_NODES);
   const runsPerNode = Math.floor(p.optionalNumber('runsPerNode', 1, TREE_MAX_RUNS) ?? TREE_DEFAULT_RUNS);
-  // One more than fits tells whether the tree was cut.
-  const below = await descendantsOf(ctx.gateway, root.key, maxNodes);
+  // One more than fits tells whether the tree was cut. The walk reads no runs: they are read
+  // below, for every node at once.
+  const below = await descendantsOf(ctx.gateway, root.key, maxNodes, { latestRuns: false });
   const truncated = below.length > maxNodes - 1;
   const sessions: Array<{ session: SessionRecord; parentKey?: string; depth: number }> = [
     { session: root, depth: 0 },
@@ -60,23 +64,28 @@ export async function sessionsTree(
   ];
   const now = ctx.clock.now();
   const redact = createRedactor(configuredSecrets(ctx.config));
-  const nodes = await Promise.all(
-    sessions.map(async ({ session, parentKey, depth }) => {
-      const { runs, olderRuns } = await runsOf(ctx, session.key, runsPerNode, now, redact);
-      const node: SpawnTreeNode = {
-        sessionKey: session.key,
-        depth,
-        agentId: session.agentId,
-        kind: session.kind,
-        status: statusOf(session, runs),
-        runs,
-        olderRuns,
-      };
-      if (parentKey !== undefined) node.parentKey = parentKey;
-      if (session.label !== undefined) node.label = session.label;
-      return node;
-    }),
+  const runsBySession = await runsOf(
+    ctx,
+    sessions.map(({ session }) => session.key),
+    runsPerNode,
+    now,
+    redact,
   );
+  const nodes = sessions.map(({ session, parentKey, depth }, i): SpawnTreeNode => {
+    const { runs, olderRuns } = runsBySession[i]!;
+    const node: SpawnTreeNode = {
+      sessionKey: session.key,
+      depth,
+      agentId: session.agentId,
+      kind: session.kind,
+      status: statusOf(session, runs),
+      runs,
+      olderRuns,
+    };
+    if (parentKey !== undefined) node.parentKey = parentKey;
+    if (session.label !== undefined) node.label = session.label;
+    return node;
+  });
   return { rootKey: root.key, nodes, truncated, now };
 }
 
@@ -85,23 +94,35 @@ function statusOf(session: SessionRecord, runs: readonly SpawnTreeRun[]): Sessio
   return runs.at(-1)?.status === 'running' ? 'running' : (session.status ?? 'idle');
 }
 
+/**
+ * The newest `limit` runs of each session (entry `i` for `sessionKeys[i]`), oldest first, with
+ * their tool calls: one batched read of the runs and one of the transcript tails (of the sessions
+ * that ran), whatever the number of sessions.
+ */
 async function runsOf(
   ctx: RuntimeContext,
-  sessionKey: string,
+  sessionKeys: readonly string[],
   limit: number,
   now: number,
   redact: Redactor,
-): Promise<{ runs: SpawnTreeRun[]; olderRuns: boolean }> {
-  const newestFirst = await ctx.store.listRuns({ sessionKey, limit: limit + 1 });
-  const records = newestFirst.slice(0, limit).reverse();
-  if (records.length === 0) return { runs: [], olderRuns: false };
-  const byId = new Map(records.map((run) => [run.runId, run]));
-  const tail = await ctx.store.readTail(sessionKey, TREE_TRANSCRIPT_TAIL);
-  const calls = toolCallsByRun(tail, byId);
-  const runs = await Promise.all(
-    records.map(async (run) => toTreeRun(ctx, run, calls.get(run.runId) ?? [], now, redact)),
+): Promise<Array<{ runs: SpawnTreeRun[]; olderRuns: boolean }>> {
+  const reads = batchReads(ctx.store);
+  const newestFirst = await reads.listRunsOfSessions(sessionKeys, limit + 1);
+  const ran = sessionKeys.filter((_, i) => newestFirst[i]!.length > 0);
+  const tails = ran.length > 0 ? await reads.readTails(ran, TREE_TRANSCRIPT_TAIL) : [];
+  const tailOf = new Map(ran.map((key, i) => [key, tails[i]!]));
+  return Promise.all(
+    sessionKeys.map(async (sessionKey, i) => {
+      const records = newestFirst[i]!.slice(0, limit).reverse();
+      if (records.length === 0) return { runs: [], olderRuns: false };
+      const byId = new Map(records.map((run) => [run.runId, run]));
+      const calls = toolCallsByRun(tailOf.get(sessionKey) ?? [], byId);
+      const runs = await Promise.all(
+        records.map(async (run) => toTreeRun(ctx, run, calls.get(run.runId) ?? [], now, redact)),
+      );
+      return { runs, olderRuns: newestFirst[i]!.length > limit };
+    }),
   );
-  return { runs, olderRuns: newestFirst.length > limit };
 }
 
 async function toTreeRun(

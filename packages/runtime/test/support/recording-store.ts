@@ -1,4 +1,5 @@
 import { type Store, type StoreTransaction, type TurnOperations, turnOperations } from '@colloquy/core/store';
+import { type Harness, type HarnessOptions, makeStore, type StoreKind, startHarness } from './harness.js';
 
 /** One store call the runtime made: the method, and whether it ran inside a transaction. */
 export interface RecordedCall {
@@ -85,4 +86,38 @@ export function recordStore(store: Store): RecordingStore {
       commits = 0;
     },
   };
+}
+
+/**
+ * The calls of a recording as `method` counts, for a readable failure message.
+ *
+ * @param recording - what a {@link RecordingStore} saw
+ * @returns how many times each method was called
+ */
+export function tallyCalls(recording: StoreRecording): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const call of recording.calls) counts[call.method] = (counts[call.method] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * A harness whose runtime works on a recording store of the given kind (the store underneath is
+ * returned too, for seeding and reading past the recorder). Closing the harness removes the store.
+ *
+ * @param kind - the store kind
+ * @param options - the harness options (but the store)
+ */
+export async function startRecordingHarness(
+  kind: StoreKind,
+  options: Omit<HarnessOptions, 'store' | 'storeKind'> = {},
+): Promise<{ harness: Harness; recorder: RecordingStore; inner: Store }> {
+  const made = await makeStore(kind);
+  const recorder = recordStore(made.store);
+  const harness = await startHarness({ ...options, store: recorder.store });
+  const close = harness.close;
+  harness.close = async () => {
+    await close();
+    made.cleanup();
+  };
+  return { harness, recorder, inner: made.store };
 }

@@ -6,6 +6,7 @@ import { describe } from 'vitest';
 import { describeMcpTokenCases } from './mcp-token-cases.js';
 import { describeSearchCases } from './search-cases.js';
 import { describeStoreCases, type StoreConformanceOptions } from './store-cases.js';
+import { describeTreeCases } from './tree-cases.js';
 import { describeTurnCases } from './turn-cases.js';
 import { describeWatchCases } from './watch-cases.js';
 
@@ -14,7 +15,14 @@ export type { StoreConformanceOptions } from './store-cases.js';
 /** The case files of the suite, run in this order; a new file adds one line here. */
 const CASE_FILES: ReadonlyArray<
   (makeStore: () => Store | Promise<Store>, options: StoreConformanceOptions) => void
-> = [describeStoreCases, describeSearchCases, describeWatchCases, describeMcpTokenCases, describeTurnCases];
+> = [
+  describeStoreCases,
+  describeSearchCases,
+  describeWatchCases,
+  describeMcpTokenCases,
+  describeTurnCases,
+  describeTreeCases,
+];
 
 /**
  * The Store conformance suite: every Store implementation runs it unchanged, inside vitest. Each test
