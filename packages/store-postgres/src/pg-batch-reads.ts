@@ -1,6 +1,7 @@
 import type { StoredMessage } from '@colloquy/core';
 import type { RunRecord } from '@colloquy/core/gateway';
 import { type MessageRow, type Queryable, storedMessage } from './pg-operations.js';
+import { RUN_READ_COLUMNS, type RunRow, runFromRow } from './run-columns.js';
 import { sqlLimit } from './session-list-sql.js';
 
 // The batched reads on PostgreSQL: each is ONE statement, a lateral join over the keys (one index
@@ -9,10 +10,10 @@ import { sqlLimit } from './session-list-sql.js';
 // to the key it was read for, a key given twice included.
 
 /** The newest `$2` runs of each key of `$1`, in `listRuns` order within a key. */
-const RUNS_OF_SESSIONS = `SELECT k.i, r.record
+const RUNS_OF_SESSIONS = `SELECT k.i, r.*
   FROM unnest($1::text[]) WITH ORDINALITY AS k(key, i)
   CROSS JOIN LATERAL (
-    SELECT record, created_at, run_id FROM runs WHERE session_key = k.key
+    SELECT ${RUN_READ_COLUMNS}, created_at, run_id FROM runs WHERE session_key = k.key
     ORDER BY created_at DESC, run_id DESC LIMIT $2
   ) AS r
   ORDER BY k.i, r.created_at DESC, r.run_id DESC`;
@@ -58,13 +59,7 @@ export function listRunsOfSessions(
   sessionKeys: readonly string[],
   limit: number,
 ): Promise<RunRecord[][]> {
-  return readPerKey<{ record: RunRecord }, RunRecord>(
-    db,
-    RUNS_OF_SESSIONS,
-    sessionKeys,
-    limit,
-    (row) => row.record,
-  );
+  return readPerKey<RunRow, RunRecord>(db, RUNS_OF_SESSIONS, sessionKeys, limit, runFromRow);
 }
 
 /**
