@@ -44,10 +44,11 @@ const runs = Number(arg('--runs', '5'));
 const store = arg('--store', 'sqlite');
 const modes = arg('--modes', 'off,on').split(',');
 const modelKind = arg('--model', 'scripted');
-const modelServer = modelKind === 'http' ? await serveModel() : undefined;
 const results = Object.fromEntries(modes.map((mode) => [mode, []]));
 for (let i = 0; i < runs; i++) {
   for (const mode of modes) {
+    // A fake of its own per run: the fake keeps every request it answered.
+    const modelServer = modelKind === 'http' ? await serveModel() : undefined;
     const child = spawnSync(
       process.execPath,
       [
@@ -60,6 +61,7 @@ for (let i = 0; i < runs; i++) {
       ],
       { encoding: 'utf8' },
     );
+    modelServer?.process.kill();
     if (child.status !== 0) throw new Error(`the ${mode} run failed: ${child.stderr}`);
     const result = JSON.parse(child.stdout.trim().split('\n').at(-1));
     results[mode].push(result);
@@ -68,7 +70,6 @@ for (let i = 0; i < runs; i++) {
     );
   }
 }
-modelServer?.process.kill();
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const cpu = Object.fromEntries(
   modes.map((mode) => [mode, median(results[mode].map((r) => r.cpuMicrosPerTurn))]),
