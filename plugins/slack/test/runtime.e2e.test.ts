@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { type ChannelPlugin, deriveSessionKey } from '@colloquy/core';
 import { lastUserText, type ScriptFn } from '@colloquy/testkit';
 import { createTestHarness, type TestHarness } from '@colloquy/testkit/harness';
@@ -151,11 +153,23 @@ describe('Slack plugin through the runtime with the scripted model (Socket Mode)
   });
 });
 
+/**
+ * A loopback port the system just handed out and took back. A random port in 20,000-40,000 could be
+ * one in use (it overlaps the ephemeral range), and the plugin failed with EADDRINUSE in CI.
+ */
+async function unusedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
 describe('Slack plugin with HTTP events', () => {
   it('serves signed events on its own port and refuses forged ones', async () => {
     const fake = await FakeSlack.start();
     const signingSecret = 'e2e-signing-secret';
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const port = await unusedPort();
     const slack = createSlackPlugin({
       config: {
         mode: 'http',
