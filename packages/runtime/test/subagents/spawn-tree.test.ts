@@ -146,8 +146,17 @@ describe.each(STORE_KINDS)('sessions.tree (%s store)', (storeKind) => {
     const one = await h.runtime.gateway.call('sessions.tree', { key: MAIN, maxNodes: 1, runsPerNode: 1 });
     expect(one.nodes).toHaveLength(1);
     expect(one.truncated).toBe(true);
-    expect(one.nodes[0]!.runs.map((run) => run.runId)).toEqual([root.runs.at(-1)!.runId]);
+    expect(one.nodes[0]!.runs).toHaveLength(1);
     expect(one.nodes[0]!.olderRuns).toBe(true);
+    // The newest run of the root: read against the store at once, since a late announce may still
+    // wake the root with a run newer than `whole` saw (CI on PostgreSQL did).
+    const { runtime, store } = h;
+    const newest = async () => {
+      const tree = await runtime.gateway.call('sessions.tree', { key: MAIN, maxNodes: 1, runsPerNode: 1 });
+      const [stored] = await store.listRuns({ sessionKey: MAIN, limit: 1 });
+      return tree.nodes[0]!.runs[0]!.runId === stored!.runId;
+    };
+    await expect.poll(newest, { timeout: 10_000 }).toBe(true);
 
     for (const params of [{ key: 'agent:main:nope' }, { key: MAIN, maxNodes: 0 }, { key: MAIN, extra: 1 }]) {
       const error = await h.runtime.gateway.call('sessions.tree', params as never).catch((e: unknown) => e);
