@@ -11,6 +11,11 @@ export interface ReapReport {
   dead: string[];
   /** Worker ids no live instance registered, whose jobs were locked longer than the grace. */
   orphanWorkers: string[];
+  /**
+   * Session queues (graphile-worker named queues) that stayed locked longer than the grace while
+   * none of their jobs was locked, and were freed: a session's turns would otherwise wait for them.
+   */
+  strandedQueues: string[];
 }
 
 /** This instance's entry in the cluster: its liveness lock, its worker ids, the reaper. */
@@ -34,7 +39,10 @@ export interface JoinOptions {
   id: string;
   /** Opens a new control connection, when the one in use failed. */
   connect(): Promise<pg.Client>;
-  /** Jobs locked by a worker id no instance registered are unlocked after this long. */
+  /**
+   * Jobs locked by a worker id no instance registered, and named queues left locked without a
+   * locked job, are unlocked after this long.
+   */
   orphanGraceMs: number;
   /**
    * For this long after the server started, an instance whose lock is free is not taken for dead:
@@ -85,6 +93,8 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
   );
   let left = false;
   let lost = false;
+  /** When the reaper last looked for stranded named queues (it looks at most once per grace). */
+  let strandedCheckedAt = 0;
   let control = client;
   let disconnectedSince: number | undefined;
   const stopped = new AbortController();
@@ -162,7 +172,9 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
 
     // Not behind a reconnect in progress: there is nothing to reap without the control connection.
     reap: () =>
-      disconnectedSince === undefined ? serial(reap) : Promise.resolve({ dead: [], orphanWorkers: [] }),
+      disconnectedSince === undefined
+        ? serial(reap)
+        : Promise.resolve({ dead: [], orphanWorkers: [], strandedQueues: [] }),
 
     leave: () => {
       // A reconnect in progress gives up at once; the leave then runs after it.
@@ -173,7 +185,7 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
   };
 
   async function reap(): Promise<ReapReport> {
-    const report: ReapReport = { dead: [], orphanWorkers: [] };
+    const report: ReapReport = { dead: [], orphanWorkers: [], strandedQueues: [] };
     if (left || lost || disconnectedSince !== undefined) return report;
     const client = control;
     const fresh = await client.query<{ fresh: boolean }>(
@@ -220,6 +232,21 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
     if (report.dead.length + report.orphanWorkers.length > 0) {
       log.warn(report, 'cluster: unlocked the jobs of instances that stopped');
     }
+    if (Date.now() - strandedCheckedAt >= options.orphanGraceMs) {
+      strandedCheckedAt = Date.now();
+      report.strandedQueues = await freeStrandedQueues(client, options.orphanGraceMs).catch(
+        (error: unknown) => {
+          log.warn({ err: (error as Error).message }, 'cluster: could not look for stranded session queues');
+          return [];
+        },
+      );
+      if (report.strandedQueues.length > 0) {
+        log.warn(
+          { queues: report.strandedQueues },
+          'cluster: freed session queues left locked without a running job',
+        );
+      }
+    }
     return report;
   }
 
@@ -235,4 +262,36 @@ export async function joinCluster(client: pg.Client, options: JoinOptions): Prom
       await control.end().catch(() => {});
     }
   }
+}
+
+/**
+ * Frees the named queues locked for longer than `graceMs` while none of their jobs is locked.
+ * graphile-worker locks a session's queue together with the job it takes, and frees it as it
+ * completes that job, but only for the pool that took it: a failed pool's late completion of a job
+ * another pool took again deletes the job and leaves the queue locked by the other pool, and the
+ * session's next turns would wait for it forever (graphile-worker frees queues only after four
+ * hours). Taking and completing a job each change job and queue in one statement, so a queue
+ * without a locked job past the grace is stranded.
+ *
+ * This reads graphile-worker's private tables (its documented `jobs` view does not show queue
+ * locks); test/graphile-worker-reliance.test.ts fails, saying so, if a release changes them.
+ *
+ * @param client - a connection to the cluster's database
+ * @param graceMs - how long a queue must have been locked
+ * @returns the names of the queues it freed
+ */
+export async function freeStrandedQueues(
+  client: pg.Pool | pg.ClientBase,
+  graceMs: number,
+): Promise<string[]> {
+  const { rows } = await client.query<{ queue_name: string }>(
+    `UPDATE graphile_worker._private_job_queues AS queues
+        SET locked_at = NULL, locked_by = NULL
+      WHERE queues.locked_at < now() - make_interval(secs => $1)
+        AND NOT EXISTS (SELECT 1 FROM graphile_worker._private_jobs AS jobs
+                         WHERE jobs.job_queue_id = queues.id AND jobs.locked_at IS NOT NULL)
+      RETURNING queues.queue_name`,
+    [graceMs / 1000],
+  );
+  return rows.map((row) => row.queue_name);
 }

@@ -92,6 +92,13 @@ export async function addJob(utils: WorkerUtils, job: ColloquyJob): Promise<void
 
 /** How long a lane whose runner failed waits between its tries to start again (the database is down). */
 const RESTART_BACKOFF: BackoffOptions = { initialDelayMs: 250, maxDelayMs: 2000 };
+/**
+ * How long a lane whose runner failed waits, once that runner's jobs settled, for its pool to
+ * release (its last job outcomes written or given up) before it unlocks what the pool holds anyway.
+ * A pool whose outcome writes failed more than once may never release (graphile-worker 0.17's
+ * batcher miscounts them); a queue left locked then is freed by the reaper (`freeStrandedQueues`).
+ */
+const RELEASE_WAIT_MS = 5000;
 
 /** Options of {@link startWorkers}. */
 export interface WorkersOptions {
@@ -128,6 +135,16 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
+/** What a lane knows of its runner that failed, to start a new one safely. */
+interface FailedRunner {
+  /** The handlers the failed runner is still running. */
+  inFlight: Set<Promise<void>>;
+  /** Settles once the failed runner's pool has released: it records no more job outcomes. */
+  released: Promise<void>;
+  /** The failed runner's pool id, whose jobs and named queues are unlocked before the new runner starts. */
+  poolId: string | undefined;
+}
+
 /** One graphile-worker runner's settings: the tasks it runs and how many at once. */
 interface RunnerSpec {
   concurrency: number;
@@ -145,7 +162,8 @@ interface RunnerSpec {
  * poll is a rare backstop, which makes a lane of hundreds cheap while idle.
  *
  * A runner that could not record a job's outcome (the database went away as the job ended) stops,
- * as graphile-worker's pools do; its lane waits until the jobs in flight of that pool settled,
+ * as graphile-worker's pools do; its lane waits until the jobs in flight of that pool settled and
+ * the pool released (it records the outcomes of jobs that ended after the database came back),
  * unlocks what the pool still holds once the database answers again, and starts a new runner, so
  * the job runs again (a run job that finds its run ended only sends what was not sent).
  *
@@ -207,9 +225,13 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
       if (stopped.signal.aborted || runners[index] === undefined) return;
       runners[index] = undefined;
       pools[index] = undefined;
-      const restart = restartRunner(index, inFlight, poolId).finally(() => restarts.delete(restart));
+      const restart = restartRunner(index, { inFlight, released, poolId }).finally(() =>
+        restarts.delete(restart),
+      );
       restarts.add(restart);
     });
+    // Once the pool is released it writes nothing more: its last job outcomes were recorded or failed.
+    const released = new Promise<void>((resolve) => events.once('pool:release', () => resolve()));
     const idle = trackIdleWorkers(events);
     const runner = await run({
       pgPool: options.pool,
@@ -230,18 +252,40 @@ export async function startWorkers(options: WorkersOptions): Promise<Workers> {
   };
 
   /**
-   * Replaces the runner of `index`, whose pool failed, once the jobs it was running settled and the
-   * database answers. graphile-worker's own end of a failed pool is not awaited: while the database
-   * is down its batchers may never settle.
+   * Replaces the runner of `index`, whose pool failed, once the jobs it was running settled, its
+   * pool released, and the database answers.
+   *
+   * The pool's release is awaited because a job that ends after the database came back is still
+   * completed by the failed pool, and graphile-worker's completion deletes the job whoever holds it
+   * but frees the session's named queue only if the failed pool still holds it. Unlocked before
+   * that completion, the job would be taken by the new runner, deleted under it, and the session's
+   * queue left locked by the new runner for good: the session's next turns would never run.
    */
-  const restartRunner = async (index: number, inFlight: Set<Promise<void>>, poolId: string | undefined) => {
+  const restartRunner = async (index: number, failed: FailedRunner) => {
     const tasks = Object.keys(specs[index]!.taskList);
     log.warn(
       { tasks },
       'cluster: a job runner failed; it starts again once its jobs settled and the database answers',
     );
+    const { inFlight } = failed;
+    let { poolId } = failed;
     // The failing pool takes no new job (its workers were released), so this set only shrinks.
     while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    const waitOver = new AbortController();
+    const poolReleased = await Promise.race([
+      failed.released.then(() => true),
+      sleep(RELEASE_WAIT_MS, AbortSignal.any([stopped.signal, waitOver.signal])).then(
+        () => false,
+        () => true,
+      ),
+    ]);
+    waitOver.abort();
+    if (!poolReleased) {
+      log.info(
+        { tasks, waitedMs: RELEASE_WAIT_MS },
+        'cluster: a failed job runner did not release its pool in time; unlocking its jobs anyway',
+      );
+    }
     for (let attempt = 0; !stopped.signal.aborted; attempt++) {
       try {
         if (poolId !== undefined) await options.unlockWorkers([poolId]);

@@ -39,7 +39,10 @@ export interface PostgresClusterOptions {
   pollIntervalMs?: number;
   /** How often this instance looks for instances that died, to take over their jobs. Default 1000 ms. */
   reapIntervalMs?: number;
-  /** Jobs locked by a worker that no live instance registered are unlocked after this long. Default 30,000 ms. */
+  /**
+   * Jobs locked by a worker that no live instance registered, and session queues locked while none
+   * of their jobs is, are unlocked after this long. Default 30,000 ms.
+   */
   orphanGraceMs?: number;
   /**
    * For this long after the PostgreSQL server started, no instance is taken for dead: a restart
@@ -192,7 +195,9 @@ export async function createPostgresCluster(options: PostgresClusterOptions): Pr
       .reap()
       .then((report) => {
         // The jobs it unlocked sent no notice: wake idle workers for them now.
-        if (report.dead.length > 0 || report.orphanWorkers.length > 0) void workers?.lookForReadyJobs();
+        if (report.dead.length + report.orphanWorkers.length + report.strandedQueues.length > 0) {
+          void workers?.lookForReadyJobs();
+        }
         return report;
       })
       .finally(() => {

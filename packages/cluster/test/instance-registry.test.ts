@@ -129,7 +129,7 @@ describe('the instance registry', () => {
     const a = await member(q, 'a');
     await a.registry.addWorker(poolId);
     const b = await member(q, 'b');
-    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [] });
+    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [], strandedQueues: [] });
     expect(await lockedBy(q)).toEqual([poolId]);
   });
 
@@ -140,7 +140,7 @@ describe('the instance registry', () => {
     await a.registry.addWorker(poolId);
     await a.control.end();
     const b = await member(q, 'b');
-    expect(await b.registry.reap()).toEqual({ dead: ['a'], orphanWorkers: [] });
+    expect(await b.registry.reap()).toEqual({ dead: ['a'], orphanWorkers: [], strandedQueues: [] });
     expect(await lockedBy(q)).toEqual([null]);
   });
 
@@ -148,8 +148,27 @@ describe('the instance registry', () => {
     const q = await queue();
     const { poolId } = await hangingWorker(q);
     const b = await member(q, 'b');
-    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [poolId] });
+    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [poolId], strandedQueues: [] });
     expect(await lockedBy(q)).toEqual([null]);
+  });
+
+  it('frees a session queue left locked without a locked job, after the grace', async () => {
+    const q = await queue();
+    const { poolId } = await hangingWorker(q);
+    const a = await member(q, 'a');
+    await a.registry.addWorker(poolId);
+    // A failed pool's late completion deletes the job a live pool took again; the queue stays locked.
+    await q.pool.query('DELETE FROM graphile_worker._private_jobs');
+    const b = await member(q, 'b');
+    expect(await b.registry.reap()).toEqual({
+      dead: [],
+      orphanWorkers: [],
+      strandedQueues: ['session:main'],
+    });
+    expect(b.log.entries.map((entry) => entry.msg)).toContain(
+      'cluster: freed session queues left locked without a running job',
+    );
+    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [], strandedQueues: [] });
   });
 
   it('takes its lock again when its control connection is cut, and is not taken for dead', async () => {
@@ -164,7 +183,7 @@ describe('the instance registry', () => {
       'a took its lock again',
     );
     expect(a.registry.disconnectedSince).toBeUndefined();
-    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [] });
+    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [], strandedQueues: [] });
     expect(await lockedBy(q)).toEqual([poolId]);
     expect(a.lost).toEqual([]);
   });
@@ -185,8 +204,8 @@ describe('the instance registry', () => {
     await server.stopServer();
     await server.startServer();
     const b = await member(q, 'b', { restartGraceMs: 60_000 });
-    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [] });
+    expect(await b.registry.reap()).toEqual({ dead: [], orphanWorkers: [], strandedQueues: [] });
     const c = await member(q, 'c');
-    expect(await c.registry.reap()).toEqual({ dead: ['a'], orphanWorkers: [] });
+    expect(await c.registry.reap()).toEqual({ dead: ['a'], orphanWorkers: [], strandedQueues: [] });
   });
 });

@@ -110,24 +110,13 @@ async function continueTurn(
   try {
     // A store that refuses for a while (a full disk, a database restarting) gets the end again
     // once it takes writes: the turn's answer is kept, not turned into an apology.
-    ended = await retryWithPauses(
-      async () => {
-        const stored = await endTurn(ctx, sessionKey, begun.runs, outcome, plan, begun.session);
-        // The end carries the reply's `sending` mark: one flush makes both durable before the
-        // send. A group commit the store undid is an end not stored: it is tried again.
-        await ctx.store.flush?.();
-        return stored;
-      },
-      {
-        pausesMs: STORE_REFUSAL_PAUSES_MS,
-        retries: (error) => ctx.accepting && isPassingStoreRefusal(error),
-        onRetry: (error, attempt) =>
-          ctx.log.warn(
-            { err: error, sessionKey, attempt },
-            'the store refused the end of a turn for now; trying again',
-          ),
-      },
-    );
+    ended = await whileStoreRefuses(ctx, sessionKey, 'the end of a turn', async () => {
+      const stored = await endTurn(ctx, sessionKey, begun.runs, outcome, plan, begun.session);
+      // The end carries the reply's `sending` mark: one flush makes both durable before the
+      // send. A group commit the store undid is an end not stored: it is tried again.
+      await ctx.store.flush?.();
+      return stored;
+    });
     reply = ended.reply;
   } catch (error) {
     reply = undefined;
@@ -231,7 +220,13 @@ async function runModel(
     ...begun.runs.map((run) => run.extraSystemPrompt),
   ]);
   const budget = historyTokenBudget(config.models.contextWindowTokens, system, tools);
-  const history = await ctx.history.load(store, session.key, session.sessionId, budget, begun.endSeq);
+  const history = await whileStoreRefuses(
+    ctx,
+    session.key,
+    'the history of a turn',
+    () => ctx.history.load(store, session.key, session.sessionId, budget, begun.endSeq),
+    signal,
+  );
   const messages = toModelMessages(history);
 
   const result = await runAgentLoop({
@@ -247,12 +242,19 @@ async function runModel(
     now: () => ctx.clock.now(),
     cost: (usage) => costOf(config, selection.modelRef, usage),
     ...(session.thinkingLevel ? { thinking: session.thinkingLevel } : {}),
-    record: async (stored) => {
-      // sessions_spawn attachment content never reaches the stored transcript.
-      if (await store.getSession(session.key)) {
-        await store.appendMessages(session.key, redactSpawnAttachments(stored));
-      }
-    },
+    record: (stored) =>
+      whileStoreRefuses(
+        ctx,
+        session.key,
+        'a step of a turn',
+        async () => {
+          // sessions_spawn attachment content never reaches the stored transcript.
+          if (await store.getSession(session.key)) {
+            await store.appendMessages(session.key, redactSpawnAttachments(stored));
+          }
+        },
+        signal,
+      ),
     takeInjected: () => ctx.subagents.takeSteering(session.key),
     onDelta: (text) => {
       if (ctx.events.hasListeners()) {
@@ -284,6 +286,27 @@ async function runModel(
     `The agent stopped after ${result.steps} model steps (runtime.maxSteps) without a final answer. ` +
     'Raise runtime.maxSteps in the config, or ask it to continue.';
   return { status: 'error', error, notice: error, reply: result.reply, ...usage };
+}
+
+/**
+ * Runs a store call of a turn, and runs it again while the store refuses it for a reason that
+ * passes by itself (a full disk, a database restarting): the turn waits for the store rather than
+ * losing the model's work to an apology. Stops trying once the runtime shuts down or `signal`
+ * (the turn's kill or timeout) fires.
+ */
+function whileStoreRefuses<T>(
+  ctx: RuntimeContext,
+  sessionKey: string,
+  what: string,
+  work: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  return retryWithPauses(work, {
+    pausesMs: STORE_REFUSAL_PAUSES_MS,
+    retries: (error) => ctx.accepting && !signal?.aborted && isPassingStoreRefusal(error),
+    onRetry: (error, attempt) =>
+      ctx.log.warn({ err: error, sessionKey, attempt }, `the store refused ${what} for now; trying again`),
+  });
 }
 
 function outcomeOfError(error: unknown, signal: AbortSignal): TurnOutcome {
