@@ -135,8 +135,10 @@ describe('three instances on one PostgreSQL (graphile-worker)', () => {
         const victim = round === 2 ? holder : slots.find((app) => app !== holder)!;
         const index = slots.indexOf(victim);
         const killedAt = Date.now();
-        killTimes.push(killedAt);
         await kill(victim);
+        // The victim is dead once its exit is seen: a turn it ended (and began to send) may have read
+        // its clock after killedAt, before the signal landed, so the kill counts from the exit.
+        killTimes.push(Date.now());
         if (round === 2) {
           const others = slots.filter((app) => app !== victim);
           await telegram.waitFor(
@@ -209,7 +211,7 @@ describe('three instances on one PostgreSQL (graphile-worker)', () => {
         const killedAt = killTimes.find((at) => endedAt <= at && at - endedAt < 10_000);
         expect(
           killedAt,
-          `${leader.runId} was cut, but no kill came within 10 s after its turn ended`,
+          `${leader.runId} was cut, but no kill came within 10 s after its turn ended (at ${endedAt}; kills at ${killTimes.join(', ')})`,
         ).toBeDefined();
         const chats = cutByKill.get(killedAt!) ?? new Set<string>();
         expect(chats.has(leader.sessionKey), `two sends of ${leader.sessionKey} in flight at one kill`).toBe(

@@ -85,10 +85,23 @@ export {
   mcpTokenRow,
   outboxRow,
   pairingRow,
-  runRow,
   serializeRecord,
   sessionRow,
 } from './store/record-rows.js';
+export type {
+  RunColumnField,
+  RunColumnValues,
+  SplitRunMeta,
+  StoredRun,
+} from './store/run-columns.js';
+export {
+  RUN_COLUMN_FIELDS,
+  RUN_INDEXED_FIELDS,
+  restoreRunColumns,
+  runDeliveryJson,
+  splitRunMeta,
+  storedRun,
+} from './store/run-columns.js';
 export {
   SEARCH_INDEX_MAX_CHARS,
   SEARCH_MAX_WORD_CHARS,

@@ -31,6 +31,7 @@ import {
   type StoreTransaction,
   serializeRecord,
   sessionRow,
+  storedRun,
   summarizeChanges,
   type TailOptions,
   type TurnEnd,
@@ -49,7 +50,6 @@ import {
   runFromRow,
   runUpdate,
   runValues,
-  storedRun,
 } from './run-columns.js';
 import { searchVector } from './search-vector.js';
 import { sessionListSql, sqlLimit } from './session-list-sql.js';

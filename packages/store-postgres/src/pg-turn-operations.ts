@@ -11,12 +11,13 @@ import {
   type PlannedDelivery,
   type SessionPatch,
   serializeRecord,
+  storedRun,
   type TurnEnd,
   type TurnEndResult,
 } from '@colloquy/core/store';
 import { pgCode } from './pg-errors.js';
 import type { Queryable } from './pg-operations.js';
-import { type RunRow, runArrays, runFromRow, runPatchArrays, storedRun } from './run-columns.js';
+import { type RunRow, runArrays, runFromRow, runPatchArrays } from './run-columns.js';
 import { searchVector } from './search-vector.js';
 
 // The turn operations on PostgreSQL: each is ONE statement, a call of its function (schema 9, see

@@ -1,31 +1,21 @@
 import type { RunRecord, RunStatus } from '@colloquy/core/gateway';
-import { type RunPatch, serializeRecord } from '@colloquy/core/store';
+import {
+  RUN_COLUMN_FIELDS,
+  RUN_INDEXED_FIELDS,
+  type RunColumnField,
+  type RunPatch,
+  restoreRunColumns,
+  type StoredRun,
+  serializeRecord,
+  splitRunMeta,
+} from '@colloquy/core/store';
 
-// Since schema 9 a run's status, times, attempts and delivery state (`meta.pendingDelivery`,
-// `meta.delivery`) live in columns of their own, written by column on each change; the `record` JSON
-// holds the rest, and reads put the columns back where they were.
-
-/** The run fields kept in a column only, with their column. */
-const COLUMN_FIELDS = {
-  status: 'status',
-  updatedAt: 'updated_at',
-  startedAt: 'started_at',
-  endedAt: 'ended_at',
-  attempts: 'attempts',
-} as const satisfies Partial<Record<keyof RunRecord, string>>;
-
-/** The run fields with an indexed column that the record's JSON also holds. */
-const INDEXED_FIELDS = {
-  sessionKey: 'session_key',
-  spawnedBy: 'spawned_by',
-  createdAt: 'created_at',
-} as const satisfies Partial<Record<keyof RunRecord, string>>;
-
-/** The run fields with a column. */
-type ColumnField = keyof typeof COLUMN_FIELDS | keyof typeof INDEXED_FIELDS;
+// Since schema 9 a run's status, times, attempts and delivery state live in columns of their own
+// (split as @colloquy/core/store's `storedRun` splits them, as SQLite does); this module binds them
+// to PostgreSQL's statements and functions.
 
 /** Every column field with its column, in the order statements name them. */
-const COLUMNS = Object.entries({ ...INDEXED_FIELDS, ...COLUMN_FIELDS }) as [ColumnField, string][];
+const COLUMNS = Object.entries({ ...RUN_INDEXED_FIELDS, ...RUN_COLUMN_FIELDS }) as [RunColumnField, string][];
 
 /**
  * The columns a run is read from (see {@link RunRow}). The delivery columns come as text, so a stored
@@ -51,58 +41,15 @@ export interface RunRow {
 
 /** The run a row holds: the record's JSON with the fields of the columns put back. */
 export function runFromRow(row: RunRow): RunRecord {
-  const run = row.record;
-  run.status = row.status;
-  if (row.updated_at !== null) run.updatedAt = Number(row.updated_at);
-  if (row.started_at !== null) run.startedAt = Number(row.started_at);
-  if (row.ended_at !== null) run.endedAt = Number(row.ended_at);
-  if (row.attempts !== null) run.attempts = row.attempts;
-  if (row.pending_delivery !== null || row.delivery !== null) {
-    const meta: Record<string, unknown> = { ...run.meta };
-    if (row.pending_delivery !== null) meta.pendingDelivery = JSON.parse(row.pending_delivery);
-    if (row.delivery !== null) meta.delivery = JSON.parse(row.delivery);
-    run.meta = meta;
-  }
-  return run;
-}
-
-/** A run as stored: the values of its columns, and the JSON of the rest. */
-export interface StoredRun {
-  runId: string;
-  sessionKey: string;
-  spawnedBy: string | null;
-  createdAt: number;
-  status: RunStatus;
-  updatedAt: number | null;
-  startedAt: number | null;
-  endedAt: number | null;
-  attempts: number | null;
-  /** `meta.pendingDelivery` as JSON, or null when absent. */
-  pendingDelivery: string | null;
-  /** `meta.delivery` as JSON, or null when absent. */
-  delivery: string | null;
-  /** The record without the fields kept in a column only. */
-  json: string;
-}
-
-/** Splits a run into its columns and the JSON of the rest. */
-export function storedRun(run: RunRecord): StoredRun {
-  const { status, updatedAt, startedAt, endedAt, attempts, meta, ...rest } = run;
-  const delivery = meta === undefined ? undefined : splitMeta(meta);
-  return {
-    runId: run.runId,
-    sessionKey: run.sessionKey,
-    spawnedBy: run.spawnedBy ?? null,
-    createdAt: run.createdAt,
-    status,
-    updatedAt: updatedAt ?? null,
-    startedAt: startedAt ?? null,
-    endedAt: endedAt ?? null,
-    attempts: attempts ?? null,
-    pendingDelivery: delivery?.pendingDelivery ?? null,
-    delivery: delivery?.delivery ?? null,
-    json: serializeRecord(delivery === undefined ? rest : { ...rest, meta: delivery.rest }, 'run'),
-  };
+  return restoreRunColumns(row.record, {
+    status: row.status,
+    updatedAt: row.updated_at === null ? null : Number(row.updated_at),
+    startedAt: row.started_at === null ? null : Number(row.started_at),
+    endedAt: row.ended_at === null ? null : Number(row.ended_at),
+    attempts: row.attempts,
+    pendingDelivery: row.pending_delivery,
+    delivery: row.delivery,
+  });
 }
 
 /** The values of `runs`' columns in the order {@link INSERT_RUN} names them. */
@@ -152,7 +99,7 @@ export function runArrays(runs: readonly StoredRun[]): unknown[][] {
 /** A run patch split as it is written: column by column, and the JSON of its other fields. */
 export interface RunPatchColumns {
   /** The column fields it sets (`undefined` ones left out). */
-  columns: Partial<Pick<RunRecord, ColumnField>>;
+  columns: Partial<Pick<RunRecord, RunColumnField>>;
   /** Its `meta`'s delivery fields, as JSON or null, when it has a `meta` (which replaces the stored one). */
   meta?: { pendingDelivery: string | null; delivery: string | null };
   /** The JSON of the fields merged into the stored record (the indexed ones too), or null for none. */
@@ -165,15 +112,15 @@ export function splitRunPatch(patch: RunPatch): RunPatchColumns {
   const json: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(patch)) {
     if (value === undefined || field === 'runId') continue;
-    if (Object.hasOwn(COLUMN_FIELDS, field)) columns[field] = value;
+    if (Object.hasOwn(RUN_COLUMN_FIELDS, field)) columns[field] = value;
     else {
-      if (Object.hasOwn(INDEXED_FIELDS, field)) columns[field] = value;
+      if (Object.hasOwn(RUN_INDEXED_FIELDS, field)) columns[field] = value;
       json[field] = value;
     }
   }
   let meta: RunPatchColumns['meta'];
   if (json.meta !== undefined) {
-    const { pendingDelivery, delivery, rest } = splitMeta(json.meta);
+    const { pendingDelivery, delivery, rest } = splitRunMeta(json.meta);
     meta = { pendingDelivery, delivery };
     json.meta = rest;
   }
@@ -198,27 +145,6 @@ export function runPatchArrays(patches: readonly { runId: string; patch: RunPatc
     split.map((patch) => patch.meta?.delivery ?? null),
     split.map((patch) => patch.json),
   ];
-}
-
-/**
- * A run's `meta` split into its delivery fields (as JSON, null when absent) and the rest. A `meta` that
- * is not an object (nothing the runtime writes) has no delivery fields and is kept whole.
- */
-function splitMeta(meta: unknown): {
-  pendingDelivery: string | null;
-  delivery: string | null;
-  rest: unknown;
-} {
-  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
-    return { pendingDelivery: null, delivery: null, rest: meta };
-  }
-  const { pendingDelivery, delivery, ...rest } = meta as Record<string, unknown>;
-  return {
-    pendingDelivery:
-      pendingDelivery === undefined ? null : serializeRecord(pendingDelivery, 'planned delivery'),
-    delivery: delivery === undefined ? null : serializeRecord(delivery, 'delivery state'),
-    rest,
-  };
 }
 
 /**

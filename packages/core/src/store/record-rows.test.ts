@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isColloquyError } from '../errors/colloquy-error.js';
-import type { PairingRecord, RunRecord, SessionRecord } from '../interfaces/records.js';
-import { pairingRow, runRow, serializeRecord, sessionRow } from './record-rows.js';
+import type { PairingRecord, SessionRecord } from '../interfaces/records.js';
+import { pairingRow, serializeRecord, sessionRow } from './record-rows.js';
 
 describe('SQL row helpers', () => {
   it('puts the indexed columns in schema order, absent ones as null, the JSON last', () => {
@@ -25,18 +25,6 @@ describe('SQL row helpers', () => {
       null,
       '{}',
     ]);
-    const run: RunRecord = {
-      runId: 'r1',
-      sessionKey: 'agent:main:main',
-      lane: 'main',
-      status: 'queued',
-      createdAt: 3,
-      updatedAt: 3,
-      message: 'hi',
-      deliver: false,
-      attempts: 0,
-    };
-    expect(runRow(run, 'j')).toEqual(['r1', 'agent:main:main', null, 'queued', 3, 'j']);
   });
 
   it('keeps a pairing code only while it is pending', () => {

@@ -1,11 +1,5 @@
 import { ColloquyError } from '../errors/colloquy-error.js';
-import type {
-  McpTokenRecord,
-  OutboxEntry,
-  PairingRecord,
-  RunRecord,
-  SessionRecord,
-} from '../interfaces/records.js';
+import type { McpTokenRecord, OutboxEntry, PairingRecord, SessionRecord } from '../interfaces/records.js';
 
 /** A value a SQL driver binds as a parameter. */
 export type SqlValue = string | number | null;
@@ -48,11 +42,6 @@ export function sessionRow(record: SessionRecord, json: string): SqlValue[] {
     record.archivedAt ?? null,
     json,
   ];
-}
-
-/** `runs`: run_id, session_key, spawned_by, status, created_at, record. */
-export function runRow(run: RunRecord, json: string): SqlValue[] {
-  return [run.runId, run.sessionKey, run.spawnedBy ?? null, run.status, run.createdAt, json];
 }
 
 /** `outbox`: child_session_key, run_id, requester_session_key, status, next_attempt_at, created_at, entry. */

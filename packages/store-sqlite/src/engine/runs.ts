@@ -1,13 +1,23 @@
 import { ColloquyError } from '@colloquy/core';
 import type { RunRecord, RunStatus } from '@colloquy/core/gateway';
-import { type RunListQuery, type RunPatch, serializeRecord } from '@colloquy/core/store';
+import {
+  RUN_COLUMN_FIELDS,
+  RUN_INDEXED_FIELDS,
+  type RunListQuery,
+  type RunPatch,
+  restoreRunColumns,
+  runDeliveryJson,
+  serializeRecord,
+  splitRunMeta,
+  storedRun,
+} from '@colloquy/core/store';
 import { sqlLimit } from '../session-list-plan.js';
 import { type DynamicStatements, whereClause } from './dynamic-statements.js';
 import type { Statements } from './statements.js';
 
-// The run records. Since migration 12 a run's status, times, attempts and delivery state
-// (`meta.pendingDelivery`, `meta.delivery`) live in columns of their own, written by column on
-// each change; the `record` JSON holds the rest, and reads put the columns back.
+// The run records. Since migration 12 a run's status, times, attempts and delivery state live in
+// columns of their own (split as @colloquy/core/store's `storedRun` splits them, as PostgreSQL
+// does), written by column on each change; the `record` JSON holds the rest.
 
 /** The statuses `runs_active` (migration 8) indexes, and its condition as written there. */
 const ACTIVE_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>(['queued', 'running']);
@@ -29,43 +39,18 @@ export type RunRow = [
   delivery: string | null,
 ];
 
-/** The run fields kept in a column only, with their column. */
-const COLUMN_FIELDS = {
-  status: 'status',
-  updatedAt: 'updated_at',
-  startedAt: 'started_at',
-  endedAt: 'ended_at',
-  attempts: 'attempts',
-} as const satisfies Partial<Record<keyof RunRecord, string>>;
-
-/** The run fields with an indexed column that the record's JSON also holds. */
-const INDEXED_FIELDS = {
-  sessionKey: 'session_key',
-  spawnedBy: 'spawned_by',
-  createdAt: 'created_at',
-} as const satisfies Partial<Record<keyof RunRecord, string>>;
-
 /** The run a row holds: the record's JSON with the fields of the columns put back. */
 export function runFromRow(row: RunRow): RunRecord {
   const [json, status, updatedAt, startedAt, endedAt, attempts, pendingDelivery, delivery] = row;
-  const run = JSON.parse(json) as RunRecord;
-  run.status = status;
-  if (updatedAt !== null) run.updatedAt = updatedAt;
-  if (startedAt !== null) run.startedAt = startedAt;
-  if (endedAt !== null) run.endedAt = endedAt;
-  if (attempts !== null) run.attempts = attempts;
-  if (pendingDelivery !== null || delivery !== null) {
-    const meta: Record<string, unknown> = { ...run.meta };
-    if (pendingDelivery !== null) meta.pendingDelivery = JSON.parse(pendingDelivery);
-    if (delivery !== null) meta.delivery = JSON.parse(delivery);
-    run.meta = meta;
-  }
-  return run;
-}
-
-/** A delivery field of `meta` as its column's JSON, or NULL when absent. */
-function deliveryColumn(value: unknown, what: string): string | null {
-  return value === undefined ? null : serializeRecord(value, what);
+  return restoreRunColumns(JSON.parse(json) as RunRecord, {
+    status,
+    updatedAt,
+    startedAt,
+    endedAt,
+    attempts,
+    pendingDelivery,
+    delivery,
+  });
 }
 
 /**
@@ -74,31 +59,21 @@ function deliveryColumn(value: unknown, what: string): string | null {
  * @throws `CONFLICT` when a run with that id exists
  */
 export function createRun(s: Statements, run: RunRecord): void {
-  const { status, updatedAt, startedAt, endedAt, attempts, meta, ...rest } = run;
-  let recordMeta = meta;
-  let pendingDelivery: string | null = null;
-  let delivery: string | null = null;
-  if (meta !== undefined) {
-    const { pendingDelivery: planned, delivery: state, ...other } = meta;
-    recordMeta = other;
-    pendingDelivery = deliveryColumn(planned, 'planned delivery');
-    delivery = deliveryColumn(state, 'delivery state');
-  }
-  const json = serializeRecord(recordMeta === undefined ? rest : { ...rest, meta: recordMeta }, 'run');
+  const stored = storedRun(run);
   const inserted =
     s.insertRun.run(
-      run.runId,
-      run.sessionKey,
-      run.spawnedBy ?? null,
-      status,
-      run.createdAt,
-      updatedAt ?? null,
-      startedAt ?? null,
-      endedAt ?? null,
-      attempts ?? null,
-      pendingDelivery,
-      delivery,
-      json,
+      stored.runId,
+      stored.sessionKey,
+      stored.spawnedBy,
+      stored.status,
+      stored.createdAt,
+      stored.updatedAt,
+      stored.startedAt,
+      stored.endedAt,
+      stored.attempts,
+      stored.pendingDelivery,
+      stored.delivery,
+      stored.json,
     ).changes > 0;
   if (!inserted) {
     throw new ColloquyError('CONFLICT', `Run "${run.runId}" already exists; run ids must be unique.`, {
@@ -159,20 +134,17 @@ export function updateRun(
     const value = patch[field as keyof RunPatch];
     // A run's id is its key: a patch never moves it.
     if (value === undefined || field === 'runId') continue;
-    if (Object.hasOwn(COLUMN_FIELDS, field)) {
-      sets.push(`${COLUMN_FIELDS[field as keyof typeof COLUMN_FIELDS]} = ?`);
+    if (Object.hasOwn(RUN_COLUMN_FIELDS, field)) {
+      sets.push(`${RUN_COLUMN_FIELDS[field as keyof typeof RUN_COLUMN_FIELDS]} = ?`);
       params.push(value);
     } else if (field === 'meta') {
-      const { pendingDelivery, delivery, ...rest } = value as Record<string, unknown>;
+      const { pendingDelivery, delivery, rest } = splitRunMeta(value);
       sets.push('pending_delivery = ?', 'delivery = ?');
-      params.push(
-        deliveryColumn(pendingDelivery, 'planned delivery'),
-        deliveryColumn(delivery, 'delivery state'),
-      );
+      params.push(pendingDelivery, delivery);
       setJson('meta', rest);
     } else {
-      if (Object.hasOwn(INDEXED_FIELDS, field)) {
-        sets.push(`${INDEXED_FIELDS[field as keyof typeof INDEXED_FIELDS]} = ?`);
+      if (Object.hasOwn(RUN_INDEXED_FIELDS, field)) {
+        sets.push(`${RUN_INDEXED_FIELDS[field as keyof typeof RUN_INDEXED_FIELDS]} = ?`);
         params.push(value);
       }
       setJson(field, value);
@@ -180,11 +152,11 @@ export function updateRun(
   }
   if (delivery.pendingDelivery !== undefined) {
     sets.push('pending_delivery = ?');
-    params.push(deliveryColumn(delivery.pendingDelivery, 'planned delivery'));
+    params.push(runDeliveryJson(delivery.pendingDelivery, 'planned delivery'));
   }
   if (delivery.delivery !== undefined) {
     sets.push('delivery = ?');
-    params.push(deliveryColumn(delivery.delivery, 'delivery state'));
+    params.push(runDeliveryJson(delivery.delivery, 'delivery state'));
   }
   if (paths.length > 0) {
     sets.push(`record = json_set(record, ${paths.join(', ')})`);
