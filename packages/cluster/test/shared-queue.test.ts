@@ -1,10 +1,11 @@
 import { type ColloquyConfigInput, createSessionTools, resolveConfig } from '@colloquy/core';
 import type { RunRecord } from '@colloquy/core/gateway';
 import type { ModelRequest } from '@colloquy/core/model';
-import { MemoryStore } from '@colloquy/core/store';
+import { type DeliveryRecord, MemoryStore } from '@colloquy/core/store';
 import { createWebChatPlugin } from '@colloquy/plugin-webchat';
 import { createRuntime } from '@colloquy/runtime';
-import { makeSessionRecord, messageText, type ScriptFn } from '@colloquy/testkit';
+import type { PostgresStore } from '@colloquy/store-postgres';
+import { createMemoryChannel, makeSessionRecord, messageText, type ScriptFn } from '@colloquy/testkit';
 import { startTestPostgres, type TestPostgres } from '@colloquy/testkit/postgres';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -170,6 +171,45 @@ describe('several runtimes on one PostgreSQL', () => {
       expect(await a.store.listRuns({ sessionKey: watcher })).toHaveLength(1);
     }
     expect(await a.store.listWatches()).toEqual([]);
+  });
+
+  it('keeps a reply’s job until its delivery is recorded, so an instance killed in between leaves it to another', async () => {
+    const url = await server.createDatabase();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The store takes a delivery outcome only once released: as an instance that dies before it could.
+    const holdingOutcomes = (store: PostgresStore) =>
+      new Proxy(store, {
+        get(target, name) {
+          if (name === 'recordDeliveries') {
+            return async (records: readonly DeliveryRecord[]) => {
+              if (records.some((record) => record.state.status === 'delivered')) await released;
+              return target.recordDeliveries(records);
+            };
+          }
+          const value = Reflect.get(target, name, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    const channel = createMemoryChannel();
+    const a = await startInstance(url, { plugins: [channel], wrapStore: holdingOutcomes });
+    const runJobs = async () =>
+      (
+        await a.store.sql<{ n: number }>(
+          "SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'colloquy_run_main'",
+        )
+      )[0]!.n;
+    await channel.inject({ text: 'hello', sender: { id: 'user-1', name: 'Ada' } });
+    await channel.waitForSent(1, 10_000);
+    // Long enough for the job to have ended, had it not waited for the record.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await runJobs()).toBe(1);
+    release();
+    await until(async () => (await runJobs()) === 0, 'the job ended once the outcome was recorded');
+    const [run] = await a.store.listRuns({ limit: 1 });
+    expect(run?.meta?.delivery).toMatchObject({ status: 'delivered' });
   });
 
   it('aborts a run that another instance is running', async () => {

@@ -12,7 +12,21 @@ const piece = fc.oneof(
   fc.string({ minLength: 40, maxLength: 300, unit: fc.constantFrom('a', 'b', '1', ' ', '\n', '😀', '&') }),
 );
 
-describe('the whatsapp dialect, read as WhatsApp shows it', () => {
+describe('the dialects without escapes, read as the platform shows them', () => {
+  it('keeps literal tildes and backticks that meet across a link or a strike from opening a code block', () => {
+    // Found by the property below: a link's text `~~` (its URL dropped) next to a literal `~~` read `~~~~`.
+    for (const text of [
+      '[~~](javascript:x)~~',
+      '~~[~~](https://x.y)',
+      '\\~\\~~~x~~',
+      '\\`\\``code` and ```',
+    ]) {
+      for (const dialect of [whatsapp, slackMrkdwn]) {
+        expect(checkMessages(dialect, text, 100_000), `${dialect.name}: ${text}`).toEqual([]);
+      }
+    }
+  });
+
   it('loses no text when a split parts brackets that CommonMark would read as a link', () => {
     // WhatsApp shows `[...](url)` as written; the whole rendering keeps the second URL visible too.
     const text = '[[**bold link**](https://example.com/a/b?c=d) ](https://x.y/?a=1&b=2)';

@@ -27,6 +27,8 @@ export interface InstanceOptions {
   script?: ScriptFn;
   /** Added to the shared settings (scripted model, lanes main 3, subagent 3, cron 1). */
   config?: ColloquyConfigInput;
+  /** Wraps the store the runtime is given (the instance's `store` stays the one opened). */
+  wrapStore?: (store: PostgresStore) => PostgresStore;
 }
 
 const running: Instance[] = [];
@@ -40,7 +42,7 @@ const running: Instance[] = [];
  * @returns the started instance
  */
 export async function startInstance(url: string, options: InstanceOptions = {}): Promise<Instance> {
-  const { delayMs = 15, plugins = [], script, config: extra = {} } = options;
+  const { delayMs = 15, plugins = [], script, config: extra = {}, wrapStore = (store) => store } = options;
   const store = await openPostgresStore({ url });
   const cluster = await createPostgresCluster({ url, reapIntervalMs: 200, leaseRetryMs: 100 });
   const model = createScriptedModel(
@@ -58,7 +60,7 @@ export async function startInstance(url: string, options: InstanceOptions = {}):
   });
   const runtime = createRuntime({
     config,
-    store,
+    store: wrapStore(store),
     cluster,
     plugins,
     models: (ref) => (ref.startsWith('scripted/') ? { provider: model, modelId: 'test' } : undefined),

@@ -1,5 +1,5 @@
 import type { Dialect } from '../dialect.js';
-import { backslashEscaper, markdownDialect } from './markdown-dialect.js';
+import { backslashEscaper, guardFenceRuns, markdownDialect } from './markdown-dialect.js';
 
 /** Discord's longest message `content`. */
 export const DISCORD_MESSAGE_LIMIT = 2000;
@@ -49,8 +49,8 @@ export const whatsapp: Dialect = markdownDialect({
   rule: '───',
   // No escapes, and a number reads the same as text or as a list item.
   numberGuard: '',
-  // WhatsApp has no escapes; a zero-width space keeps a literal ``` (or ~~~) from opening a block.
-  escape: (w, text) => w.text(text.replace(/`{3,}|~{3,}/g, (run) => [...run].join('\u200b'))),
+  // WhatsApp has no escapes: a zero-width space keeps a literal ``` (or ~~~) from opening a block.
+  escape: (w, text) => w.text(guardFenceRuns(w, text)),
 });
 
 /** The web chat's longest message. */

@@ -57,6 +57,22 @@ export function markdownDialect(syntax: MarkdownSyntax): Dialect {
 }
 
 /**
+ * Literal text for a dialect without escapes (WhatsApp, Slack mrkdwn), with a zero-width space
+ * wherever backticks or tildes would run to three: inside the text, where its first character
+ * extends what was written before it, and after a last backtick or tilde that markup or text
+ * written next could extend. A line starting with such a run would read as a code fence.
+ *
+ * @param w - the writer, for the last character written
+ * @param text - the literal text
+ * @returns the text to write
+ */
+export function guardFenceRuns(w: TokenWriter, text: string): string {
+  const joins = (text[0] === '`' || text[0] === '~') && w.lastChar === text[0];
+  const inner = text.replace(/`{3,}|~{3,}/g, (run) => [...run].join('\u200b'));
+  return `${joins ? '\u200b' : ''}${inner}${/[`~]$/.test(text) ? '\u200b' : ''}`;
+}
+
+/**
  * An escaper that backslash-escapes `\`, `*`, `` ` ``, `_` at a word edge, `~~`, `||` and the
  * characters in `also`.
  */

@@ -1,6 +1,6 @@
 import type { Dialect } from '../dialect.js';
 import type { TokenWriter } from '../token-writer.js';
-import { markdownDialect } from './markdown-dialect.js';
+import { guardFenceRuns, markdownDialect } from './markdown-dialect.js';
 
 /**
  * The length a Slack message is cut at. Slack accepts up to 40,000 characters in `text` but folds
@@ -33,7 +33,8 @@ function writeEntities(w: TokenWriter, text: string): void {
  * numbers as text. `&`, `<` and `>` are written as entities everywhere (code and `plain` messages
  * included), so text the model writes never becomes a mention (`<@U123>`, `<!channel>`) or a link
  * Slack did not render from markdown. mrkdwn has no backslash escapes: other literal characters stay as written, and a literal
- * ``` is broken with a zero-width space so it cannot open a block.
+ * run of three backticks or tildes (also one that meets markup or other text) is broken with a
+ * zero-width space so it cannot open a block.
  */
 export const slackMrkdwn: Dialect = markdownDialect({
   name: 'slack-mrkdwn',
@@ -48,10 +49,6 @@ export const slackMrkdwn: Dialect = markdownDialect({
   tables: 'text',
   rule: '───',
   numberGuard: '',
-  escape: (w, text) =>
-    writeEntities(
-      w,
-      text.replace(/`{3,}/g, (run) => [...run].join('\u200b')),
-    ),
+  escape: (w, text) => writeEntities(w, guardFenceRuns(w, text)),
   verbatim: writeEntities,
 });

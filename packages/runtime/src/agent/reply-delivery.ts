@@ -210,7 +210,11 @@ async function markSending(ctx: RuntimeContext, reply: MarkedReply): Promise<boo
 /**
  * Records how a reply's send ended, with the other sends of the moment (see `DeliveryRecorder`).
  * A fallback line must be in the transcript before the session's next turn reads it: an announce
- * waits for its record; other kinds are tracked (shutdown waits for them).
+ * waits for its record. With a cluster every kind waits: the turn's job must outlive the record,
+ * or an instance killed between the two would leave the reply `sending` with no job to find it
+ * (a restarted instance does not sweep sends, since it cannot tell another instance's from its
+ * own); a job still locked by a dead instance runs again and records the cut send. Without a
+ * cluster, other kinds are tracked (shutdown waits for them, and a restart finds what was cut).
  */
 async function recordOutcome(
   ctx: RuntimeContext,
@@ -248,7 +252,7 @@ async function recordOutcome(
     .catch((error: unknown) =>
       ctx.log.warn({ err: error, runId }, 'could not record the delivery of a reply'),
     );
-  if (plan.kind === 'announce') await recorded;
+  if (plan.kind === 'announce' || ctx.cluster) await recorded;
   else ctx.track(recorded);
 }
 
