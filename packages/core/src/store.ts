@@ -72,7 +72,7 @@ export type {
   TurnOperations,
 } from './interfaces/turn-operations.js';
 export { addUsage } from './store/token-usage.js';
-export { turnOperations } from './store/turn-operations.js';
+export { rowTurnOperations, turnOperations } from './store/turn-operations.js';
 // --- batched reads: many sessions' runs or transcript tails in one call ---
 export type { BatchReads } from './interfaces/batch-reads.js';
 export { batchReads } from './store/batch-reads.js';

@@ -1,9 +1,9 @@
 import { ColloquyError, type TranscriptMessage } from '@colloquy/core';
 import { SEARCH_INDEX_MAX_CHARS } from '@colloquy/core/store';
 import type { ClientBase } from 'pg';
+import { NUL_SESSIONS_SQL } from './nul-sessions-sql.js';
 import { RUN_COLUMNS_SQL } from './run-columns-sql.js';
 import { searchVector } from './search-vector.js';
-import { FORKED_SQL } from './session-list-sql.js';
 import { TURN_FUNCTIONS_SQL } from './turn-functions-sql.js';
 
 /**
@@ -307,7 +307,7 @@ const MIGRATIONS: readonly Migration[] = [
     description: 'forked sessions indexed',
     // The session tools list the forks in a scope (`onlyForked`) to count the ones the guard
     // refuses; forks are few, and this index finds them without walking the scope.
-    sql: `CREATE INDEX sessions_forked ON sessions (updated_at DESC, key) WHERE ${FORKED_SQL};`,
+    sql: `CREATE INDEX sessions_forked ON sessions (updated_at DESC, key) WHERE (record ->> 'forked') = 'true';`,
   },
   {
     version: 7,
@@ -335,6 +335,12 @@ const MIGRATIONS: readonly Migration[] = [
     version: 9,
     description: 'run status, times, attempts and delivery state in columns, written by column',
     sql: RUN_COLUMNS_SQL,
+  },
+  {
+    version: 10,
+    description:
+      'a session record holding a NUL character: forks indexed without reading it as JSON, turns by rows',
+    sql: NUL_SESSIONS_SQL,
   },
 ];
 

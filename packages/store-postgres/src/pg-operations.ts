@@ -22,6 +22,7 @@ import {
   type PairingListQuery,
   pairingRow,
   type RunListQuery,
+  rowTurnOperations,
   SESSION_CHANGE_WINDOW,
   type SessionChangeKind,
   type SessionChanges,
@@ -522,7 +523,7 @@ export class PgOperations implements StoreTransaction {
     return this.run(async () => {
       if (ids.length === 0) return;
       await this.db.query(
-        `UPDATE inbox SET consumed_at = $3, entry = (entry::jsonb || jsonb_build_object('consumedAt', $3::bigint))::json
+        `UPDATE inbox SET consumed_at = $3, entry = colloquy_merge_json(entry, json_build_object('consumedAt', $3::bigint))
          WHERE session_key = $1 AND id = ANY($2) AND consumed_at IS NULL`,
         [sessionKey, [...ids], at],
       );
@@ -676,7 +677,7 @@ export class PgOperations implements StoreTransaction {
   revokeMcpToken(id: string, at: number): Promise<boolean> {
     return this.run(async () => {
       const result = await this.db.query(
-        `UPDATE mcp_tokens SET revoked_at = $1, record = (record::jsonb || jsonb_build_object('revokedAt', $1::bigint))::json
+        `UPDATE mcp_tokens SET revoked_at = $1, record = colloquy_merge_json(record, json_build_object('revokedAt', $1::bigint))
          WHERE id = $2 AND revoked_at IS NULL`,
         [at, id],
       );
@@ -769,14 +770,20 @@ export class PgOperations implements StoreTransaction {
     return this.read(() => batchStatements.readTails(this.db, sessionKeys, limit));
   }
 
-  // --- turn operations: one statement each (schema 8), joining the open transaction on a `tx` ---
+  // --- turn operations: one statement each (schema 10), joining the open transaction on a `tx`;
+  // by rows, as core's defaults do them, for a session record holding a NUL (which jsonb refuses) ---
 
-  commitInbound(inbound: InboundCommit): Promise<InboundCommitResult> {
-    return this.run(() => turnStatements.commitInbound(this.db, inbound));
+  async commitInbound(inbound: InboundCommit): Promise<InboundCommitResult> {
+    return (
+      (await this.run(() => turnStatements.commitInbound(this.db, inbound))) ??
+      rowTurnOperations(this).commitInbound(inbound)
+    );
   }
 
-  endTurn(end: TurnEnd): Promise<TurnEndResult> {
-    return this.run(() => turnStatements.endTurn(this.db, end));
+  async endTurn(end: TurnEnd): Promise<TurnEndResult> {
+    return (
+      (await this.run(() => turnStatements.endTurn(this.db, end))) ?? rowTurnOperations(this).endTurn(end)
+    );
   }
 
   recordDeliveries(records: readonly DeliveryRecord[]): Promise<void> {

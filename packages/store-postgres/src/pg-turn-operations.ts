@@ -21,8 +21,10 @@ import { type RunRow, runArrays, runFromRow, runPatchArrays } from './run-column
 import { searchVector } from './search-vector.js';
 
 // The turn operations on PostgreSQL: each is ONE statement, a call of its function (schema 9, see
-// run-columns-sql.ts), so it costs one round trip and commits on its own, or joins the open
-// transaction of the connection it runs on.
+// run-columns-sql.ts, behind schema 10's NUL check, see nul-sessions-sql.ts), so it costs one round
+// trip and commits on its own, or joins the open transaction of the connection it runs on.
+// `commitInbound` and `endTurn` answer undefined, having written nothing, when the session record
+// holds a NUL character: the caller then does the operation by rows.
 
 /** A session patch as the functions take it: the fields it writes, and those a `null` clears. */
 interface SplitPatch {
@@ -56,10 +58,14 @@ function storedMessage(json: string, seq: string | number): StoredMessage {
 /**
  * `commitInbound` in one statement: see `TurnOperations.commitInbound` of `@colloquy/core`.
  *
+ * @returns what it did, or undefined (nothing written) when the session record holds a NUL
  * @throws `CONFLICT` when the run id was stored meanwhile by a concurrent commit, or the session id
  *   of a new session belongs to another session
  */
-export async function commitInbound(q: Queryable, inbound: InboundCommit): Promise<InboundCommitResult> {
+export async function commitInbound(
+  q: Queryable,
+  inbound: InboundCommit,
+): Promise<InboundCommitResult | undefined> {
   const { create, update } = inbound.session;
   const { begin } = inbound;
   const updated = splitPatch(update);
@@ -68,7 +74,7 @@ export async function commitInbound(q: Queryable, inbound: InboundCommit): Promi
   // The queued run, then the begun one: the function stores one of them.
   const runs = begin ? [inbound.run, begin.run] : [inbound.run];
   type Row = {
-    outcome: 'duplicate' | 'queued' | 'begun';
+    outcome: 'duplicate' | 'queued' | 'begun' | 'by_rows';
     session: SessionRecord | null;
     version: string | null;
     input_seq: string | null;
@@ -76,7 +82,7 @@ export async function commitInbound(q: Queryable, inbound: InboundCommit): Promi
   let row: Row | undefined;
   try {
     const result = await q.query<Row>(
-      `SELECT outcome, session, version, input_seq FROM colloquy_commit_inbound($1, $2, $3, $4, $5, $6, $7, $8,
+      `SELECT outcome, session, version, input_seq FROM colloquy_commit_inbound_or_rows($1, $2, $3, $4, $5, $6, $7, $8,
          $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::json[], $19::json[], $20::json[])`,
       [
         create.key,
@@ -94,6 +100,7 @@ export async function commitInbound(q: Queryable, inbound: InboundCommit): Promi
   } catch (error) {
     throw conflictOf(error, create, inbound.run.runId) ?? error;
   }
+  if (row?.outcome === 'by_rows') return undefined;
   if (!row || row.outcome === 'duplicate' || !row.session) return { status: 'duplicate' };
   const session = sessionOf(row.session, row.version ?? 0);
   // The run is the caller's, as stored (core's default returns it the same way).
@@ -121,14 +128,16 @@ function conflictOf(error: unknown, session: SessionRecord, runId: string): Coll
 /**
  * `endTurn` in one statement: see `TurnOperations.endTurn` of `@colloquy/core`.
  *
+ * @returns what it wrote, or undefined (nothing written) when the session record holds a NUL
  * @throws `RUN_NOT_FOUND` when a run of the turn does not exist (nothing is written)
  */
-export async function endTurn(q: Queryable, end: TurnEnd): Promise<TurnEndResult> {
+export async function endTurn(q: Queryable, end: TurnEnd): Promise<TurnEndResult | undefined> {
   const patch = splitPatch(end.session);
   const final = end.finalMessage ? serializeRecord(end.finalMessage, 'transcript message') : null;
   const usage = end.add?.usage;
   const { delivery } = end;
   type Row = {
+    by_rows: boolean;
     session: SessionRecord | null;
     version: string | null;
     ended_runs: RunRow[];
@@ -140,8 +149,8 @@ export async function endTurn(q: Queryable, end: TurnEnd): Promise<TurnEndResult
   let row: Row | undefined;
   try {
     const result = await q.query<Row>(
-      `SELECT session, version, ended_runs, final_seq, marked, inbox_waiting, watched
-       FROM colloquy_end_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::json[],
+      `SELECT by_rows, session, version, ended_runs, final_seq, marked, inbox_waiting, watched
+       FROM colloquy_end_turn_or_rows($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::json[],
          $15::json[], $16::json[], $17, $18, $19, $20, $21, $22, $23)`,
       [
         end.sessionKey,
@@ -173,7 +182,8 @@ export async function endTurn(q: Queryable, end: TurnEnd): Promise<TurnEndResult
     const runId = (error as { detail?: string }).detail;
     throw new ColloquyError('RUN_NOT_FOUND', `No run "${runId}".`, { runId }, { cause: error });
   }
-  if (!row) throw new ColloquyError('STORE_ERROR', 'colloquy_end_turn returned no row.');
+  if (!row) throw new ColloquyError('STORE_ERROR', 'colloquy_end_turn_or_rows returned no row.');
+  if (row.by_rows) return undefined;
   return {
     session: row.session ? sessionOf(row.session, row.version ?? 0) : undefined,
     runs: row.ended_runs.map(runFromRow),

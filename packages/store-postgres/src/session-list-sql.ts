@@ -6,10 +6,11 @@ const LIVE = 'archived_at IS NULL';
 const ARCHIVED = 'archived_at IS NOT NULL';
 
 /**
- * The condition of forked sessions, as the partial index `sessions_forked` (schema 6) writes it: a
- * query spells it the same way so the planner can use that index.
+ * The condition of forked sessions, as the partial index `sessions_forked` (schema 10) writes it: a
+ * query spells it the same way so the planner can use that index. `colloquy_nul_safe` lets it read a
+ * record that holds a NUL character, which a JSON operator refuses.
  */
-export const FORKED_SQL = "(record ->> 'forked') = 'true'";
+export const FORKED_SQL = "(colloquy_nul_safe(record) ->> 'forked') = 'true'";
 
 /** One statement and its parameters. */
 export interface Sql {

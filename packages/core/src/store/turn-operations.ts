@@ -14,8 +14,8 @@ import { addUsage } from './token-usage.js';
 
 /**
  * The turn operations of a store: its own where it implements them (`commitInbound`, `endTurn`,
- * `recordDeliveries` on {@link StoreOperations}), else core's defaults, each one transaction of
- * the row-level calls. Works on a transaction handle too: the operations then join it.
+ * `recordDeliveries` on {@link StoreOperations}), else core's defaults ({@link rowTurnOperations}).
+ * Works on a transaction handle too: the operations then join it.
  *
  * @param store - a store or an open transaction
  * @returns the three operations, bound to `store`
@@ -26,19 +26,31 @@ import { addUsage } from './token-usage.js';
  * ```
  */
 export function turnOperations(store: StoreTransaction): TurnOperations {
+  const byRows = rowTurnOperations(store);
   return {
-    commitInbound: store.commitInbound
-      ? store.commitInbound.bind(store)
-      : (inbound) => store.transaction((tx) => commitInboundByRows(tx, inbound)),
-    endTurn: store.endTurn
-      ? store.endTurn.bind(store)
-      : (end) => store.transaction((tx) => endTurnByRows(tx, end)),
-    recordDeliveries: store.recordDeliveries
-      ? store.recordDeliveries.bind(store)
-      : (records) =>
-          records.length === 0
-            ? Promise.resolve()
-            : store.transaction((tx) => recordDeliveriesByRows(tx, records)),
+    commitInbound: store.commitInbound ? store.commitInbound.bind(store) : byRows.commitInbound,
+    endTurn: store.endTurn ? store.endTurn.bind(store) : byRows.endTurn,
+    recordDeliveries: store.recordDeliveries ? store.recordDeliveries.bind(store) : byRows.recordDeliveries,
+  };
+}
+
+/**
+ * Core's turn operations, each one transaction of the store's row-level calls (`getSession`,
+ * `createRun`, `appendMessages`, ...), whatever the store implements natively. A store with its own
+ * operations can fall back to these for input its fast path cannot take (PostgreSQL's does for a
+ * session record holding a NUL character). On a transaction handle they join its transaction.
+ *
+ * @param store - a store or an open transaction
+ * @returns the three operations, bound to `store`
+ */
+export function rowTurnOperations(store: StoreTransaction): TurnOperations {
+  return {
+    commitInbound: (inbound) => store.transaction((tx) => commitInboundByRows(tx, inbound)),
+    endTurn: (end) => store.transaction((tx) => endTurnByRows(tx, end)),
+    recordDeliveries: (records) =>
+      records.length === 0
+        ? Promise.resolve()
+        : store.transaction((tx) => recordDeliveriesByRows(tx, records)),
   };
 }
 

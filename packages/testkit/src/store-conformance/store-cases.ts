@@ -125,6 +125,15 @@ export function describeStoreCases(
       await expectCode(store.patchSession('missing', { label: 'x' }), 'SESSION_NOT_FOUND');
     });
 
+    it('puts, patches and reads a session whose display name holds a NUL character', async () => {
+      const name = 'Ada\u0000Lovelace';
+      await store.putSession(makeSessionRecord('k1', { displayName: name }));
+      expect(await store.getSession('k1')).toMatchObject({ displayName: name });
+      const patched = await store.patchSession('k1', { displayName: `${name}!`, model: 'm' });
+      expect(await store.getSession('k1')).toEqual(patched);
+      expect(patched).toMatchObject({ displayName: `${name}!`, model: 'm' });
+    });
+
     it('finds sessions by label, optionally within one agent', async () => {
       await store.putSession(makeSessionRecord('agent:a:x', { label: 'ops', updatedAt: T0 + 1 }));
       await store.putSession(makeSessionRecord('agent:b:y', { label: 'ops', updatedAt: T0 + 2 }));
@@ -286,7 +295,8 @@ export function describeStoreCases(
             ...extra,
           }),
         );
-      await fork('agent:ops:subagent:f1', 15);
+      // A record holding a NUL character is listed like any other.
+      await fork('agent:ops:subagent:f1', 15, { displayName: 'f\u0000one' });
       await fork('agent:main:subagent:f2', 25);
       await fork('agent:main:subagent:f3', 35, { archivedAt: T0 + 40 * 60_000 });
       const keys = async (query: Omit<SessionListQuery, 'now'>) =>
@@ -739,6 +749,14 @@ export function describeStoreCases(
       expect((await store.listInbox('k1')).map((e) => e.id)).toEqual(['b']);
       expect(await store.putInbox(inbox('a', T0 + 10))).toBe(false);
       expect(await store.listInbox('other')).toEqual([]);
+    });
+
+    it('consumes an entry whose message holds a NUL character', async () => {
+      const entry = { ...inbox('a', T0 + 1), message: userMessage('x\u0000y', T0 + 1) };
+      await store.putInbox(entry);
+      expect(await store.listInbox('k1')).toEqual([entry]);
+      await store.consumeInbox('k1', ['a'], T0 + 9);
+      expect(await store.listInbox('k1')).toEqual([]);
     });
 
     it('lists the keys of the sessions with unconsumed entries, in key order', async () => {

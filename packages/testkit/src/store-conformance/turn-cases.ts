@@ -372,6 +372,34 @@ export function describeTurnCases(
         meta: { pendingDelivery: planned, delivery: failed },
       });
     });
+
+    it('creates, begins and ends the turn of a session whose display name holds a NUL', async () => {
+      const name = 'Ada\u0000Lovelace';
+      const commit = inbound('r1');
+      const committed = await turnOperations(store).commitInbound({
+        ...commit,
+        session: {
+          create: makeSessionRecord(KEY, { kind: 'dm', displayName: name }),
+          update: { displayName: name, updatedAt: T0 + 1 },
+        },
+      });
+      expect(committed).toMatchObject({ status: 'begun', session: { displayName: name } });
+      await turnOperations(store).endTurn({
+        sessionKey: KEY,
+        finalMessage: say('answer', 'assistant'),
+        runs: [{ runId: 'r1', patch: { status: 'done', endedAt: T0 + 2, reply: 'answer' } }],
+        session: { status: 'done', displayName: `${name}, answered` },
+      });
+      await turnOperations(store).commitInbound({
+        ...inbound('r2', false),
+        session: { ...commit.session, update: { updatedAt: T0 + 3 } },
+      });
+      expect(await store.getSession(KEY)).toMatchObject({
+        displayName: `${name}, answered`,
+        status: 'done',
+        updatedAt: T0 + 3,
+      });
+    });
   });
 
   describe('turn operations: recordDeliveries', () => {
