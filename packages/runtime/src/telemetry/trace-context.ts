@@ -3,7 +3,8 @@ import {
   context,
   createContextKey,
   createTraceState,
-  isSpanContextValid,
+  INVALID_SPANID,
+  INVALID_TRACEID,
   ROOT_CONTEXT,
   type SpanContext,
   trace,
@@ -23,7 +24,6 @@ export interface RunTraceMeta {
   traceTree?: string;
 }
 
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 const TREE_ID = createContextKey('colloquy.tree.id');
 
 /**
@@ -37,7 +37,9 @@ export function formatTraceparent(span: SpanContext): string {
 }
 
 /**
- * The remote span context of a W3C `traceparent` (and `tracestate`), or undefined when it is not one.
+ * The remote span context of a W3C `traceparent` (and `tracestate`), or undefined when it is not one:
+ * version `00`-`fe`, a 32-digit trace id and a 16-digit span id, neither all zeros, and flags (lower-case
+ * hex, as the specification writes them; upper case and surrounding spaces are accepted on input).
  *
  * @param traceparent - the header value
  * @param tracestate - its `tracestate`, if any
@@ -45,17 +47,37 @@ export function formatTraceparent(span: SpanContext): string {
  */
 export function parseTraceparent(traceparent: unknown, tracestate?: unknown): SpanContext | undefined {
   if (typeof traceparent !== 'string') return undefined;
-  const match = TRACEPARENT.exec(traceparent.trim().toLowerCase());
-  if (!match || match[1] === 'ff') return undefined;
+  // Run records hold what formatTraceparent wrote: checked as it is, without copies.
+  const value = isTraceparentShape(traceparent) ? traceparent : traceparent.trim().toLowerCase();
+  if (!isTraceparentShape(value) || value.startsWith('ff')) return undefined;
+  const traceId = value.slice(3, 35);
+  const spanId = value.slice(36, 52);
+  if (traceId === INVALID_TRACEID || spanId === INVALID_SPANID) return undefined;
   const span: SpanContext = {
-    traceId: match[2]!,
-    spanId: match[3]!,
-    traceFlags: Number.parseInt(match[4]!, 16) & 1,
+    traceId,
+    spanId,
+    traceFlags: Number.parseInt(value.slice(53, 55), 16) & 1,
     isRemote: true,
   };
-  if (!isSpanContextValid(span)) return undefined;
   if (typeof tracestate === 'string' && tracestate !== '') span.traceState = createTraceState(tracestate);
   return span;
+}
+
+/** `vv-<32 hex>-<16 hex>-ff` in lower-case hex digits, the dashes where they belong. */
+function isTraceparentShape(value: string): boolean {
+  if (value.length !== 55) return false;
+  for (let i = 0; i < 55; i++) {
+    const code = value.charCodeAt(i);
+    const dash = i === 2 || i === 35 || i === 52;
+    if (dash ? code !== DASH : !isLowerHexDigit(code)) return false;
+  }
+  return true;
+}
+
+const DASH = 0x2d;
+
+function isLowerHexDigit(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || (code >= 0x61 && code <= 0x66);
 }
 
 /**
@@ -67,7 +89,8 @@ export function parseTraceparent(traceparent: unknown, tracestate?: unknown): Sp
  */
 export function traceMetaOf(ctx: Context = context.active()): RunTraceMeta | undefined {
   const span = trace.getSpanContext(ctx);
-  if (!span || !isSpanContextValid(span)) return undefined;
+  // A tracer gives valid ids or the API's invalid ones (a span of the no-op tracer).
+  if (!span || span.traceId === INVALID_TRACEID || span.spanId === INVALID_SPANID) return undefined;
   const tree = treeIdOf(ctx);
   const state = span.traceState?.serialize();
   return {
@@ -96,10 +119,13 @@ export function withTraceMeta(
  * The context a run's spans start from: its stored trace context (remote parent) and tree id.
  *
  * @param meta - the run's meta
+ * @param parent - its span context, when the caller has already parsed it
  * @returns the context, the root context when the run has none
  */
-export function contextOfRun(meta: Record<string, unknown> | undefined): Context {
-  const parent = parseTraceparent(meta?.traceparent, meta?.tracestate);
+export function contextOfRun(
+  meta: Record<string, unknown> | undefined,
+  parent: SpanContext | undefined = parseTraceparent(meta?.traceparent, meta?.tracestate),
+): Context {
   if (!parent) return ROOT_CONTEXT;
   const withParent = trace.setSpanContext(ROOT_CONTEXT, parent);
   return typeof meta?.traceTree === 'string' ? withTreeId(withParent, meta.traceTree) : withParent;

@@ -74,9 +74,9 @@ export function startTurnTrace(
     metrics.queueWait.record(Math.max(0, waited) / 1000, { 'colloquy.lane': run.lane });
   }
   const agent = session.agentId ?? 'main';
-  const stored = contextOfRun(leader.meta);
+  const remote = parseTraceparent(leader.meta?.traceparent, leader.meta?.tracestate);
+  const stored = contextOfRun(leader.meta, remote);
   const perRun = telemetry.traceTree === 'run';
-  const remote = parseTraceparent(leader.meta?.traceparent);
   const links: Link[] = perRun && remote ? [{ context: remote }] : [];
   const started = performance.now();
   const span = tracer.startSpan(
