@@ -1,8 +1,10 @@
 // Benchmarks what OpenTelemetry costs the runtime: CPU time per turn (inbound message -> model ->
-// reply sent, zero-latency scripted model) with no SDK registered (the API's no-ops), and with the
-// SDK registered: `on` is traces (100% sampled, every span through a batch processor to an exporter
-// that drops them) and metrics (the metrics SDK with a reader); `traces` and `metrics` register
-// one of the two, to show where the cost goes (target: `on` at most 3% more CPU per turn).
+// reply sent, zero-latency scripted model) with no SDK registered (the API's no-ops), and with
+// telemetry registered as the app registers it: `on` is traces (100% sampled, recorded by the
+// runtime's `createBatchTracerProvider` and handed in batches to an exporter that drops them) and
+// metrics (the metrics SDK with a reader); `traces` and `metrics` register one of the two, to show
+// where the cost goes (target: `traces` at most 3% more CPU per turn), and `traces-sdk` records the
+// same spans with the OpenTelemetry SDK's `TracerProvider` and `BatchSpanProcessor` instead.
 //
 // Each measurement runs in a fresh process (`--child <mode>`), the modes alternating, and each
 // figure is the median of the runs; the machine is shared, so the load average is printed beside it.
@@ -13,7 +15,8 @@
 // makes it.
 //
 //   node bench/telemetry.mjs [--runs N] [--store sqlite|memory] [--model scripted|http]
-//                            [--modes off,on,traces,metrics]   (after `pnpm build`; default off,on)
+//                            [--modes off,traces,on,metrics,traces-sdk]
+//                            (after `pnpm build`; default off,traces,on)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -27,9 +30,12 @@ const arg = (name, fallback) => {
 const SESSIONS = 100;
 const WARMUP_TURNS = 3000;
 const TURNS = 10_000;
+const PAIRED_BLOCKS = 10;
+const PAIRED_BLOCK_TURNS = 2000;
 
 if (process.argv.includes('--child')) {
-  const result = await measure(arg('--child'), arg('--store', 'sqlite'), arg('--model-url'));
+  const run = process.argv.includes('--paired') ? measurePaired : measure;
+  const result = await run(arg('--child'), arg('--store', 'sqlite'), arg('--model-url'));
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);
 }
@@ -42,7 +48,8 @@ if (process.argv.includes('--serve-model')) {
 
 const runs = Number(arg('--runs', '5'));
 const store = arg('--store', 'sqlite');
-const modes = arg('--modes', 'off,on').split(',');
+const paired = process.argv.includes('--paired');
+const modes = arg('--modes', paired ? 'traces,on' : 'off,traces,on').split(',');
 const modelKind = arg('--model', 'scripted');
 const results = Object.fromEntries(modes.map((mode) => [mode, []]));
 for (let i = 0; i < runs; i++) {
@@ -57,6 +64,7 @@ for (let i = 0; i < runs; i++) {
         mode,
         '--store',
         store,
+        ...(paired ? ['--paired'] : []),
         ...(modelServer ? ['--model-url', modelServer.baseURL] : []),
       ],
       { encoding: 'utf8' },
@@ -65,26 +73,49 @@ for (let i = 0; i < runs; i++) {
     if (child.status !== 0) throw new Error(`the ${mode} run failed: ${child.stderr}`);
     const result = JSON.parse(child.stdout.trim().split('\n').at(-1));
     results[mode].push(result);
+    const figures = paired
+      ? `off ${result.plainMicrosPerTurn.toFixed(1)} µs, ${mode} ${result.cpuMicrosPerTurn.toFixed(1)} µs CPU/turn (${percentMore(result.cpuMicrosPerTurn, result.plainMicrosPerTurn)})`
+      : `${result.cpuMicrosPerTurn.toFixed(1)} µs CPU/turn  ${Math.round(result.turnsPerSecond)} turns/s`;
     console.log(
-      `run ${i + 1} ${mode.padEnd(7)}  ${result.cpuMicrosPerTurn.toFixed(1)} µs CPU/turn  ${Math.round(result.turnsPerSecond)} turns/s  ${result.spans} spans  load ${loadavg()[0].toFixed(2)}`,
+      `run ${i + 1} ${mode.padEnd(7)}  ${figures}  ${result.spans} spans  load ${loadavg()[0].toFixed(2)}`,
     );
   }
 }
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const cpu = Object.fromEntries(
-  modes.map((mode) => [mode, median(results[mode].map((r) => r.cpuMicrosPerTurn))]),
-);
-const off = cpu.off ?? Number.NaN;
-const more = (mode) => `${(((cpu[mode] - off) / off) * 100).toFixed(1)}%`;
-console.log(
-  `\n${store} store, ${modelKind} model, ${TURNS} turns x ${runs} runs each, median CPU per turn: ` +
-    modes
-      .map((mode) => `${mode} ${cpu[mode].toFixed(1)} µs${mode === 'off' ? '' : ` (+${more(mode)})`}`)
-      .join(', ') +
-    `; target: on <= +3%; load average ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-);
+const load = `load average ${loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ')}`;
+if (paired) {
+  // Each run's own pair, then the median of the runs' overheads.
+  const overhead = (mode) =>
+    median(results[mode].map((r) => (r.cpuMicrosPerTurn - r.plainMicrosPerTurn) / r.plainMicrosPerTurn));
+  console.log(
+    `\n${store} store, ${modelKind} model, paired in each process (${PAIRED_BLOCKS} x ${PAIRED_BLOCK_TURNS} turns each way), ${runs} runs, median CPU per turn over off: ` +
+      modes.map((mode) => `${mode} +${(overhead(mode) * 100).toFixed(1)}%`).join(', ') +
+      `; target: traces <= +3%; ${load}`,
+  );
+} else {
+  const cpu = Object.fromEntries(
+    modes.map((mode) => [mode, median(results[mode].map((r) => r.cpuMicrosPerTurn))]),
+  );
+  console.log(
+    `\n${store} store, ${modelKind} model, ${TURNS} turns x ${runs} runs each, median CPU per turn: ` +
+      modes
+        .map(
+          (mode) =>
+            `${mode} ${cpu[mode].toFixed(1)} µs${mode === 'off' ? '' : ` (${percentMore(cpu[mode], cpu.off ?? Number.NaN)})`}`,
+        )
+        .join(', ') +
+      `; target: traces <= +3%; ${load}`,
+  );
+}
+
+function median(values) {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+}
+
+function percentMore(value, base) {
+  return `+${(((value - base) / base) * 100).toFixed(1)}%`;
+}
 
 /** Starts the OpenAI-compatible fake in a process of its own; resolves with its base URL. */
 function serveModel() {
@@ -97,49 +128,64 @@ function serveModel() {
   });
 }
 
-async function measure(mode, storeKind, modelURL) {
-  let spans = 0;
-  let flush = async () => {};
-  const traces = mode === 'on' || mode === 'traces';
+/**
+ * Registers what `mode` measures with `@opentelemetry/api`; resolves with a flush and the count of
+ * spans the exporter took.
+ */
+async function registerTelemetry(mode) {
+  const counted = { spans: 0, flush: async () => {} };
+  const traces = mode === 'on' || mode === 'traces' || mode === 'traces-sdk';
   const meters = mode === 'on' || mode === 'metrics';
-  if (traces || meters) {
-    const { context, metrics, trace } = await import('@opentelemetry/api');
-    const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
-    const { BatchSpanProcessor, TracerProvider, AlwaysOnSampler } = await import('@opentelemetry/sdk-trace');
-    const { MeterProvider, PeriodicExportingMetricReader, AggregationTemporality } = await import(
-      '@opentelemetry/sdk-metrics'
-    );
-    const dropSpans = {
-      export(batch, done) {
-        spans += batch.length;
-        done({ code: 0 });
-      },
-      shutdown: async () => {},
-      forceFlush: async () => {},
-    };
-    if (traces) {
-      context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-      const tracerProvider = new TracerProvider({
-        sampler: new AlwaysOnSampler(),
-        spanProcessors: [new BatchSpanProcessor({ exporter: dropSpans })],
-      });
-      trace.setGlobalTracerProvider(tracerProvider);
-      flush = () => tracerProvider.forceFlush();
-    }
+  const loadedOnly = mode === 'loaded';
+  if (!traces && !meters && !loadedOnly) return counted;
+  const { context, metrics, trace } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  const { BatchSpanProcessor, TracerProvider, AlwaysOnSampler } = await import('@opentelemetry/sdk-trace');
+  const { MeterProvider, PeriodicExportingMetricReader, AggregationTemporality } = await import(
+    '@opentelemetry/sdk-metrics'
+  );
+  const dropSpans = {
+    export(batch, done) {
+      counted.spans += batch.length;
+      done({ code: 0 });
+    },
+    shutdown: async () => {},
+    forceFlush: async () => {},
+  };
+  // `loaded`: the SDK's modules loaded and the context manager registered, nothing traced.
+  if (loadedOnly) context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  if (traces) {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const { createBatchTracerProvider } = await import('../dist/index.js');
+    const tracerProvider =
+      mode === 'traces-sdk'
+        ? new TracerProvider({
+            sampler: new AlwaysOnSampler(),
+            spanProcessors: [new BatchSpanProcessor({ exporter: dropSpans })],
+          })
+        : createBatchTracerProvider({ exporter: dropSpans, resource: resourceFromAttributes({}) });
+    trace.setGlobalTracerProvider(tracerProvider);
+    counted.flush = () => tracerProvider.forceFlush();
+  }
+  if (meters) {
     const dropMetrics = {
       export: (_metrics, done) => done({ code: 0 }),
       shutdown: async () => {},
       forceFlush: async () => {},
       selectAggregationTemporality: () => AggregationTemporality.CUMULATIVE,
     };
-    if (meters) {
-      metrics.setGlobalMeterProvider(
-        new MeterProvider({
-          readers: [new PeriodicExportingMetricReader({ exporter: dropMetrics, exportIntervalMillis: 1000 })],
-        }),
-      );
-    }
+    metrics.setGlobalMeterProvider(
+      new MeterProvider({
+        readers: [new PeriodicExportingMetricReader({ exporter: dropMetrics, exportIntervalMillis: 1000 })],
+      }),
+    );
   }
+  return counted;
+}
+
+/** A started runtime on its own store and bench channel, and how to drive turns through it. */
+async function startBenchRuntime(storeKind, modelURL) {
   const { resolveConfig } = await import('@colloquy/core');
   const { MemoryStore } = await import('@colloquy/core/store');
   const { openSqliteStore } = await import('@colloquy/store-sqlite');
@@ -180,25 +226,70 @@ async function measure(mode, storeKind, modelURL) {
     await runtime.receive(benchInbound(session, text));
     await reply;
   };
-  const drive = (turns, prefix) =>
-    Promise.all(
-      Array.from({ length: SESSIONS }, async (_, s) => {
-        for (let t = 0; t < turns / SESSIONS; t++) await turn(s, `${prefix}-${s}-${t}`);
-      }),
-    );
-  await drive(WARMUP_TURNS, 'w');
-  const cpuBefore = process.cpuUsage();
-  const start = performance.now();
-  await drive(TURNS, 'm');
-  const seconds = (performance.now() - start) / 1000;
-  const cpu = process.cpuUsage(cpuBefore);
-  await runtime.shutdown({ drainMs: 1000 });
-  await flush();
-  rmSync(dir, { recursive: true, force: true });
+  let driven = 0;
+  return {
+    /** Runs `turns` turns, SESSIONS chats at a time; resolves with the CPU microseconds they took. */
+    async drive(turns) {
+      const prefix = `d${driven++}`;
+      const cpuBefore = process.cpuUsage();
+      await Promise.all(
+        Array.from({ length: SESSIONS }, async (_, s) => {
+          for (let t = 0; t < turns / SESSIONS; t++) await turn(s, `${prefix}-${s}-${t}`);
+        }),
+      );
+      const cpu = process.cpuUsage(cpuBefore);
+      return cpu.user + cpu.system;
+    },
+    async stop() {
+      await runtime.shutdown({ drainMs: 1000 });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Paired: a runtime created before `mode` is registered (so it never traces) and one created after,
+ * in one process, driven in alternating blocks (A B B A ...); both share the JIT, the heap and the
+ * machine's state at each moment, so their difference is what `mode` costs, with less of the noise
+ * between processes.
+ */
+async function measurePaired(mode, storeKind, modelURL) {
+  const plain = await startBenchRuntime(storeKind, modelURL);
+  const telemetry = await registerTelemetry(mode);
+  const traced = await startBenchRuntime(storeKind, modelURL);
+  await plain.drive(WARMUP_TURNS);
+  await traced.drive(WARMUP_TURNS);
+  const cpu = { plain: 0, traced: 0 };
+  for (let block = 0; block < PAIRED_BLOCKS; block++) {
+    const order = block % 2 === 0 ? ['plain', 'traced'] : ['traced', 'plain'];
+    for (const which of order)
+      cpu[which] += await (which === 'plain' ? plain : traced).drive(PAIRED_BLOCK_TURNS);
+  }
+  await plain.stop();
+  await traced.stop();
+  await telemetry.flush();
+  const turns = PAIRED_BLOCKS * PAIRED_BLOCK_TURNS;
   return {
     mode,
-    cpuMicrosPerTurn: (cpu.user + cpu.system) / TURNS,
+    plainMicrosPerTurn: cpu.plain / turns,
+    cpuMicrosPerTurn: cpu.traced / turns,
+    spans: telemetry.spans,
+  };
+}
+
+async function measure(mode, storeKind, modelURL) {
+  const telemetry = await registerTelemetry(mode);
+  const bench = await startBenchRuntime(storeKind, modelURL);
+  await bench.drive(WARMUP_TURNS);
+  const start = performance.now();
+  const cpu = await bench.drive(TURNS);
+  const seconds = (performance.now() - start) / 1000;
+  await bench.stop();
+  await telemetry.flush();
+  return {
+    mode,
+    cpuMicrosPerTurn: cpu / TURNS,
     turnsPerSecond: TURNS / seconds,
-    spans,
+    spans: telemetry.spans,
   };
 }

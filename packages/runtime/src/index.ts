@@ -56,6 +56,18 @@ export type { AfterCommit, TurnEndHook } from './runtime/turn-end-hook-types.js'
 export type { AnnounceStats, AnnounceStatus, ChatOutcome } from './subagents/announce.js';
 export type { SubagentRegistry, SubagentRuntimeOptions, SweepReport } from './subagents/subagent-registry.js';
 // --- OpenTelemetry (spans and metrics through @opentelemetry/api) ---
+export {
+  type BatchTracerProvider,
+  type BatchTracerProviderOptions,
+  createBatchTracerProvider,
+  type SpanBatchExporter,
+} from './telemetry/batch-tracer/batch-tracer-provider.js';
+export type {
+  ExportedSpan,
+  SpanEvent,
+  SpanResource,
+  SpanScope,
+} from './telemetry/batch-tracer/recorded-span.js';
 export { INSTRUMENTATION_NAME, type RuntimeTelemetryOptions } from './telemetry/telemetry.js';
 export {
   CLOSE_CODES,

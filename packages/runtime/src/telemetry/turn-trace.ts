@@ -52,6 +52,9 @@ export interface TurnTrace extends LoopTrace {
   end(): void;
 }
 
+/** The MCP tools of a turn that has none. */
+const NO_TOOLS: ReadonlySet<string> = new Set();
+
 /**
  * Starts the `invoke_agent <agent>` span of a turn, under the trace context its leader run stores
  * (`meta.traceparent`: the span that queued it, maybe in another process or before a restart), or
@@ -103,7 +106,7 @@ export function startTurnTrace(
       : (remote?.traceId ?? span.spanContext().traceId);
   if (span.isRecording()) span.setAttribute('colloquy.tree.id', treeId);
   const turnContext = withTreeId(trace.setSpan(stored, span), treeId);
-  let mcpTools: ReadonlySet<string> = new Set();
+  let mcpTools: ReadonlySet<string> = NO_TOOLS;
   let status = 'done';
 
   return {
