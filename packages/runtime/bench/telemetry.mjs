@@ -3,20 +3,26 @@
 // telemetry registered as the app registers it: `on` is traces (100% sampled, recorded by the
 // runtime's `createBatchTracerProvider` and handed in batches to an exporter that drops them) and
 // metrics (the metrics SDK with a reader); `traces` and `metrics` register one of the two, to show
-// where the cost goes (target: `traces` at most 3% more CPU per turn), and `traces-sdk` records the
-// same spans with the OpenTelemetry SDK's `TracerProvider` and `BatchSpanProcessor` instead.
+// where the cost goes (target: `traces` at most 3% more CPU per turn), `traces-sdk` records the
+// same spans with the OpenTelemetry SDK's `TracerProvider` and `BatchSpanProcessor` instead, and
+// `loaded` only loads the SDK's modules and registers the context manager.
 //
-// Each measurement runs in a fresh process (`--child <mode>`), the modes alternating, and each
-// figure is the median of the runs; the machine is shared, so the load average is printed beside it.
+// By default each measurement runs in a fresh process (`--child <mode>`), the modes alternating, and
+// each figure is the median of the runs. On a shared virtual machine the CPU time of one process
+// varies by 10 to 50% from one minute to the next, which hides a few percent. `--paired` measures
+// inside each process instead: a runtime created before `mode` is registered and one created after,
+// driven in 40 alternating blocks of 500 turns; the figure is the median block pair, then the
+// median over runs. The two runtimes share the heap and the JIT, so the paired figure can also
+// undercount (garbage from the traced blocks may be collected in the plain ones).
 //
 // `--model scripted` (default) answers in-process at no cost, so a turn is the runtime's own work
 // and the overhead is largest. `--model http` is a real provider call: the OpenAI-compatible fake
 // in a process of its own (its CPU is not counted), through the AI SDK provider, as a deployed bot
 // makes it.
 //
-//   node bench/telemetry.mjs [--runs N] [--store sqlite|memory] [--model scripted|http]
-//                            [--modes off,traces,on,metrics,traces-sdk]
-//                            (after `pnpm build`; default off,traces,on)
+//   node bench/telemetry.mjs [--paired] [--runs N] [--store sqlite|memory] [--model scripted|http]
+//                            [--modes off,loaded,traces,on,metrics,traces-sdk]
+//                            (after `pnpm build`; default off,traces,on, or traces,on paired)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -30,8 +36,8 @@ const arg = (name, fallback) => {
 const SESSIONS = 100;
 const WARMUP_TURNS = 3000;
 const TURNS = 10_000;
-const PAIRED_BLOCKS = 10;
-const PAIRED_BLOCK_TURNS = 2000;
+const PAIRED_BLOCKS = 40;
+const PAIRED_BLOCK_TURNS = 500;
 
 if (process.argv.includes('--child')) {
   const run = process.argv.includes('--paired') ? measurePaired : measure;
@@ -74,7 +80,7 @@ for (let i = 0; i < runs; i++) {
     const result = JSON.parse(child.stdout.trim().split('\n').at(-1));
     results[mode].push(result);
     const figures = paired
-      ? `off ${result.plainMicrosPerTurn.toFixed(1)} µs, ${mode} ${result.cpuMicrosPerTurn.toFixed(1)} µs CPU/turn (${percentMore(result.cpuMicrosPerTurn, result.plainMicrosPerTurn)})`
+      ? `off ${result.plainMicrosPerTurn.toFixed(1)} µs, ${mode} ${result.cpuMicrosPerTurn.toFixed(1)} µs CPU/turn, median pair +${(result.pairedOverhead * 100).toFixed(1)}%`
       : `${result.cpuMicrosPerTurn.toFixed(1)} µs CPU/turn  ${Math.round(result.turnsPerSecond)} turns/s`;
     console.log(
       `run ${i + 1} ${mode.padEnd(7)}  ${figures}  ${result.spans} spans  load ${loadavg()[0].toFixed(2)}`,
@@ -86,8 +92,7 @@ const load = `load average ${loadavg()
   .join(' ')}`;
 if (paired) {
   // Each run's own pair, then the median of the runs' overheads.
-  const overhead = (mode) =>
-    median(results[mode].map((r) => (r.cpuMicrosPerTurn - r.plainMicrosPerTurn) / r.plainMicrosPerTurn));
+  const overhead = (mode) => median(results[mode].map((r) => r.pairedOverhead));
   console.log(
     `\n${store} store, ${modelKind} model, paired in each process (${PAIRED_BLOCKS} x ${PAIRED_BLOCK_TURNS} turns each way), ${runs} runs, median CPU per turn over off: ` +
       modes.map((mode) => `${mode} +${(overhead(mode) * 100).toFixed(1)}%`).join(', ') +
@@ -260,10 +265,16 @@ async function measurePaired(mode, storeKind, modelURL) {
   await plain.drive(WARMUP_TURNS);
   await traced.drive(WARMUP_TURNS);
   const cpu = { plain: 0, traced: 0 };
+  const ratios = [];
   for (let block = 0; block < PAIRED_BLOCKS; block++) {
     const order = block % 2 === 0 ? ['plain', 'traced'] : ['traced', 'plain'];
-    for (const which of order)
-      cpu[which] += await (which === 'plain' ? plain : traced).drive(PAIRED_BLOCK_TURNS);
+    const pair = {};
+    for (const which of order) {
+      pair[which] = await (which === 'plain' ? plain : traced).drive(PAIRED_BLOCK_TURNS);
+    }
+    cpu.plain += pair.plain;
+    cpu.traced += pair.traced;
+    ratios.push(pair.traced / pair.plain);
   }
   await plain.stop();
   await traced.stop();
@@ -273,6 +284,8 @@ async function measurePaired(mode, storeKind, modelURL) {
     mode,
     plainMicrosPerTurn: cpu.plain / turns,
     cpuMicrosPerTurn: cpu.traced / turns,
+    // The median pair: a block that met a slow moment of the machine moves it little.
+    pairedOverhead: median(ratios) - 1,
     spans: telemetry.spans,
   };
 }
