@@ -79,3 +79,45 @@ describe('createDeliveryRecorder', () => {
     expect(stored).toEqual([['a'], ['b']]);
   });
 });
+
+describe('createDeliveryRecorder at shutdown', () => {
+  it('settles once a batch being retried is stored', async () => {
+    let down = 1;
+    const stored: string[][] = [];
+    const recorder = createDeliveryRecorder(
+      {
+        recordDeliveries: async (records) => {
+          if (down-- > 0) throw new Error('connection refused');
+          stored.push(records.map((r) => r.runId));
+        },
+      },
+      { retryDelaysMs: [50] },
+    );
+    void recorder.record(record('a'));
+    await recorder.settled();
+    expect(stored).toEqual([['a']]);
+    await expect(recorder.settled()).resolves.toBeUndefined();
+  });
+
+  it('gives a refused batch up at once when its signal fires, instead of pausing on', async () => {
+    const stop = new AbortController();
+    let tries = 0;
+    const recorder = createDeliveryRecorder(
+      {
+        recordDeliveries: async () => {
+          tries++;
+          throw new Error('store closed');
+        },
+      },
+      { retryDelaysMs: [60_000, 60_000], signal: stop.signal },
+    );
+    const recorded = recorder.record(record('a'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const started = performance.now();
+    stop.abort();
+    await expect(recorded).rejects.toThrow('store closed');
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(tries).toBe(1);
+    await expect(recorder.settled()).resolves.toBeUndefined();
+  });
+});

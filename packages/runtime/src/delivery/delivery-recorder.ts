@@ -8,6 +8,8 @@ export interface DeliveryRecorder {
    * batch could not be, after its retries.
    */
   record(record: DeliveryRecord): Promise<void>;
+  /** Resolves once every batch made so far is stored or given up (never rejects). */
+  settled(): Promise<void>;
 }
 
 /** Options of {@link createDeliveryRecorder}. */
@@ -18,6 +20,8 @@ export interface DeliveryRecorderOptions {
    * in all.
    */
   retryDelaysMs?: readonly number[];
+  /** Ends the retries (the runtime's shutdown): a batch still refused then is given up at once. */
+  signal?: AbortSignal;
 }
 
 const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000, 8000, 15_000, 30_000];
@@ -35,18 +39,22 @@ const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000, 8000, 15_000, 30_000];
  * newer outcome of the same run.
  *
  * @param turns - the store's turn operations
- * @param options - the retry pauses
+ * @param options - the retry pauses, and the signal that ends them
  * @returns the recorder
  */
 export function createDeliveryRecorder(
   turns: Pick<TurnOperations, 'recordDeliveries'>,
-  { retryDelaysMs = RETRY_DELAYS_MS }: DeliveryRecorderOptions = {},
+  { retryDelaysMs = RETRY_DELAYS_MS, signal }: DeliveryRecorderOptions = {},
 ): DeliveryRecorder {
   let open: { records: DeliveryRecord[]; stored: Promise<void> } | undefined;
   let previous: Promise<unknown> = Promise.resolve();
 
   const storeWithRetries = (records: readonly DeliveryRecord[]): Promise<void> =>
-    retryWithPauses(() => turns.recordDeliveries(records), { pausesMs: retryDelaysMs, retries: () => true });
+    retryWithPauses(() => turns.recordDeliveries(records), {
+      pausesMs: retryDelaysMs,
+      retries: () => true,
+      ...(signal ? { signal } : {}),
+    });
 
   return {
     record(record) {
@@ -64,6 +72,13 @@ export function createDeliveryRecorder(
       }
       open.records.push(record);
       return open.stored;
+    },
+    settled() {
+      // The open batch is stored after every earlier one, so waiting for it waits for them all.
+      return (open ? open.stored : previous).then(
+        () => undefined,
+        () => undefined,
+      );
     },
   };
 }

@@ -173,7 +173,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     waiters,
     history: createHistoryCache({ maxBytes: config.runtime.historyCacheMiB * 1024 * 1024 }),
     turns,
-    deliveries: createDeliveryRecorder(turns),
+    deliveries: createDeliveryRecorder(turns, { signal: lifetime.signal }),
     outbox: createDeliveryOutbox({
       retry: {
         firstDelayMs: config.runtime.deliveryRetry.firstDelayMs,
@@ -407,6 +407,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await settlesWithin(ctx.outbox.idle(), 5000);
       await settlesWithin(ctx.subagents.stop(), Math.max(250, Math.min(drainMs, 2000)));
       await settlesWithin(Promise.all(tracked), Math.max(250, Math.min(drainMs, 2000)));
+      // Outcomes of sends that already went out are stored before the store closes (a batch the
+      // store still refuses after 5 s is given up: the next start records those replies as cut).
+      await settlesWithin(ctx.deliveries.settled(), 5000);
       waiters.releaseAll();
       lifetime.abort(new ColloquyError('ABORTED', 'The runtime is shutting down.'));
       for (const plugin of plugins.values()) {
