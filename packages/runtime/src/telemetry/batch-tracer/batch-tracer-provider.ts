@@ -241,12 +241,8 @@ class SpanBatches {
         this.immediate = undefined;
         this.exportFull();
       });
-    } else if (this.timer === undefined) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        void this.exportAll();
-      }, this.delay);
-      this.timer.unref();
+    } else {
+      this.exportLater();
     }
   }
 
@@ -265,13 +261,17 @@ class SpanBatches {
   /** Exports the full batches, leaving a partial one for the timer. */
   private exportFull(): void {
     while (this.queue.length >= this.batchSize) this.exportBatch(this.queue.splice(0, this.batchSize));
-    if (this.queue.length > 0 && this.timer === undefined) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        void this.exportAll();
-      }, this.delay);
-      this.timer.unref();
-    }
+    if (this.queue.length > 0) this.exportLater();
+  }
+
+  /** Exports what is held once the delay has passed, unless a timer for it is already set. */
+  private exportLater(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.exportAll();
+    }, this.delay);
+    this.timer.unref();
   }
 
   /** Exports everything held, and waits for every export under way. */
