@@ -19,7 +19,7 @@ const MESSAGES = 2000;
 async function startInstance(url) {
   const store = await openPostgresStore({ url });
   const cluster = await createPostgresCluster({ url });
-  const model = createScriptedModel(() => 'ok');
+  const model = createScriptedModel(() => 'ok', { keepRequests: 0 });
   const runtime = createRuntime({
     config: resolveConfig({ agents: { defaults: { model: 'scripted/bench' } } }),
     store,

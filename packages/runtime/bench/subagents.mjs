@@ -62,19 +62,22 @@ async function main() {
     agents: { defaults: { model: 'scripted/bench' } },
     runtime: { lanes: { main: 4, subagent: 8 } },
   });
-  const model = createScriptedModel((request) => {
-    if (isChild(request)) return 'child result';
-    const last = request.messages.at(-1);
-    if (last?.role === 'user' && typeof last.content === 'string' && last.content.startsWith('fan out')) {
-      return {
-        toolCalls: Array.from({ length: CHILDREN_PER_PARENT }, (_, i) => ({
-          name: 'sessions_spawn',
-          arguments: { task: `part ${i}`, label: `part-${i}` },
-        })),
-      };
-    }
-    return last?.role === 'toolResult' ? 'spawned' : 'noted';
-  });
+  const model = createScriptedModel(
+    (request) => {
+      if (isChild(request)) return 'child result';
+      const last = request.messages.at(-1);
+      if (last?.role === 'user' && typeof last.content === 'string' && last.content.startsWith('fan out')) {
+        return {
+          toolCalls: Array.from({ length: CHILDREN_PER_PARENT }, (_, i) => ({
+            name: 'sessions_spawn',
+            arguments: { task: `part ${i}`, label: `part-${i}` },
+          })),
+        };
+      }
+      return last?.role === 'toolResult' ? 'spawned' : 'noted';
+    },
+    { keepRequests: 0 },
+  );
   const channel = createBenchChannel();
   const runtime = createRuntime({
     config,

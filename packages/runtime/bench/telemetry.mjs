@@ -207,7 +207,9 @@ async function startBenchRuntime(storeKind, modelURL) {
           walAutocheckpointPages: 10_000,
           detectNestedCalls: false,
         });
-  const model = createScriptedModel(() => ({ text: 'ok', usage: { inputTokens: 20, outputTokens: 2 } }));
+  const model = createScriptedModel(() => ({ text: 'ok', usage: { inputTokens: 20, outputTokens: 2 } }), {
+    keepRequests: 0,
+  });
   const channel = createBenchChannel();
   const config = resolveConfig(
     modelURL

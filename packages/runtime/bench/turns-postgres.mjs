@@ -68,7 +68,9 @@ async function run(server, postmaster, shape) {
   const counter = COUNT_ROUND_TRIPS ? await startRoundTripCounter(url) : undefined;
   const opened = await openPostgresStore({ url: counter?.url ?? url });
   const store = shape === 'rows' ? withoutTurnOperations(opened) : opened;
-  const model = createScriptedModel(() => ({ text: 'ok', usage: { inputTokens: 20, outputTokens: 2 } }));
+  const model = createScriptedModel(() => ({ text: 'ok', usage: { inputTokens: 20, outputTokens: 2 } }), {
+    keepRequests: 0,
+  });
   const channel = createBenchChannel();
   const runtime = createRuntime({
     config: resolveConfig({ agents: { defaults: { model: 'scripted/bench' } } }),

@@ -120,12 +120,15 @@ async function boot(storeKind, { lanes, timed = false } = {}) {
   const timing = timed ? timedStore(base) : undefined;
   const store = timing?.store ?? base;
   const requestedAt = new Map();
-  const model = createScriptedModel((request) => {
-    const last = request.messages[request.messages.length - 1];
-    const text = typeof last?.content === 'string' ? last.content : '';
-    requestedAt.set(text, performance.now());
-    return { text: 'ok', usage: { inputTokens: 20, outputTokens: 2 } };
-  });
+  const model = createScriptedModel(
+    (request) => {
+      const last = request.messages[request.messages.length - 1];
+      const text = typeof last?.content === 'string' ? last.content : '';
+      requestedAt.set(text, performance.now());
+      return { text: 'ok', usage: { inputTokens: 20, outputTokens: 2 } };
+    },
+    { keepRequests: 0 },
+  );
   const channel = createBenchChannel();
   const config = resolveConfig({
     agents: { defaults: { model: 'scripted/bench' } },

@@ -150,4 +150,18 @@ describe('createScriptedModel', () => {
     expect(() => model.assertDone()).toThrow('1 unused step');
     await expect(model.waitForRequests(5, 30)).rejects.toThrow('got 1 of 5');
   });
+
+  it('keeps only the latest keepRequests requests, and counts and numbers them all', async () => {
+    const model = createScriptedModel((_request, turn) => `#${turn.index}`, { keepRequests: 2 });
+    const waiting = model.waitForRequests(5);
+    for (const text of ['a', 'b', 'c', 'd', 'e']) await collect(model.streamTurn(ask(text)));
+    expect(model.requests.map(lastUserText)).toEqual(['d', 'e']);
+    expect(model.callCount).toBe(5);
+    expect((await waiting).map(lastUserText)).toEqual(['d', 'e']);
+    expect((await collect(model.streamTurn(ask('f'))))[0]).toEqual({ type: 'text-delta', text: '#5' });
+    expect(() => createScriptedModel(['a'], { keepRequests: -1 })).toThrow('keepRequests');
+    const none = createScriptedModel(['a'], { keepRequests: 0 });
+    await collect(none.streamTurn(ask('x')));
+    expect([none.requests.length, none.lastRequest, none.callCount]).toEqual([0, undefined, 1]);
+  });
 });

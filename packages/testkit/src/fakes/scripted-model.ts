@@ -58,15 +58,24 @@ export type ScriptStep = ScriptedReply | string | ScriptFn;
 export interface ScriptedModelOptions {
   /** The provider id. Default `scripted` (so models are named `scripted/<anything>`). */
   id?: string;
+  /**
+   * How many of the latest requests `requests` keeps. Default: every one. A benchmark that runs
+   * thousands of turns keeps a few: each request holds its whole prompt, so keeping them all grows
+   * the heap with the square of the turns of a session, and the garbage collector's work with it.
+   */
+  keepRequests?: number;
 }
 
 /** A scripted `ModelProvider` with its recorded requests and assertion helpers. */
 export interface ScriptedModel extends ModelProvider {
-  /** Every request received, oldest first (arrays copied; the signal left out). */
+  /**
+   * Every request received, oldest first (arrays copied; the signal left out); only the latest
+   * `keepRequests` when that option is set.
+   */
   readonly requests: readonly ModelRequest[];
   /** The last request received, if any. */
   readonly lastRequest: ModelRequest | undefined;
-  /** How many turns were requested. */
+  /** How many turns were requested (all of them, also those `keepRequests` let go). */
   readonly callCount: number;
   /** Scripted steps not yet consumed (a function script never runs out: `Infinity`). */
   readonly remaining: number;
@@ -77,7 +86,10 @@ export interface ScriptedModel extends ModelProvider {
    * the request, or rejects with the failure; a failed check also fails that turn with `MODEL_ERROR`.
    */
   expectNextRequest(check?: (request: ModelRequest) => boolean | undefined): Promise<ModelRequest>;
-  /** Resolves once `count` requests in total arrived; rejects after `timeoutMs` (default 5000). */
+  /**
+   * Resolves with `requests` once `count` requests in total arrived; rejects after `timeoutMs`
+   * (default 5000).
+   */
   waitForRequests(count: number, timeoutMs?: number): Promise<readonly ModelRequest[]>;
   /** Throws `MODEL_ERROR` if scripted steps were not consumed (call at the end of a test). */
   assertDone(): void;
@@ -110,7 +122,16 @@ export function createScriptedModel(
   const id = options.id ?? 'scripted';
   const queue: ScriptStep[] = typeof script === 'function' ? [] : [...script];
   const fallback: ScriptFn | undefined = typeof script === 'function' ? script : undefined;
+  const keep = options.keepRequests ?? Number.POSITIVE_INFINITY;
+  if (!(keep >= 0)) {
+    throw new ColloquyError(
+      'INVALID_ARGUMENT',
+      `createScriptedModel: keepRequests must be a number of requests, 0 or more (got ${String(keep)}).`,
+      { field: 'keepRequests' },
+    );
+  }
   const requests: ModelRequest[] = [];
+  let received = 0;
   const expectations: {
     check: (request: ModelRequest) => boolean | undefined;
     resolve: (request: ModelRequest) => void;
@@ -138,10 +159,11 @@ export function createScriptedModel(
   }
 
   async function* streamTurn(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
-    const index = requests.length;
+    const index = received++;
     const recorded: ModelRequest = { ...request, messages: [...request.messages], tools: [...request.tools] };
     delete recorded.signal;
     requests.push(recorded);
+    if (requests.length > keep) requests.shift();
     for (const wake of waiters) wake();
 
     const expectation = expectations.shift();
@@ -218,7 +240,7 @@ export function createScriptedModel(
       return requests[requests.length - 1];
     },
     get callCount() {
-      return requests.length;
+      return received;
     },
     get remaining() {
       return fallback ? Number.POSITIVE_INFINITY : queue.length;
@@ -237,6 +259,7 @@ export function createScriptedModel(
         timeoutMs,
         waiters,
         (have) => `Scripted model "${id}" got ${have} of ${count} expected requests in ${timeoutMs} ms.`,
+        () => received,
       );
     },
     assertDone() {
