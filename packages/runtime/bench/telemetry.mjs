@@ -12,8 +12,9 @@
 // varies by 10 to 50% from one minute to the next, which hides a few percent. `--paired` measures
 // inside each process instead: a runtime created before `mode` is registered and one created after,
 // driven in 40 alternating blocks of 500 turns; the figure is the median block pair, then the
-// median over runs. The two runtimes share the heap and the JIT, so the paired figure can also
-// undercount (garbage from the traced blocks may be collected in the plain ones).
+// median over runs; the ratio of the two CPU totals is printed beside it. The two runtimes share
+// the heap and the JIT, so the paired figures can also undercount (garbage from the traced blocks
+// may be collected in the plain ones).
 //
 // `--model scripted` (default) answers in-process at no cost, so a turn is the runtime's own work
 // and the overhead is largest. `--model http` is a real provider call: the OpenAI-compatible fake
@@ -80,7 +81,7 @@ for (let i = 0; i < runs; i++) {
     const result = JSON.parse(child.stdout.trim().split('\n').at(-1));
     results[mode].push(result);
     const figures = paired
-      ? `off ${result.plainMicrosPerTurn.toFixed(1)} µs, ${mode} ${result.cpuMicrosPerTurn.toFixed(1)} µs CPU/turn, median pair +${(result.pairedOverhead * 100).toFixed(1)}%`
+      ? `off ${result.plainMicrosPerTurn.toFixed(1)} µs, ${mode} ${result.cpuMicrosPerTurn.toFixed(1)} µs CPU/turn, median pair +${(result.pairedOverhead * 100).toFixed(1)}%, totals ${percentMore(result.cpuMicrosPerTurn, result.plainMicrosPerTurn)}`
       : `${result.cpuMicrosPerTurn.toFixed(1)} µs CPU/turn  ${Math.round(result.turnsPerSecond)} turns/s`;
     console.log(
       `run ${i + 1} ${mode.padEnd(7)}  ${figures}  ${result.spans} spans  load ${loadavg()[0].toFixed(2)}`,
@@ -92,10 +93,19 @@ const load = `load average ${loadavg()
   .join(' ')}`;
 if (paired) {
   // Each run's own pair, then the median of the runs' overheads.
+  // Two estimates of one run's overhead: the median block pair (robust to a slow moment of the
+  // machine) and the ratio of the CPU totals (what "CPU per turn" means; it also charges each side
+  // the garbage collections that happened to land in its blocks). Then the median over runs.
   const overhead = (mode) => median(results[mode].map((r) => r.pairedOverhead));
+  const totals = (mode) => median(results[mode].map((r) => r.cpuMicrosPerTurn / r.plainMicrosPerTurn - 1));
   console.log(
     `\n${store} store, ${modelKind} model, paired in each process (${PAIRED_BLOCKS} x ${PAIRED_BLOCK_TURNS} turns each way), ${runs} runs, median CPU per turn over off: ` +
-      modes.map((mode) => `${mode} +${(overhead(mode) * 100).toFixed(1)}%`).join(', ') +
+      modes
+        .map(
+          (mode) =>
+            `${mode} +${(overhead(mode) * 100).toFixed(1)}% (median pair), +${(totals(mode) * 100).toFixed(1)}% (totals)`,
+        )
+        .join(', ') +
       `; target: traces <= +3%; ${load}`,
   );
 } else {

@@ -1,6 +1,6 @@
-import { TraceFlags } from '@opentelemetry/api';
+import { createTraceState, ROOT_CONTEXT, TraceFlags, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import { formatTraceparent, parseTraceparent } from './trace-context.js';
+import { formatTraceparent, parseTraceparent, traceMetaOf, withTreeId } from './trace-context.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN_ID = '00f067aa0ba902b7';
@@ -45,5 +45,34 @@ describe('parseTraceparent', () => {
     ['trailing fields', `${VALID}-extra`],
   ])('refuses %s', (_what, value) => {
     expect(parseTraceparent(value)).toBeUndefined();
+  });
+});
+
+describe('traceMetaOf', () => {
+  const local = {
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    spanId: 'b7ad6b7169203331',
+    traceFlags: TraceFlags.SAMPLED,
+    traceState: createTraceState('vendor=a'),
+  };
+  const active = (treeId: string) => withTreeId(trace.setSpanContext(ROOT_CONTEXT, local), treeId);
+
+  it('leaves the tree id out when it is the trace id, and keeps one that is not', () => {
+    const traceparent = `00-${local.traceId}-${local.spanId}-01`;
+    expect(traceMetaOf(active(local.traceId))).toEqual({ traceparent, tracestate: 'vendor=a' });
+    expect(traceMetaOf(active(TRACE_ID))).toEqual({
+      traceparent,
+      tracestate: 'vendor=a',
+      traceTree: TRACE_ID,
+    });
+    expect(traceMetaOf(ROOT_CONTEXT)).toBeUndefined();
+  });
+
+  it('gives a traceparent it wrote back as the remote context parsing it would give', () => {
+    const { traceparent, tracestate } = traceMetaOf(active(local.traceId))!;
+    const back = parseTraceparent(traceparent, tracestate);
+    expect(back).toMatchObject({ ...local, isRemote: true });
+    expect(back?.traceState?.serialize()).toBe('vendor=a');
+    expect(back).not.toBe(local);
   });
 });

@@ -14,6 +14,10 @@ import {
 import { hrDuration, monotonicHrTime, toHrTime } from './hr-time.js';
 
 const NO_TIME: HrTime = [0, 0];
+/** Shared by the spans that never set a status, add a link or add an event (most): nothing is copied. */
+const UNSET_STATUS: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
+const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[];
+const NO_EVENTS: SpanEvent[] = Object.freeze([]) as unknown as SpanEvent[];
 
 /** At most this many attributes per span, events per span, links per span and attributes per event. */
 export const SPAN_ITEM_LIMIT = 128;
@@ -94,10 +98,10 @@ export class RecordedSpan implements Span, ExportedSpan {
   startTime: HrTime = NO_TIME;
   endTime: HrTime = NO_TIME;
   duration: HrTime = NO_TIME;
-  status: SpanStatus = { code: SpanStatusCode.UNSET };
+  status: SpanStatus = UNSET_STATUS;
   readonly attributes: Attributes = {};
-  readonly links: Link[] = [];
-  readonly events: SpanEvent[] = [];
+  links: Link[] = NO_LINKS;
+  events: SpanEvent[] = NO_EVENTS;
   ended = false;
   readonly resource: SpanResource;
   readonly instrumentationScope: SpanScope;
@@ -173,6 +177,7 @@ export class RecordedSpan implements Span, ExportedSpan {
     const timeGiven = isTimeInput(attributesOrTime) ? attributesOrTime : time;
     const given = isTimeInput(attributesOrTime) ? undefined : attributesOrTime;
     const attributes = given ? eventAttributes(given) : undefined;
+    if (this.events === NO_EVENTS) this.events = [];
     this.events.push({
       name,
       time: timeGiven === undefined ? monotonicHrTime(performance.now()) : toHrTime(timeGiven),
@@ -188,6 +193,7 @@ export class RecordedSpan implements Span, ExportedSpan {
       return this;
     }
     const attributes = link.attributes ? eventAttributes(link.attributes) : undefined;
+    if (this.links === NO_LINKS) this.links = [];
     this.links.push({
       context: link.context,
       ...(attributes ? { attributes: attributes.kept, droppedAttributesCount: attributes.dropped } : {}),
