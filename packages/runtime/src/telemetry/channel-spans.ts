@@ -1,6 +1,7 @@
 import type { InboundMessage } from '@colloquy/core';
 import type { DeliveryOutcome } from '@colloquy/core/gateway';
 import { context, type Link, SpanKind, trace } from '@opentelemetry/api';
+import { linkedContext } from './linked-context.js';
 import { failSpan } from './span-errors.js';
 import type { Telemetry } from './telemetry.js';
 import { contextOfRun, formatTraceparent, parseTraceparent, withTreeId } from './trace-context.js';
@@ -28,7 +29,7 @@ export async function traceInbound<T>(
     },
   });
   try {
-    return await telemetry.within(trace.setSpan(context.active(), span), receive);
+    return await telemetry.within(trace.setSpan(linkedContext(context.active()), span), receive);
   } catch (error) {
     failSpan(span, error);
     throw error;

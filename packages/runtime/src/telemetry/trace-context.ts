@@ -9,6 +9,7 @@ import {
   type SpanContext,
   trace,
 } from '@opentelemetry/api';
+import { linkedContext } from './linked-context.js';
 
 /**
  * The trace fields a run record keeps in its `meta`: the W3C trace context of the span that
@@ -28,6 +29,9 @@ export interface RunTraceMeta {
 }
 
 const TREE_ID = createContextKey('colloquy.tree.id');
+
+/** The root context, cheap to derive from (see {@link linkedContext}). */
+const LINKED_ROOT = linkedContext(ROOT_CONTEXT);
 
 /**
  * The `traceparent` header value of a span context.
@@ -151,7 +155,7 @@ export function contextOfRun(
   parent: SpanContext | undefined = parseTraceparent(meta?.traceparent, meta?.tracestate),
 ): Context {
   if (!parent) return ROOT_CONTEXT;
-  const withParent = trace.setSpanContext(ROOT_CONTEXT, parent);
+  const withParent = trace.setSpanContext(LINKED_ROOT, parent);
   return typeof meta?.traceTree === 'string' ? withTreeId(withParent, meta.traceTree) : withParent;
 }
 

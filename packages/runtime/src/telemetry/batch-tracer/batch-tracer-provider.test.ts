@@ -174,6 +174,38 @@ describe('createBatchTracerProvider', () => {
     expect(root.spanContext().traceId).not.toBe(parent.spanContext().traceId);
   });
 
+  it('keeps the start and end times given, whatever the caller does with them afterwards', () => {
+    const { tracer } = setup();
+    const start = new Date(1_700_000_000_000);
+    const end: [number, number] = [1_700_000_002, 500];
+    const span = tracer.startSpan('timed', { startTime: start }) as unknown as ExportedSpan & {
+      end(time?: unknown): void;
+    };
+    expect(span.startTime).toEqual([0, 0]);
+    span.end(end);
+    start.setTime(0);
+    end[0] = 0;
+    expect([span.startTime, span.endTime, span.duration]).toEqual([
+      [1_700_000_000, 0],
+      [1_700_000_002, 500],
+      [2, 500],
+    ]);
+    expect(span.startTime).toBe(span.startTime);
+  });
+
+  it('runs startActiveSpan with the span active, its parent untouched', () => {
+    const { tracer } = setup();
+    const parent = tracer.startSpan('parent');
+    const parentContext = trace.setSpan(ROOT_CONTEXT, parent);
+    const seen = tracer.startActiveSpan('child', {}, parentContext, (span) => {
+      span.end();
+      return trace.getActiveSpan();
+    });
+    expect(seen?.spanContext().traceId).toBe(parent.spanContext().traceId);
+    expect(seen).not.toBe(parent);
+    expect(trace.getSpan(parentContext)).toBe(parent);
+  });
+
   it('exports a full batch at once, the rest after the delay, and drops spans past the queue', async () => {
     const batches: number[] = [];
     const exporter: SpanBatchExporter = {

@@ -16,6 +16,7 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
+import { linkedContext } from '../linked-context.js';
 import { type ExportedSpan, RecordedSpan, type SpanResource, type SpanScope } from './recorded-span.js';
 import { SpanIds } from './span-ids.js';
 
@@ -180,7 +181,7 @@ class BatchTracer implements Tracer {
     const spanOptions = rest.length > 1 ? (rest[0] as SpanOptions) : undefined;
     const parentContext = rest.length > 2 ? (rest[1] as Context) : context.active();
     const span = this.startSpan(name, spanOptions, parentContext);
-    return context.with(trace.setSpan(parentContext, span), () => fn(span) as ReturnType<F>);
+    return context.with(trace.setSpan(linkedContext(parentContext), span), () => fn(span) as ReturnType<F>);
   }
 
   private sample(

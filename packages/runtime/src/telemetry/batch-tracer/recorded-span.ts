@@ -94,10 +94,6 @@ export class RecordedSpan implements Span, ExportedSpan {
   name: string;
   readonly kind: SpanKind;
   readonly parentSpanContext: SpanContext | undefined;
-  /** Set when the span ends (from the `performance.now()` reading taken at its start, if not given). */
-  startTime: HrTime = NO_TIME;
-  endTime: HrTime = NO_TIME;
-  duration: HrTime = NO_TIME;
   status: SpanStatus = UNSET_STATUS;
   readonly attributes: Attributes = {};
   links: Link[] = NO_LINKS;
@@ -111,6 +107,10 @@ export class RecordedSpan implements Span, ExportedSpan {
   private attributeCount = 0;
   private readonly startedAt: number;
   private readonly startTimeGiven: TimeInput | undefined;
+  private endedAt = 0;
+  private endTimeGiven: TimeInput | undefined;
+  /** Worked out on the first read after the span ended: a span waiting for export holds numbers. */
+  private times: { start: HrTime; end: HrTime; duration: HrTime } | undefined;
   private readonly context: SpanContext;
   private readonly onEnd: (span: RecordedSpan) => void;
 
@@ -120,7 +120,7 @@ export class RecordedSpan implements Span, ExportedSpan {
     this.context = init.context;
     this.parentSpanContext = init.parent;
     this.startedAt = performance.now();
-    this.startTimeGiven = init.startTime;
+    this.startTimeGiven = frozenTime(init.startTime);
     this.resource = init.resource;
     this.instrumentationScope = init.scope;
     this.onEnd = init.onEnd;
@@ -130,6 +130,33 @@ export class RecordedSpan implements Span, ExportedSpan {
 
   spanContext(): SpanContext {
     return this.context;
+  }
+
+  /** When the span started (given, or the `performance.now()` reading at its start); zero until it ends. */
+  get startTime(): HrTime {
+    return this.endedTimes()?.start ?? NO_TIME;
+  }
+
+  /** When the span ended; zero until it does. */
+  get endTime(): HrTime {
+    return this.endedTimes()?.end ?? NO_TIME;
+  }
+
+  /** From start to end, never negative; zero until the span ends. */
+  get duration(): HrTime {
+    return this.endedTimes()?.duration ?? NO_TIME;
+  }
+
+  private endedTimes(): { start: HrTime; end: HrTime; duration: HrTime } | undefined {
+    if (!this.ended) return undefined;
+    if (!this.times) {
+      const start =
+        this.startTimeGiven === undefined ? monotonicHrTime(this.startedAt) : toHrTime(this.startTimeGiven);
+      const end =
+        this.endTimeGiven === undefined ? monotonicHrTime(this.endedAt) : toHrTime(this.endTimeGiven);
+      this.times = { start, end, duration: hrDuration(start, end) };
+    }
+    return this.times;
   }
 
   setAttribute(key: string, value: AttributeValue | undefined): this {
@@ -226,10 +253,8 @@ export class RecordedSpan implements Span, ExportedSpan {
   end(endTime?: TimeInput): void {
     if (this.ended) return;
     this.ended = true;
-    this.startTime =
-      this.startTimeGiven === undefined ? monotonicHrTime(this.startedAt) : toHrTime(this.startTimeGiven);
-    this.endTime = endTime === undefined ? monotonicHrTime(performance.now()) : toHrTime(endTime);
-    this.duration = hrDuration(this.startTime, this.endTime);
+    this.endedAt = performance.now();
+    this.endTimeGiven = frozenTime(endTime);
     this.onEnd(this);
   }
 
@@ -263,6 +288,11 @@ function isAttributeValue(value: unknown): value is AttributeValue {
     if (itemType !== 'string' && itemType !== 'number' && itemType !== 'boolean') return false;
   }
   return true;
+}
+
+/** A time given as a `Date` or an `HrTime` (which the caller may change later) copied now; numbers as they are. */
+function frozenTime(time: TimeInput | undefined): TimeInput | undefined {
+  return time === undefined || typeof time === 'number' ? time : toHrTime(time);
 }
 
 function isTimeInput(value: unknown): value is TimeInput {
