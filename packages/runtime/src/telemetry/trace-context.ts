@@ -47,7 +47,6 @@ export function formatTraceparent(span: SpanContext): string {
  * The remote span context of a W3C `traceparent` (and `tracestate`), or undefined when it is not one:
  * version `00`-`fe`, a 32-digit trace id and a 16-digit span id, neither all zeros, and flags (lower-case
  * hex, as the specification writes them; upper case and surrounding spaces are accepted on input).
- * One this process wrote into a run record lately comes from memory, not parsed again.
  *
  * @param traceparent - the header value
  * @param tracestate - its `tracestate`, if any
@@ -55,8 +54,6 @@ export function formatTraceparent(span: SpanContext): string {
  */
 export function parseTraceparent(traceparent: unknown, tracestate?: unknown): SpanContext | undefined {
   if (typeof traceparent !== 'string') return undefined;
-  const known = formatted.get(traceparent);
-  if (known) return known;
   // Run records hold what formatTraceparent wrote: checked as it is, without copies.
   const value = isTraceparentShape(traceparent) ? traceparent : traceparent.trim().toLowerCase();
   if (!isTraceparentShape(value) || value.startsWith('ff')) return undefined;
@@ -104,28 +101,11 @@ export function traceMetaOf(ctx: Context = context.active()): RunTraceMeta | und
   const tree = treeIdOf(ctx);
   const state = span.traceState?.serialize();
   const traceparent = formatTraceparent(span);
-  rememberFormatted(traceparent, span);
   return {
     traceparent,
     ...(state ? { tracestate: state } : {}),
     ...(tree && tree !== span.traceId ? { traceTree: tree } : {}),
   };
-}
-
-/** How many span contexts {@link rememberFormatted} keeps. */
-const FORMATTED_KEPT = 1024;
-
-/**
- * The span contexts this process wrote into run records, by their `traceparent`, the newest
- * {@link FORMATTED_KEPT}: a turn that runs in the process that queued it (most do) gets its
- * parent's context back without parsing it.
- */
-const formatted = new Map<string, SpanContext>();
-
-function rememberFormatted(traceparent: string, span: SpanContext): void {
-  // As parseTraceparent gives it: remote, so a turn sees the same parent with or without the cache.
-  formatted.set(traceparent, { ...span, isRemote: true });
-  if (formatted.size > FORMATTED_KEPT) formatted.delete(formatted.keys().next().value as string);
 }
 
 /**
