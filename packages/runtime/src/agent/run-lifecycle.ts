@@ -28,6 +28,27 @@ export interface BegunTurn {
 }
 
 /**
+ * A queued run's meta as its turn begins: when its input was stored, whether it was folded into the
+ * leader, and the leader's announce fallbacks. `run.meta` itself when the begin adds none of these.
+ */
+function metaAtBegin(
+  run: RunRecord,
+  leader: string,
+  fallbacks: readonly string[],
+  now: number,
+): Record<string, unknown> | undefined {
+  const folded = run.runId !== leader;
+  const withFallbacks = !folded && fallbacks.length > 0;
+  if (run.meta?.inputCommittedAt !== undefined && !folded && !withFallbacks) return run.meta;
+  return {
+    ...run.meta,
+    inputCommittedAt: run.meta?.inputCommittedAt ?? now,
+    ...(folded ? { foldedInto: leader } : {}),
+    ...(withFallbacks ? { announceFallbacks: fallbacks } : {}),
+  };
+}
+
+/**
  * Starts a turn durably, in ONE store transaction and before any model call:
  * the session's unread inbox entries and each run's input message are appended to the transcript
  * (the inbox entries are marked consumed), the runs become `running` with `attempts + 1`, and the
@@ -82,17 +103,14 @@ export function beginTurn(
     ];
     const runs: RunRecord[] = [];
     for (const run of queued) {
+      const meta = metaAtBegin(run, leader, fallbacks, now);
       const updated = await tx.updateRun(run.runId, {
         status: 'running',
         startedAt: now,
         updatedAt: now,
         attempts: run.attempts + 1,
-        meta: {
-          ...run.meta,
-          inputCommittedAt: run.meta?.inputCommittedAt ?? now,
-          ...(run.runId === leader ? {} : { foldedInto: leader }),
-          ...(run.runId === leader && fallbacks.length > 0 ? { announceFallbacks: fallbacks } : {}),
-        },
+        // Unchanged (a queued message, its input stored): not written again.
+        ...(meta === run.meta ? {} : { meta }),
       });
       runs.push(updated);
     }

@@ -62,7 +62,11 @@ describe('traces of a turn', () => {
     expect(isChildOf(tool, turn)).toBe(true);
     expect(isChildOf(deliver, turn)).toBe(true);
     // The tool ran between the two model steps.
-    expect(tool.startTime >= chats[0]!.endTime).toBe(true);
+    // Compared as numbers (`>=` on two [seconds, nanoseconds] arrays compares their text), within the
+    // millisecond: the SDK takes a span's start from Date.now(), in whole milliseconds, and its end
+    // from the start plus a performance.now() duration, so a tool started in the millisecond its
+    // model step ended can read as starting before that end.
+    expect(nanosOf(tool.startTime) + 1_000_000n).toBeGreaterThanOrEqual(nanosOf(chats[0]!.endTime));
 
     const session = (await h.store.listSessions({}))[0]!;
     expect(turn.attributes).toMatchObject({
@@ -267,3 +271,8 @@ describe('one trace per spawn tree', () => {
     expect(announce.attributes['colloquy.tree.id']).toBe(childTurn.attributes['colloquy.tree.id']);
   });
 });
+
+/** An OpenTelemetry `[seconds, nanoseconds]` time as one number of nanoseconds. */
+function nanosOf([seconds, nanos]: readonly [number, number]): bigint {
+  return BigInt(seconds) * 1_000_000_000n + BigInt(nanos);
+}
