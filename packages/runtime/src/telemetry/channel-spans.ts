@@ -15,7 +15,7 @@ import { contextOfRun, formatTraceparent, parseTraceparent, withTreeId } from '.
  * @param receive - handles it
  * @returns what `receive` returns
  */
-export async function traceInbound<T>(
+export function traceInbound<T>(
   telemetry: Telemetry,
   inbound: InboundMessage,
   receive: () => Promise<T>,
@@ -28,14 +28,24 @@ export async function traceInbound<T>(
       'messaging.message.id': inbound.messageId,
     },
   });
+  let received: Promise<T>;
   try {
-    return await telemetry.within(trace.setSpan(linkedContext(context.active()), span), receive);
+    received = telemetry.within(trace.setSpan(linkedContext(context.active()), span), receive);
   } catch (error) {
-    failSpan(span, error);
-    throw error;
-  } finally {
-    span.end();
+    received = Promise.reject(error);
   }
+  // Ended without an async function's frame and promises of its own: every message comes this way.
+  return received.then(
+    (value) => {
+      span.end();
+      return value;
+    },
+    (error: unknown) => {
+      failSpan(span, error);
+      span.end();
+      throw error;
+    },
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { AgentTool } from '@colloquy/core';
 import type { RunRecord } from '@colloquy/core/gateway';
 import type { FinishReason, ModelMessage, TokenUsage } from '@colloquy/core/model';
-import { type Attributes, type Context, type Link, SpanKind, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, SpanKind, type SpanOptions, trace } from '@opentelemetry/api';
 import type { TurnOutcome } from '../agent/turn-outcome.js';
 import { messageParts, outputParts } from './content-parts.js';
 import { errorTypeOf, failSpan } from './span-errors.js';
@@ -80,31 +80,24 @@ export function startTurnTrace(
   const remote = parseTraceparent(leader.meta?.traceparent, leader.meta?.tracestate);
   const stored = contextOfRun(leader.meta, remote);
   const perRun = telemetry.traceTree === 'run';
-  const links: Link[] = perRun && remote ? [{ context: remote }] : [];
   const started = performance.now();
-  const span = tracer.startSpan(
-    `invoke_agent ${agent}`,
-    {
-      kind: SpanKind.INTERNAL,
-      attributes: {
-        'gen_ai.operation.name': 'invoke_agent',
-        'gen_ai.agent.name': agent,
-        'gen_ai.conversation.id': session.key,
-        'colloquy.run.id': leader.runId,
-        'colloquy.lane': leader.lane,
-        ...(runs.length > 1 ? { 'colloquy.run.folded': runs.length } : {}),
-        ...(session.kind ? { 'colloquy.session.kind': session.kind } : {}),
-      },
-      links,
-      ...(perRun ? { root: true } : {}),
-    },
-    stored,
-  );
-  const treeId =
-    typeof leader.meta?.traceTree === 'string'
-      ? leader.meta.traceTree
-      : (remote?.traceId ?? span.spanContext().traceId);
-  if (span.isRecording()) span.setAttribute('colloquy.tree.id', treeId);
+  const attributes: Attributes = {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.agent.name': agent,
+    'gen_ai.conversation.id': session.key,
+    'colloquy.run.id': leader.runId,
+    'colloquy.lane': leader.lane,
+  };
+  if (runs.length > 1) attributes['colloquy.run.folded'] = runs.length;
+  if (session.kind) attributes['colloquy.session.kind'] = session.kind;
+  // The tree id, when the stored context gives it; a turn that starts a trace takes its trace id.
+  const storedTree = typeof leader.meta?.traceTree === 'string' ? leader.meta.traceTree : remote?.traceId;
+  if (storedTree !== undefined) attributes['colloquy.tree.id'] = storedTree;
+  const options: SpanOptions = { kind: SpanKind.INTERNAL, attributes, root: perRun };
+  if (perRun && remote) options.links = [{ context: remote }];
+  const span = tracer.startSpan(`invoke_agent ${agent}`, options, stored);
+  const treeId = storedTree ?? span.spanContext().traceId;
+  if (storedTree === undefined && span.isRecording()) span.setAttribute('colloquy.tree.id', treeId);
   const turnContext = withTreeId(trace.setSpan(stored, span), treeId);
   let mcpTools: ReadonlySet<string> = NO_TOOLS;
   let status = 'done';

@@ -145,6 +145,33 @@ describe('createBatchTracerProvider', () => {
     expect(recorded!.droppedLinksCount).toBe(1);
   });
 
+  it('keeps the attributes a span starts with as setAttributes would, copied', async () => {
+    const { exporter, provider, tracer } = setup();
+    const tags = ['a', 'b'];
+    const given: Attributes = {
+      object: { nested: 1 } as never,
+      kept: 'yes',
+      '': 'no key',
+      absent: undefined,
+      tags,
+      mixed: [1, {}] as never,
+      empty: null as never,
+    };
+    for (let i = 0; i < 130; i++) given[`a${i}`] = i;
+    const span = tracer.startSpan('initial', { attributes: given });
+    given.kept = 'changed later';
+    tags.push('c');
+    span.end();
+    await provider.forceFlush();
+    const [recorded] = exporter.getFinishedSpans();
+    // kept, tags and a0..a125 fill the 128; object, mixed, null and a126..a129 are dropped.
+    expect(Object.keys(recorded!.attributes)).toHaveLength(128);
+    expect(recorded!.attributes).toMatchObject({ kept: 'yes', tags: ['a', 'b'], a0: 0, a125: 125 });
+    const absent = ['object', '', 'absent', 'mixed', 'empty', 'a126'];
+    expect(absent.filter((key) => Object.hasOwn(recorded!.attributes, key))).toEqual([]);
+    expect(recorded!.droppedAttributesCount).toBe(7);
+  });
+
   it('follows the parent sampled flag by default, and asks a given sampler', async () => {
     const { exporter, provider, tracer } = setup();
     const unsampled = { traceId: 'c'.repeat(32), spanId: 'd'.repeat(16), traceFlags: TraceFlags.NONE };

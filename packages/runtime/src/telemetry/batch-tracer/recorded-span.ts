@@ -95,7 +95,7 @@ export class RecordedSpan implements Span, ExportedSpan {
   readonly kind: SpanKind;
   readonly parentSpanContext: SpanContext | undefined;
   status: SpanStatus = UNSET_STATUS;
-  readonly attributes: Attributes = {};
+  readonly attributes: Attributes;
   links: Link[] = NO_LINKS;
   events: SpanEvent[] = NO_EVENTS;
   ended = false;
@@ -124,7 +124,7 @@ export class RecordedSpan implements Span, ExportedSpan {
     this.resource = init.resource;
     this.instrumentationScope = init.scope;
     this.onEnd = init.onEnd;
-    if (init.attributes) this.addInitialAttributes(init.attributes);
+    this.attributes = init.attributes ? this.initialAttributes(init.attributes) : {};
     if (init.links) this.addLinks(init.links);
   }
 
@@ -176,18 +176,28 @@ export class RecordedSpan implements Span, ExportedSpan {
     return this;
   }
 
-  /** `setAttributes` on a new span: no key is there yet, so none is looked up. */
-  private addInitialAttributes(attributes: Attributes): void {
+  /**
+   * A copy of a new span's attributes, as `setAttributes` would keep them. Copied whole first (the
+   * engine copies an object literal's layout at once), then checked: values the API allows stay,
+   * arrays are copied, and the rest is deleted (and counted when it was a value).
+   */
+  private initialAttributes(given: Attributes): Attributes {
+    const attributes: Attributes = { ...given };
     for (const key in attributes) {
       const value = attributes[key];
-      if (value === undefined || key === '') continue;
-      if (this.attributeCount >= SPAN_ITEM_LIMIT || !isAttributeValue(value)) {
-        this.droppedAttributesCount++;
-        continue;
+      const type = typeof value;
+      const room = key !== '' && this.attributeCount < SPAN_ITEM_LIMIT;
+      if (room && (type === 'string' || type === 'number' || type === 'boolean')) {
+        this.attributeCount++;
+      } else if (room && Array.isArray(value) && isAttributeValue(value)) {
+        attributes[key] = [...value];
+        this.attributeCount++;
+      } else {
+        if (value !== undefined && key !== '') this.droppedAttributesCount++;
+        delete attributes[key];
       }
-      this.attributes[key] = Array.isArray(value) ? [...value] : value;
-      this.attributeCount++;
     }
+    return attributes;
   }
 
   setAttributes(attributes: Attributes): this {
