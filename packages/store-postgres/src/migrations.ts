@@ -1,6 +1,7 @@
 import { ColloquyError, type TranscriptMessage } from '@colloquy/core';
 import { SEARCH_INDEX_MAX_CHARS } from '@colloquy/core/store';
 import type { ClientBase } from 'pg';
+import { CACHED_PLANS_SQL } from './cached-plans-sql.js';
 import { NUL_SESSIONS_SQL } from './nul-sessions-sql.js';
 import { RUN_COLUMNS_SQL } from './run-columns-sql.js';
 import { searchVector } from './search-vector.js';
@@ -341,6 +342,12 @@ const MIGRATIONS: readonly Migration[] = [
     description:
       'a session record holding a NUL character: forks indexed without reading it as JSON, turns by rows',
     sql: NUL_SESSIONS_SQL,
+  },
+  {
+    version: 11,
+    description:
+      "the turn functions' helpers in PL/pgSQL, so their statements are planned once per connection",
+    sql: CACHED_PLANS_SQL,
   },
 ];
 

@@ -140,6 +140,24 @@ describe('query plans', () => {
     expect(page.map((m) => m.content)).toEqual(['m997', 'm998', 'm999']);
   });
 
+  it('keeps no SQL-language function but those the planner inlines (the others are planned on every call)', async () => {
+    const { rows } = await client.query<{ name: string }>(
+      `SELECT p.proname AS name FROM pg_proc p
+         JOIN pg_language l ON l.oid = p.prolang JOIN pg_namespace n ON n.oid = p.pronamespace
+       WHERE n.nspname = current_schema() AND l.lanname = 'sql' ORDER BY 1`,
+    );
+    expect(rows.map((row) => row.name)).toEqual(['colloquy_merge_json', 'colloquy_nul_safe']);
+    // Inlined: the plan computes the function's expression, with no call to the function left.
+    for (const call of ['colloquy_merge_json(record, record)', 'colloquy_nul_safe(record)']) {
+      const result = await client.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (VERBOSE, COSTS OFF) SELECT ${call} FROM runs`,
+      );
+      const output = result.rows.map((row) => row['QUERY PLAN']).join('\n');
+      expect(output).toContain('Output: ');
+      expect(output).not.toContain('colloquy_');
+    }
+  });
+
   it('searches transcripts through the GIN index', async () => {
     const sql = messageSearchSql({ text: 'm1234', agentIds: ['main'], limit: 10 })!;
     const text = await plan(sql.hits!.text, sql.hits!.values);
