@@ -64,4 +64,58 @@ describe.each(STORE_KINDS)('the store work of a turn (%s)', (kind) => {
     // The outcome of the send is recorded after it, in a commit of its own (shared under load).
     expect(recording.commits, `commits of the turn; operations: ${counts}`).toBeLessThanOrEqual(3);
   });
+
+  it('begins the turn of a message that comes while the last reply is being sent in the commit that stores it, replies in order', async () => {
+    const { harness, recorder, inner } = await startRecordingHarness(kind, {
+      script: ['first answer', 'second answer', 'third answer'],
+      subagents: { pollMs: 3_600_000, sweepMs: 3_600_000 },
+    });
+    h = harness;
+    await dmTurn(h, inner, 'first');
+    const sender = { id: 'user-1', name: 'Ada' };
+    // The second reply's send waits until released: its turn has stored its end by then.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let sendHeld!: () => void;
+    const sendStarted = new Promise<void>((resolve) => {
+      sendHeld = resolve;
+    });
+    const send = h.channel.send.bind(h.channel);
+    let hold = true;
+    h.channel.send = async (to, message) => {
+      if (hold) {
+        hold = false;
+        sendHeld();
+        await released;
+      }
+      return send(to, message);
+    };
+    const sent = h.channel.sent.length;
+    await h.channel.inject({ text: 'second', sender, messageId: 'second' });
+    await sendStarted;
+    recorder.reset();
+    await h.channel.inject({ text: 'third', sender, messageId: 'third' });
+    // Stored as begun: running already, its input in the transcript, and no other store call.
+    const [third] = await inner.listRuns({ sessionKey: DM, limit: 1 });
+    expect(third).toMatchObject({ message: 'third', status: 'running' });
+    expect(tallyCalls(recorder.recording())).toEqual({ commitInbound: 1 });
+    release();
+    await h.channel.waitForSent(sent + 2);
+    expect(h.channel.sent.slice(sent).map((message) => message.text)).toEqual([
+      'second answer',
+      'third answer',
+    ]);
+    await waitFor(
+      async () => deliveryStatusOf((await inner.listRuns({ sessionKey: DM, limit: 1 }))[0]) === 'delivered',
+    );
+    const tail = await inner.readTail(DM, 4);
+    expect(tail.map((message) => message.content)).toEqual([
+      'second',
+      'second answer',
+      'third',
+      'third answer',
+    ]);
+  });
 });

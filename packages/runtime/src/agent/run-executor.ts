@@ -57,6 +57,7 @@ export async function executeTurn(
   try {
     await ctx.telemetry.within(turn.context, () => continueTurn(ctx, sessionKey, begun, signal, turn));
   } finally {
+    ctx.turnEndStored.delete(sessionKey);
     turn.end();
   }
 }
@@ -147,6 +148,9 @@ async function continueTurn(
     });
   }
   ctx.events.emit({ type: 'session.updated', sessionKey });
+  // Ended and idle in the store: the session's next message may begin its turn in the commit that
+  // stores it, while this one sends its reply (the outbox sends replies in their order).
+  if (!outcome.requeue && !endFailed) ctx.turnEndStored.add(sessionKey);
   if (outcome.requeue) {
     const held = ended.runs.filter((run) => run.status === 'queued');
     if (outcome.outage && held.length > 0) await holdTurn(ctx, sessionKey, held, outcome.outage, signal);

@@ -152,7 +152,9 @@ async function markKilled(ctx: RuntimeContext, runId: string, reason: string): P
       updatedAt: now,
     });
     const session = await tx.getSession(updated.sessionKey);
-    if (session?.status === 'running' && !ctx.queue.runningBatch(session.key)) {
+    // A turn that stored its end no longer holds the session `running`: a run begun since did.
+    const busy = ctx.queue.runningBatch(updated.sessionKey) && !ctx.turnEndStored.has(updated.sessionKey);
+    if (session?.status === 'running' && !busy) {
       await tx.patchSession(session.key, {
         status: 'killed',
         abortedLastRun: true,

@@ -25,9 +25,10 @@ export interface InboundRun {
 /**
  * Stores an addressed inbound message as a run with ONE store operation (`commitInbound`) and
  * hands the run to the command queue: the session is created or updated with the chat as its
- * delivery context, and, when nothing else of the session is queued or running here and its lane
- * has room, the turn begins in the same commit (input appended, run and session `running`), so
- * the executor goes straight to the model. Otherwise the run waits, `queued`, and its turn begins
+ * delivery context, and, when nothing else of the session is queued or running here (a turn that
+ * stored its end and only sends its reply counts as done) and its lane has room, the turn begins in
+ * the same commit (input appended, run and session `running`), so the executor goes straight to the
+ * model once the session's previous turn has returned. Otherwise the run waits, `queued`, and its turn begins
  * when the queue starts it; while a provider outage holds turns of the session, it waits with them
  * (see `holdTurn`). With a cluster the turn never begins here: the run is stored `queued` and its
  * job is added in the same transaction (see {@link commitWithJob}), and whichever instance takes
@@ -56,7 +57,7 @@ export async function queueInboundRun(
   const mayBegin =
     !cluster &&
     !hasHeldTurns(ctx, key) &&
-    ctx.queue.runningBatch(key) === undefined &&
+    (ctx.queue.runningBatch(key) === undefined || ctx.turnEndStored.has(key)) &&
     ctx.queue.pendingCount(key) === 0 &&
     !ctx.enqueuing.has(key) &&
     ctx.queue.hasRoom(queued.lane);

@@ -190,6 +190,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     accepting: true,
     enqueuing: new Set<string>(),
     wakeAfterTurn: new Set<string>(),
+    turnEndStored: new Set<string>(),
     groupContext: createGroupContextWindow({ config: config.session.groupContext }),
     track(work: Promise<unknown>) {
       const settled = work.catch((error: unknown) => log.warn({ err: error }, 'background work failed'));

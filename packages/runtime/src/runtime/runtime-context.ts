@@ -66,6 +66,11 @@ export interface RuntimeContext {
   readonly enqueuing: Set<string>;
   /** Sessions a wake reached while their turn ran: the turn wakes them when it ends. */
   readonly wakeAfterTurn: Set<string>;
+  /**
+   * Sessions whose running turn has stored its end (the session is idle in the store) and is
+   * only sending its reply and tidying up: a message for one may begin its turn as it is stored.
+   */
+  readonly turnEndStored: Set<string>;
   /** False once shutdown began: new runs are refused. */
   accepting: boolean;
   /** Background work to wait for on shutdown. */
