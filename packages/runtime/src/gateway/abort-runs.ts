@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { RunRecord } from '@colloquy/core/gateway';
 import { type StoreTransaction, TERMINAL_RUN_STATUSES } from '@colloquy/core/store';
 import { defaultLaneFor } from '../agent/enqueue-run.js';
+import { turnInProgress } from '../agent/turn-in-progress.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
 import { runTurnEndHooks } from '../runtime/turn-end-hooks.js';
 import { YIELD_META_KEY, yieldStateOf } from '../runtime/yield-wake.js';
@@ -152,9 +153,7 @@ async function markKilled(ctx: RuntimeContext, runId: string, reason: string): P
       updatedAt: now,
     });
     const session = await tx.getSession(updated.sessionKey);
-    // A turn that stored its end no longer holds the session `running`: a run begun since did.
-    const busy = ctx.queue.runningBatch(updated.sessionKey) && !ctx.turnEndStored.has(updated.sessionKey);
-    if (session?.status === 'running' && !busy) {
+    if (session?.status === 'running' && !turnInProgress(ctx, session.key)) {
       await tx.patchSession(session.key, {
         status: 'killed',
         abortedLastRun: true,

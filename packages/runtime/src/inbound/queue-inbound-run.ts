@@ -9,6 +9,7 @@ import {
 import { newRunRecord } from '../agent/enqueue-run.js';
 import { hasHeldTurns, joinHeldTurns } from '../agent/provider-outage.js';
 import { inputMessage } from '../agent/run-lifecycle.js';
+import { turnInProgress } from '../agent/turn-in-progress.js';
 import type { ClusterAdapter } from '../cluster/cluster-adapter.js';
 import { toQueuedRun } from '../queue/queued-run.js';
 import type { RuntimeContext } from '../runtime/runtime-context.js';
@@ -57,7 +58,7 @@ export async function queueInboundRun(
   const mayBegin =
     !cluster &&
     !hasHeldTurns(ctx, key) &&
-    (ctx.queue.runningBatch(key) === undefined || ctx.turnEndStored.has(key)) &&
+    !turnInProgress(ctx, key) &&
     ctx.queue.pendingCount(key) === 0 &&
     !ctx.enqueuing.has(key) &&
     ctx.queue.hasRoom(queued.lane);
